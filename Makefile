@@ -1,0 +1,32 @@
+# Quick start: `make verify` runs the verification suite (CPU), `make test` the tests.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+
+$(BIN)/tdcheck: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# the CPU wheel first: an unpinned torch would pull a multi-GB CUDA build
+	$(BIN)/pip install -q "$(TORCH_SPEC)" || $(BIN)/pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(BIN)/tdcheck
+
+install: $(BIN)/tdcheck
+
+verify: $(BIN)/tdcheck
+	$(BIN)/tdcheck verify --profile quick --device cpu --out tdcheck-report
+
+test: $(BIN)/tdcheck
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q
+
+lint: $(BIN)/tdcheck
+	$(BIN)/ruff check .
+
+figures: $(BIN)/tdcheck
+	$(BIN)/tdcheck figures --out tdcheck-figures
+
+bench: $(BIN)/tdcheck
+	$(BIN)/tdcheck bench --out tdcheck-bench
+
+.PHONY: install verify test lint figures bench

@@ -1,0 +1,1 @@
+"""Figure layer: one function per reproduced paper figure, PNG + PDF + data."""

@@ -1,0 +1,234 @@
+"""Figures of Makkuva et al., *Local to Global* (spec §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from figures.registry import figure
+from figures.style import COLORS, new_figure, save
+from numerics import markov as nm
+from numerics.ode import integrate
+from theory import markov as tm
+
+REGIMES = {"sum_lt_1": (0.1, 0.1), "sum_gt_1": (0.9, 0.9)}  # the code's energy_lines1/2
+
+
+def _landscape(ax, p: float, q: float, n: int) -> dict:
+    """Quiver of the b*-flow, energy contours, Gamma*, separatrix and the e = 0 line."""
+    sys = tm.system(p, q)
+    f = sys.lambdify("numpy")
+    w = np.linspace(-3, 3, n)
+    e = np.linspace(-3, 3, n)
+    ww, ee = np.meshgrid(w, e)
+    de, dw = f(0.0, np.stack([ee.ravel(), ww.ravel()]))
+    norm = np.hypot(de, dw) + 1e-300
+    step = max(1, n // 20)
+    ax.quiver(ww[::step, ::step], ee[::step, ::step],
+              (dw / norm).reshape(ww.shape)[::step, ::step],
+              (de / norm).reshape(ee.shape)[::step, ::step],
+              color="0.6", angles="xy", width=0.003, headwidth=3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        energy = ee**2 - ww**2 - np.sign(ww) * np.log(np.abs(ww))
+    ax.contour(ww, ee, energy, levels=np.arange(-9, 12, 1.0), colors="0.75", linewidths=0.6)
+    e_sep = float(tm.separatrix_energy())
+    ax.contour(ww, ee, np.where(ww < 0, energy, np.nan), levels=[e_sep],
+               colors=COLORS["separatrix"], linewidths=1.5)
+    us = float(tm.optimal_gap(p, q))
+    gain = 1 + 2 * w * np.abs(w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e_star = np.sqrt(us / gain)
+    ok = np.isfinite(e_star) & (e_star <= 3)
+    ax.plot(w[ok], e_star[ok], "--", color=COLORS["optimum"], lw=1.5, label=r"$\Gamma^*$ (global min)")
+    ax.plot(w[ok], -e_star[ok], "--", color=COLORS["optimum"], lw=1.5)
+    kinds = np.array([tm.critical_type(x, p, q) for x in w])
+    for kind, color, label in (("min", COLORS["local"], "e = 0: local min"),
+                               ("max", "#1f77b4", "e = 0: local max")):
+        sel = kinds == kind
+        ax.plot(w[sel], np.zeros(sel.sum()), ".", color=color, ms=3, label=label)
+    ws = float(tm.saddle_point()[1])
+    ax.plot([ws], [0], "^", color="orange", ms=8, label="saddle", zorder=5)
+    ax.set_xlim(-3, 3)
+    ax.set_ylim(-3, 3)
+    ax.set_xlabel("w")
+    ax.set_ylabel("e")
+    return {"w": w, "e": e, "energy": energy, "e_star": e_star, "u_star": us, "e_sep": e_sep}
+
+
+def _phase(out: Path, quick: bool, key: str, label: str) -> list[Path]:
+    p, q = REGIMES[key]
+    fig, axes = new_figure()
+    ax = axes[0, 0]
+    data = _landscape(ax, p, q, 41 if quick else 121)
+    # A few integrated trajectories (theory) from small and larger starts.
+    sys = tm.system(p, q)
+    starts = [(0.1, 0.1), (0.1, -0.1), (1.0, -1.0), (0.3, -1.5), (2.0, 0.5), (-1.0, -2.0)]
+    for i, (e0, w0) in enumerate(starts):
+        sol = integrate(sys, (e0, w0), 400.0, t_eval=np.linspace(0, 400, 400), rtol=1e-8)
+        ax.plot(sol.y[1], sol.y[0], color=COLORS["theory"], lw=1)
+        ax.plot([w0], [e0], "o", color=COLORS["theory"], ms=3)
+        data[f"trajectory_{i}"] = sol.y
+    ax.set_title(f"{label}: p = {p}, q = {q} (p+q {'<' if p + q < 1 else '>'} 1)")
+    ax.legend(loc="lower left", fontsize=7)
+    return save(fig, out, f"phase_portrait_{key}", data)
+
+
+@figure("markov", "phase_portrait_sum_lt_1", "Fig. 1a (code: energy_lines1.pdf)",
+        "b*-flow field, energy contours, separatrix (orange), Gamma* (purple) and critical "
+        "types on e = 0, p = q = 0.1")
+def phase_lt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    return _phase(out, quick, "sum_lt_1", "Fig. 1a")
+
+
+@figure("markov", "phase_portrait_sum_gt_1", "Fig. 1c (code: energy_lines2.pdf)",
+        "as Fig. 1a for p = q = 0.9: small initialisations flow to the unigram line")
+def phase_gt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    return _phase(out, quick, "sum_gt_1", "Fig. 1c")
+
+
+def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
+    p, q = REGIMES[key]
+    n = 61 if quick else 201
+    w = np.linspace(-3, 3, n)
+    e = np.linspace(-3, 3, n)
+    grid = np.array([[1.0 if (ei != 0 and tm.basin(ei, wi, p, q) == "global") else 0.0
+                      for wi in w] for ei in e])
+    fig, axes = new_figure()
+    ax = axes[0, 0]
+    from matplotlib.colors import ListedColormap  # noqa: PLC0415
+
+    ax.pcolormesh(w, e, grid, cmap=ListedColormap(["#ef9a9a", "#a5d6a7"]), shading="auto")
+    # Simulation: endpoints of the integrated flow on a coarse grid, as points.
+    m = 9 if quick else 15
+    pts = []
+    sys = tm.system(p, q)
+    us = float(tm.optimal_gap(p, q))
+    for wi in np.linspace(-2.8, 2.8, m):
+        for ei in np.linspace(-2.8, 2.8, m):
+            if abs(ei) < 1e-9 or abs(wi) < 1e-9:
+                continue
+            sol = integrate(sys, (ei, wi), 3000.0, rtol=1e-8, atol=1e-10)
+            ee, we = sol.y[:, -1]
+            reached = abs(ee**2 * (1 + 2 * we * abs(we)) - us) < 1e-3
+            pts.append((wi, ei, 1.0 if reached else 0.0))
+    pts = np.array(pts)
+    for val, color, name in ((1.0, COLORS["global"], "flow ends at global min"),
+                             (0.0, COLORS["local"], "flow ends at unigram line")):
+        sel = pts[:, 2] == val
+        ax.plot(pts[sel, 0], pts[sel, 1], "o", ms=3, color=color, label=name)
+    e_sep = float(tm.separatrix_energy())
+    ww, ee = np.meshgrid(w, e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        energy = np.where(ww < 0, ee**2 - ww**2 + np.log(np.abs(ww)), np.nan)
+    ax.contour(ww, ee, energy, levels=[e_sep], colors=COLORS["separatrix"], linewidths=1.5)
+    ax.set_xlabel("w")
+    ax.set_ylabel("e")
+    ax.set_title(f"{label}: basins, p = q = {p} (green I*, red I_min)")
+    ax.legend(loc="lower left", fontsize=7)
+    return save(fig, out, f"basins_{key}", {"w": w, "e": e, "global": grid, "flow_points": pts})
+
+
+@figure("markov", "basins_sum_lt_1", "Fig. 1b (code: regions1.pdf)",
+        "basins from the energy rule (shaded) and where integrated flows end (points)")
+def basins_lt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    return _basins(out, quick, "sum_lt_1", "Fig. 1b")
+
+
+@figure("markov", "basins_sum_gt_1", "Fig. 1d (code: regions2.pdf)",
+        "as Fig. 1b for p + q > 1: the origin lies in the local basin")
+def basins_gt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    return _basins(out, quick, "sum_gt_1", "Fig. 1d")
+
+
+def _band(ax, x, runs, color, label):
+    med = np.median(runs, axis=0)
+    ax.fill_between(x, runs.min(0), runs.max(0), color=color, alpha=0.25, lw=0)
+    ax.plot(x, med, "o-", color=color, ms=2.5, lw=1, label=label)
+
+
+@figure("markov", "init_loss_curves", "Fig. 4 (code: loss_avg.pdf)",
+        "full model, standard Gaussian vs the authors' initialisation at p = 0.5, q = 0.8 "
+        "(median and range over 4 seeds), unigram and bigram lines from theory")
+def init_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    p, q = 0.5, 0.8
+    std = nm.adam_run(p, q, "gaussian", device)
+    good = nm.adam_run(p, q, "authors", device)
+    fig, axes = new_figure(width=5.0)
+    ax = axes[0, 0]
+    _band(ax, std.steps, std.eval_loss, COLORS["sim"], "standard init (N(0, 0.02^2))")
+    _band(ax, good.steps, good.eval_loss, COLORS["sim2"], "authors' init")
+    uni, bi = float(tm.unigram_loss(p, q)), float(tm.bigram_loss(p, q))
+    ax.axhline(uni, color=COLORS["local"], ls="--", label=f"unigram H(pi) = {uni:.4f}")
+    ax.axhline(bi, color=COLORS["global"], ls="--", label=f"bigram H_rate = {bi:.4f}")
+    ax.set_ylim(0.6, 0.9)
+    ax.set_xlabel("iteration (AdamW, lr 2e-3, one-cycle)")
+    ax.set_ylabel("test loss (nats)")
+    ax.set_title("Fig. 4: p = 0.5, q = 0.8")
+    ax.legend()
+    return save(fig, out, "init_loss_curves",
+                {"steps": std.steps, "standard": std.eval_loss, "authors": good.eval_loss,
+                 "unigram": uni, "bigram": bi})
+
+
+@figure("markov", "full_vs_reduced", "authors' loss-comparison.pdf (rebuttal)",
+        "full model, rank-one init, plain GD vs the (e, w, b) ODE at matched time t = lr * "
+        "steps, p = 0.2, q = 0.3, (e0, w0, b0) = (1, -1, 0)")
+def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    p, q, e0, w0, b0 = 0.2, 0.3, 1.0, -1.0, 0.0
+    res = nm.gd_run(p, q, e0, w0, b0, device)
+    t = res.time[0]
+    sol = integrate(tm.system(p, q, bias="trained"), (e0, w0, b0), float(t[-1]),
+                    t_eval=np.linspace(0, t[-1], 400))
+    u_ode = sol.y[0] ** 2 * (1 + 2 * sol.y[1] * np.abs(sol.y[1]))
+    loss_fn = tm.system(p, q, bias="trained").lambdify_loss("numpy")
+    loss_ode = np.array([loss_fn(y) for y in sol.y.T])
+    fig, axes = new_figure(ncols=2, width=4.0)
+    ax = axes[0, 0]
+    for k in range(res.canonical.shape[0]):
+        ax.plot(t, res.canonical[k, :, 2], "o", ms=2.5, color=COLORS["sim"],
+                label="full model (GD)" if k == 0 else None)
+    ax.plot(sol.t, u_ode, color=COLORS["theory"], label="(e, w, b) ODE")
+    ax.axhline(float(tm.optimal_gap(p, q)), color=COLORS["optimum"], ls="--", label="u*")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("gradient-flow time t = lr * steps")
+    ax.set_ylabel("gap u = f1 - f0")
+    ax.legend()
+    ax = axes[0, 1]
+    for k in range(res.eval_loss.shape[0]):
+        ax.plot(t, res.eval_loss[k], "o", ms=2.5, color=COLORS["sim"],
+                label="full model (GD)" if k == 0 else None)
+    ax.plot(sol.t, loss_ode, color=COLORS["theory"], label="(e, w, b) ODE")
+    ax.axhline(float(tm.bigram_loss(p, q)), color=COLORS["global"], ls="--", label="bigram")
+    ax.axhline(float(tm.unigram_loss(p, q)), color=COLORS["local"], ls="--", label="unigram")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("gradient-flow time t = lr * steps")
+    ax.set_ylabel("loss (nats)")
+    ax.legend()
+    return save(fig, out, "full_vs_reduced",
+                {"t_full": t, "u_full": res.canonical[:, :, 2], "loss_full": res.eval_loss,
+                 "t_ode": sol.t, "u_ode": u_ode, "loss_ode": loss_ode})
+
+
+@figure("markov", "rank_energy", "code: energy1.py (energy1-4.pdf); paper Fig. 5",
+        "top-singular-value energy of W_V and W_1 over training from Gaussian init "
+        "(median and range over 4 seeds)")
+def rank_energy(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    fig, axes = new_figure(ncols=2, width=4.0)
+    data = {}
+    for ax, (p, q) in zip(axes[0], ((0.5, 0.8), (0.2, 0.3)), strict=True):
+        res = nm.adam_run(p, q, "gaussian", device)
+        _band(ax, res.steps, res.spectrum_wv[:, :, 0], COLORS["sim"], "W_V")
+        _band(ax, res.steps, res.spectrum_w1[:, :, 0], COLORS["sim2"], "W_1")
+        ax.axhline(0.9, color=COLORS["theory"], ls=":", label="0.9 (claim)")
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("energy fraction sigma_1^2 / sum sigma_i^2")
+        ax.set_title(f"p = {p}, q = {q}")
+        ax.legend()
+        data[f"wv_{p}_{q}"] = res.spectrum_wv[:, :, 0]
+        data[f"w1_{p}_{q}"] = res.spectrum_w1[:, :, 0]
+        data["steps"] = res.steps
+    return save(fig, out, "rank_energy", data)

@@ -1,0 +1,66 @@
+"""Registry of figure functions and the gallery page listing them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FIGURES", "FigureSpec", "figure", "render", "write_gallery"]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    paper: str
+    name: str
+    reproduces: str
+    caption: str
+    fn: Callable[..., list[Path]]
+
+
+FIGURES: dict[str, FigureSpec] = {}
+
+
+def figure(paper: str, name: str, reproduces: str, caption: str):
+    """Register ``fn(out: Path, quick: bool, device: str) -> list[Path]``."""
+
+    def wrap(fn):
+        FIGURES[f"{paper}.{name}"] = FigureSpec(paper, name, reproduces, caption, fn)
+        return fn
+
+    return wrap
+
+
+def _load(paper: str) -> list[FigureSpec]:
+    importlib.import_module(f"figures.{paper}")
+    return [spec for spec in FIGURES.values() if spec.paper == paper]
+
+
+def render(papers: Sequence[str], out: Path, quick: bool = False, device: str = "cpu",
+           progress: bool = True) -> list[Path]:
+    specs = [spec for paper in papers for spec in _load(paper)]
+    iterator = specs
+    if progress:
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        iterator = tqdm(specs, desc="figures", unit="fig")
+    written: list[Path] = []
+    for spec in iterator:
+        written += spec.fn(Path(out) / spec.paper, quick=quick, device=device)
+    written.append(write_gallery(specs, Path(out)))
+    return written
+
+
+def write_gallery(specs: Sequence[FigureSpec], out: Path) -> Path:
+    lines = ["# tdcheck figure gallery", "",
+             "Theory is drawn as lines, simulation as points or bands. Each figure has a PNG, "
+             "a PDF and the plotted data (`.npz`) beside it.", "",
+             "| paper | figure | reproduces | what it shows |", "|---|---|---|---|"]
+    for s in specs:
+        lines.append(f"| {s.paper} | ![{s.name}]({s.paper}/{s.name}.png) `{s.name}` | "
+                     f"{s.reproduces} | {s.caption} |")
+    path = Path(out) / "gallery.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path

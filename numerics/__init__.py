@@ -1,0 +1,1 @@
+"""Numerical layer of tdcheck: full models in torch, the ensemble trainer, ODE integration."""

@@ -1,0 +1,235 @@
+"""One trainer for every paper: many members stepped together with ``torch.func``.
+
+A *member* is one training run (a seed, an initialisation, a learning rate).  Parameters of
+all members are stacked along a leading axis of size K; the per-member loss is called
+functionally and ``vmap``-ped over that axis, so K runs cost one batched run.  Member i's
+initialisation and data use their own ``torch.Generator`` seeded ``seed + i``, so member i
+equals the unbatched run with that seed (tested).
+
+Conventions (DESIGN.md): time is gradient-flow time ``t = sum of lr over steps`` (``lr *
+step`` for a constant rate); the optimisers are written out over stacked tensors (GD/SGD,
+heavy-ball momentum as in ``torch.optim.SGD``, Adam / AdamW with decoupled weight decay);
+gradient clipping is per member; a non-finite loss stops training with
+:class:`DivergenceError` naming member and step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+from torch.func import grad_and_value, vmap
+
+__all__ = [
+    "DivergenceError",
+    "OptimizerConfig",
+    "Params",
+    "TrainConfig",
+    "Trajectory",
+    "member_generators",
+    "stack_members",
+    "train",
+]
+
+Params = dict[str, torch.Tensor]
+
+
+class DivergenceError(FloatingPointError):
+    """A member's loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    """``sgd`` (plain GD when the loss is exact), ``momentum`` (heavy ball), ``adam``.
+
+    ``weight_decay`` is decoupled (AdamW) for ``adam`` and added to the gradient otherwise.
+    """
+
+    name: Literal["sgd", "momentum", "adam"] = "sgd"
+    momentum: float = 0.9
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.name not in ("sgd", "momentum", "adam"):
+            raise ValueError(f"optimizer must be sgd, momentum or adam, got {self.name!r}")
+        if not 0 <= self.momentum < 1:
+            raise ValueError(f"momentum must lie in [0, 1), got {self.momentum}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Steps, per-member learning rates, optimiser, and where to record.
+
+    ``lr`` is one rate for all members or one per member.  ``schedule(step)`` multiplies it
+    (default 1).  Observables and the loss are recorded before the update at every
+    ``record_every``-th step and after the last one.  ``clip`` caps each member's gradient
+    norm separately.
+    """
+
+    steps: int
+    lr: float | tuple[float, ...]
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    record_every: int = 1
+    schedule: Callable[[int], float] | None = None
+    clip: float | None = None
+    progress: bool = False
+    description: str = "train"
+
+    def __post_init__(self) -> None:
+        if self.steps < 0:
+            raise ValueError(f"steps must be >= 0, got {self.steps}")
+        if self.record_every < 1:
+            raise ValueError(f"record_every must be >= 1, got {self.record_every}")
+        rates = self.lr if isinstance(self.lr, tuple) else (self.lr,)
+        if not rates or any(not (r > 0) for r in rates):
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.clip is not None and not self.clip > 0:
+            raise ValueError(f"clip must be > 0, got {self.clip}")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Recorded training: ``time`` [K, T] in gradient-flow units, ``loss`` [K, T]."""
+
+    steps: torch.Tensor
+    time: torch.Tensor
+    loss: torch.Tensor
+    observables: Mapping[str, torch.Tensor]
+    params: Params
+
+    @property
+    def members(self) -> int:
+        return int(self.loss.shape[0])
+
+
+def member_generators(
+    members: int, seed: int, device: torch.device | str = "cpu"
+) -> list[torch.Generator]:
+    """One generator per member, member i seeded ``seed + i``."""
+    if members < 1:
+        raise ValueError(f"members must be >= 1, got {members}")
+    gens = []
+    for i in range(members):
+        g = torch.Generator(device=device)
+        g.manual_seed(int(seed) + i)
+        gens.append(g)
+    return gens
+
+
+def stack_members(
+    init: Callable[[torch.Generator], Params], generators: Sequence[torch.Generator]
+) -> Params:
+    """Initialise each member with its generator and stack along a new leading axis."""
+    inits = [init(g) for g in generators]
+    return {k: torch.stack([p[k] for p in inits]) for k in inits[0]}
+
+
+def _rates(config: TrainConfig, members: int, like: torch.Tensor) -> torch.Tensor:
+    rates = config.lr if isinstance(config.lr, tuple) else (config.lr,) * members
+    if len(rates) != members:
+        raise ValueError(f"lr has {len(rates)} entries for {members} members")
+    return torch.tensor(rates, dtype=like.dtype, device=like.device)
+
+
+def _bcast(v: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    return v.reshape((-1,) + (1,) * (t.ndim - 1))
+
+
+def train(
+    loss_fn: Callable[..., torch.Tensor],
+    params: Params,
+    config: TrainConfig,
+    batch_fn: Callable[[int], Any] | None = None,
+    observables: Mapping[str, Callable[[Params], torch.Tensor]] | None = None,
+) -> Trajectory:
+    """Train K stacked members with one vmapped gradient per step.
+
+    ``loss_fn(params, batch)`` (or ``loss_fn(params)`` when ``batch_fn`` is None) is the
+    loss of ONE member; ``batch_fn(step)`` returns that step's data with a leading K axis.
+    ``observables`` map one member's parameters to a tensor; they are recorded on the grid.
+    """
+    observables = dict(observables or {})
+    params = {k: v.detach().clone() for k, v in params.items()}
+    members = int(next(iter(params.values())).shape[0])
+    ref = next(iter(params.values()))
+    lr = _rates(config, members, ref)
+    opt = config.optimizer
+    state: dict[str, dict[str, torch.Tensor]] = {
+        k: {"m": torch.zeros_like(v), "v": torch.zeros_like(v)} for k, v in params.items()
+    }
+    if batch_fn is None:
+        gradient = vmap(grad_and_value(loss_fn))
+    else:
+        gradient = vmap(grad_and_value(loss_fn), in_dims=(0, 0))
+    member_obs = {name: vmap(fn) for name, fn in observables.items()}
+
+    rec_steps, rec_time, rec_loss = [], [], []
+    rec_obs: dict[str, list[torch.Tensor]] = {name: [] for name in observables}
+    elapsed = torch.zeros(members, dtype=ref.dtype, device=ref.device)
+
+    def record(step: int, loss: torch.Tensor) -> None:
+        rec_steps.append(step)
+        rec_time.append(elapsed.clone())
+        rec_loss.append(loss.detach().clone())
+        with torch.no_grad():
+            for name, fn in member_obs.items():
+                rec_obs[name].append(fn(params).detach().clone())
+
+    iterator = range(config.steps + 1)
+    if config.progress:
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        iterator = tqdm(iterator, desc=config.description, leave=False, unit="step")
+    b1, b2 = opt.betas
+    for step in iterator:
+        batch = batch_fn(step) if batch_fn is not None else None
+        grads, loss = gradient(params, batch) if batch_fn is not None else gradient(params)
+        finite = torch.isfinite(loss)
+        if not bool(finite.all()):
+            k = int((~finite).nonzero()[0, 0])
+            raise DivergenceError(
+                f"member {k} diverged at step {step}: loss = {float(loss[k])} "
+                f"(lr = {float(lr[k])}); lower the learning rate"
+            )
+        if step % config.record_every == 0 or step == config.steps:
+            record(step, loss)
+        if step == config.steps:
+            break
+        scale = lr * (config.schedule(step) if config.schedule is not None else 1.0)
+        elapsed = elapsed + scale
+        if config.clip is not None:
+            sq = sum(g.reshape(members, -1).pow(2).sum(1) for g in grads.values())
+            factor = torch.clamp(config.clip / (sq.sqrt() + 1e-12), max=1.0)
+            grads = {k: g * _bcast(factor, g) for k, g in grads.items()}
+        with torch.no_grad():
+            for k, p in params.items():
+                g = grads[k]
+                s = state[k]
+                if opt.name == "adam":
+                    s["m"].mul_(b1).add_(g, alpha=1 - b1)
+                    s["v"].mul_(b2).addcmul_(g, g, value=1 - b2)
+                    m_hat = s["m"] / (1 - b1 ** (step + 1))
+                    v_hat = s["v"] / (1 - b2 ** (step + 1))
+                    if opt.weight_decay:
+                        p.mul_(1 - _bcast(scale, p) * opt.weight_decay)
+                    p.sub_(_bcast(scale, p) * m_hat / (v_hat.sqrt() + opt.eps))
+                    continue
+                if opt.weight_decay:
+                    g = g + opt.weight_decay * p
+                if opt.name == "momentum":
+                    s["m"].mul_(opt.momentum).add_(g)
+                    g = s["m"]
+                p.sub_(_bcast(scale, p) * g)
+    return Trajectory(
+        steps=torch.tensor(rec_steps),
+        time=torch.stack(rec_time, dim=1),
+        loss=torch.stack(rec_loss, dim=1),
+        observables={k: torch.stack(v, dim=1) for k, v in rec_obs.items()},
+        params=params,
+    )

@@ -1,0 +1,86 @@
+"""Integration of a :class:`theory.flow.ReducedSystem` with ``scipy.integrate.solve_ivp``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+from scipy.integrate import solve_ivp
+
+from theory.flow import ReducedSystem
+
+__all__ = ["OdeSolution", "integrate"]
+
+
+@dataclass(frozen=True)
+class OdeSolution:
+    """``t`` [T], ``y`` [d, T]; ``t_event`` is the time a terminal event stopped it (or None)."""
+
+    t: np.ndarray
+    y: np.ndarray
+    success: bool
+    message: str
+    t_event: float | None = None
+
+
+def integrate(
+    system: ReducedSystem,
+    y0: Sequence[float],
+    t_end: float,
+    values: Mapping[sp.Symbol, float] | None = None,
+    *,
+    t_eval: Sequence[float] | None = None,
+    method: str = "LSODA",
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    events: Sequence[Callable[[float, np.ndarray], float]] = (),
+) -> OdeSolution:
+    """Integrate ``system`` from ``y0`` over [0, t_end] with the lambdified Jacobian.
+
+    ``events`` are terminal: the first zero crossing of any of them stops the integration.
+    """
+    values = dict(values or {})
+    missing = [str(p) for p in system.params if p not in values]
+    if missing:
+        raise ValueError(f"values needed for parameters {missing}")
+    if not t_end > 0:
+        raise ValueError(f"t_end must be > 0, got {t_end}")
+    args = tuple(float(values[p]) for p in system.params)
+    f = system.lambdify("numpy")
+    jac = system.lambdify_jacobian("numpy")
+    evs = []
+    for ev in events:
+
+        def wrapped(t, y, ev=ev):
+            return ev(t, y)
+
+        wrapped.terminal = True
+        evs.append(wrapped)
+    sol = solve_ivp(
+        lambda t, y: f(t, y, *args),
+        (0.0, float(t_end)),
+        np.asarray(y0, dtype=float),
+        method=method,
+        jac=lambda t, y: jac(t, y, *args),
+        t_eval=None if t_eval is None else np.asarray(t_eval, dtype=float),
+        rtol=rtol,
+        atol=atol,
+        events=evs or None,
+    )
+    t_event = None
+    if sol.status == 1:
+        t_event = float(sol.t[-1]) if sol.t.size else None
+        hits = [te for te in sol.t_events if len(te)]
+        if hits:
+            t_event = float(min(te[0] for te in hits))
+    y = sol.y
+    if sol.status == 1 and t_eval is None:
+        # include the state at the event
+        y_ev = [ye[0] for ye in sol.y_events if len(ye)]
+        if y_ev:
+            y = np.concatenate([sol.y, np.asarray(y_ev[0])[:, None]], axis=1)
+            t = np.append(sol.t, t_event)
+            return OdeSolution(t, y, bool(sol.success), str(sol.message), t_event)
+    return OdeSolution(np.asarray(sol.t), np.asarray(y), bool(sol.success), str(sol.message), t_event)

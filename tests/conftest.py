@@ -1,0 +1,26 @@
+"""Hypothesis profiles (HYPOTHESIS_PROFILE=ci|dev|thorough) and shared fixtures."""
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=15, derandomize=True, database=None,
+                          deadline=None, suppress_health_check=list(HealthCheck))
+settings.register_profile("dev", max_examples=40, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+settings.register_profile("thorough", max_examples=400, deadline=None,
+                          suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,37 @@
+"""Figure and bench smoke tests: files written, data beside them."""
+
+import json
+
+import numpy as np
+
+from figures import markov as fm  # noqa: F401  (registers the figures)
+from figures.registry import FIGURES, render
+from numerics.bench import run_bench
+
+
+def test_theory_figures_write_png_pdf_and_data(tmp_path):
+    for name in ("phase_portrait_sum_gt_1", "basins_sum_lt_1"):
+        paths = FIGURES[f"markov.{name}"].fn(tmp_path, quick=True)
+        assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}
+        assert all(p.stat().st_size > 0 for p in paths)
+    data = np.load(tmp_path / "basins_sum_lt_1.npz")
+    assert data["global"].shape == (61, 61) and set(np.unique(data["global"])) <= {0.0, 1.0}
+
+
+def test_registry_and_gallery(tmp_path):
+    assert {s.reproduces.split(" ")[0] for s in FIGURES.values() if s.paper == "markov"} >= {"Fig."}
+    written = render(["markov"], tmp_path, quick=True, progress=False)
+    gallery = (tmp_path / "gallery.md").read_text()
+    assert gallery.count("| markov |") == sum(s.paper == "markov" for s in FIGURES.values())
+    assert all(p.exists() for p in written)
+
+
+def test_bench_writes_schema(tmp_path):
+    import torch
+
+    table, path = run_bench(tmp_path, torch.device("cpu"), members=(1, 2), steps=2)
+    data = json.loads(path.read_text())
+    assert data["device"] == "cpu"
+    assert [r["members"] for r in data["ensemble"]] == [1, 2]
+    assert all({"members", "stacked_s", "sequential_s", "speedup"} <= set(r) for r in data["ensemble"])
+    assert "speedup" in table

@@ -1,0 +1,126 @@
+"""theory.markov: derived closed forms against the spec's quotes (re-derived, not copied)."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theory import markov as tm
+
+P, Q = tm.P, tm.Q
+prob = st.floats(0.03, 0.97)
+
+# spec §1 table: (p, q) -> H(pi), H_rate, u*
+TABLE = [
+    ((0.5, 0.8), 0.666278, 0.619015, -1.386294),
+    ((0.2, 0.3), 0.673012, 0.544587, 2.233592),
+    ((0.9, 0.9), 0.693147, 0.325083, -4.394449),
+    ((0.7, 0.9), 0.685314, 0.485835, -3.044522),
+]
+
+
+@pytest.mark.parametrize(("pq", "uni", "bi", "us"), TABLE)
+def test_reference_numbers(pq, uni, bi, us):
+    assert float(tm.unigram_loss(*pq)) == pytest.approx(uni, abs=1e-6)
+    assert float(tm.bigram_loss(*pq)) == pytest.approx(bi, abs=1e-6)
+    assert float(tm.optimal_gap(*pq)) == pytest.approx(us, abs=1e-6)
+
+
+def test_derived_slope_equals_spec_formula_symbolically():
+    quoted = P * Q * (P + Q - 1) / (P + Q) ** 2
+    assert sp.simplify(tm.profile_slope_at_zero(P, Q) - quoted) == 0
+
+
+@given(prob, prob)
+def test_curvature_at_optimum_matches_spec(p, q):
+    quoted = p * q * (1 - p) * (1 - q) / ((p + q) * (2 - p - q))
+    assert float(tm.profile_curvature_at_optimum(p, q)) == pytest.approx(quoted, rel=1e-8)
+
+
+@given(prob, prob, st.floats(-2, 2), st.floats(-2, 2))
+def test_derived_bias_equals_spec_closed_form(p, q, e, w):
+    k = math.exp(e**2 * (1 + 2 * w * abs(w)))
+    quoted = e**2 / 2 + math.log((p - q + math.sqrt((p - q) ** 2 + 4 * p * q * k)) / (2 * q * k))
+    assert float(tm.optimal_bias(e, w, p, q)) == pytest.approx(quoted, rel=1e-9, abs=1e-9)
+
+
+@given(prob, prob, st.floats(-40, 40))
+def test_stable_and_derived_profile_agree(p, q, u):
+    import mpmath
+
+    derived = sp.lambdify((tm.U, P, Q), tm.profile_loss(tm.U, P, Q), "mpmath")
+    stable = sp.lambdify((tm.U, P, Q), tm.stable_profile_loss(tm.U, P, Q), "mpmath")
+    with mpmath.workdps(80):  # the derived form cancels ~|u|/2.3 digits; 80 leave > 40
+        args = [mpmath.mpf(v) for v in (u, p, q)]
+        assert abs(derived(*args) - stable(*args)) < mpmath.mpf(10) ** -30
+
+
+def test_separatrix_and_saddle():
+    assert sp.simplify(tm.separatrix_energy() + (1 + sp.log(2)) / 2) == 0
+    assert tm.saddle_point() == (0, -sp.sqrt(2) / 2)
+
+
+def test_energy_conserved_only_with_optimal_bias():
+    assert tm.structured_system().drift("energy") == 0
+    assert tm.system(bias="optimal").drift("energy") == 0
+    assert tm.system(bias="trained").drift("energy") != 0
+
+
+def test_attention_reconstruction_invariants_and_a0_slice():
+    sys = tm.attention_system()
+    assert sys.drift("energy") == 0
+    assert sys.drift("attention") == 0
+    base = tm.system(0.5, 0.8).lambdify()
+    att = tm.attention_system(0.5, 0.8).lambdify()
+    np.testing.assert_allclose(att(0, np.array([0.7, -0.4, 0.0]))[:2],
+                               base(0, np.array([0.7, -0.4])), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("pq", "start", "basin"),
+    [((0.5, 0.8), (1, -1), "global"), ((0.5, 0.8), (0.1, 0.1), "local"),
+     ((0.5, 0.8), (0.1, -0.1), "local"), ((0.5, 0.8), (0.5, -0.5), "global"),
+     ((0.5, 0.8), (2, 0.5), "local"), ((0.2, 0.3), (1, -1), "global"),
+     ((0.2, 0.3), (0.1, 0.1), "global"), ((0.2, 0.3), (0.3, -1.5), "local"),
+     ((0.2, 0.3), (1, -2), "local"), ((0.9, 0.9), (0.1, 0.1), "local")],
+)
+def test_basin_matches_spec_table(pq, start, basin):
+    assert tm.basin(*start, *pq) == basin
+
+
+def test_critical_types_by_regime():
+    assert tm.critical_type(0.3, 0.5, 0.8) == "min"
+    assert tm.critical_type(-1.0, 0.5, 0.8) == "max"
+    assert tm.critical_type(0.3, 0.2, 0.3) == "max"
+    assert tm.critical_type(-1 / math.sqrt(2), 0.2, 0.3) == "saddle"
+
+
+@given(st.floats(0.05, 2), st.floats(-2, 2), st.floats(-1, 1))
+def test_rank_one_slice_reproduces_canonical_logits(e, w, b):
+    f0, f1 = tm.rank_one_logits(*[sp.Float(v) for v in tm.rank_one_state(e, w, b)])
+    g0, g1 = tm.logits(e, w, b)
+    assert float(f0) == pytest.approx(float(g0), abs=1e-12)
+    assert float(f1) == pytest.approx(float(g1), abs=1e-12)
+
+
+def test_bad_input_raises_naming_parameter():
+    with pytest.raises(ValueError, match="p must lie in"):
+        tm.unigram_loss(1.2, 0.5)
+    with pytest.raises(ValueError, match="q must lie in"):
+        tm.system(0.5, 0.0)
+    with pytest.raises(ValueError, match="w must be non-zero"):
+        tm.energy(1.0, 0)
+    with pytest.raises(ValueError, match="p \\+ q must differ from 1"):
+        tm.basin(1, 1, 0.5, 0.5)
+    with pytest.raises(ValueError, match="bias must be"):
+        tm.system(bias="frozen")
+
+
+def test_equations_are_named_expressions():
+    eqs = tm.equations()
+    assert "energy E(e, w)" in eqs and "optimal bias b*(e, w)" in eqs
+    assert all(isinstance(v, sp.Basic) for v in eqs.values())
+    assert all(isinstance(sp.latex(v), str) for v in eqs.values())

@@ -1,0 +1,494 @@
+"""Markov chains and initialisation: Makkuva et al., *Local to Global* (NeurIPS 2024).
+
+Reduced theory of a single-layer transformer trained on a binary first-order Markov chain
+with kernel ``P = [[1-p, p], [q, 1-q]]`` (spec ``shared/papers/markov.md``).  The paper's
+equation numbers were not available to us (spec §0); references below are to the spec's
+sections, which cite the authors' code.
+
+Canonical parameters (spec §3.1)::
+
+    logit(x_n) = e^2 (1 + 2 w|w|) x_n + b - e^2/2,   f0 = logit(0),  f1 = logit(1)
+    u = f1 - f0 = e^2 (1 + 2 w|w|)                   (the parameterisation-free "gap")
+
+Everything here is *derived* with sympy from the loss of spec §3.2; the closed forms the spec
+quotes (b*, u*, l'(0), the energy, the separatrix level) are re-derived, and the tests compare
+the derivation with those quotes.
+
+Choices made where the paper is ambiguous (say so in reports):
+
+* ``bias="optimal"`` (b eliminated by its optimum b*, the code's phase portraits) is the
+  system whose energy is conserved; ``bias="trained"`` is the authors' trainable canonical
+  model (Markov-Fixed), for which the energy is *not* conserved (shown by ``drift``).
+* Points with ``e0 = 0`` stay on the unigram line forever; ``basin`` calls them "local".
+  ``w = 0`` is invariant; for p+q > 1 it lies in the local basin, for p+q < 1 in the
+  global one (spec §3.6 includes w >= 0 in I_min for p+q > 1).
+* The attention extension ``(e, w, a)`` is **our reconstruction, unverified** against the
+  paper (its text was unavailable; spec §3.7).  The review quotes the canonical attention
+  score ``attn_{n,i} = a (x_n - 1/2)(x_i - 1/2)`` (the paper's Eq. 45) with linear attention.
+  We take values ``v_i = h_i = e (x_i - 1/2) alpha`` (W_O W_V acting as identity on the
+  rank-one direction, its scale absorbed in ``a``) and the causal *mean* over the past
+  (1/n normalisation, as a softmax would give a convex combination).  Because
+  ``(x_i - 1/2)^2 = 1/4`` for binary symbols, the attention output is exactly
+  ``(a/4) h_n``: the pre-FF signal is ``e (1 + a/4)(x_n - 1/2) alpha``.  With the ReLU
+  block of spec §3.1 and tied output this gives, on the branch ``e (1 + a/4) > 0``,
+  ``u(e, w, a) = e^2 (1 + a/4)(1 + 2 w|w|)`` and ``f0 = b - e^2 (1 + a/4)/2``.  A sum
+  instead of a mean would make the factor position-dependent (``n a / 4``).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Literal
+
+import sympy as sp
+
+from theory.flow import ReducedSystem, gradient_flow
+
+__all__ = [
+    "A",
+    "B",
+    "E",
+    "P",
+    "Q",
+    "U",
+    "W",
+    "attention_system",
+    "basin",
+    "bigram_loss",
+    "binary_entropy",
+    "critical_type",
+    "energy",
+    "equations",
+    "gap",
+    "logits",
+    "loss_from_logits",
+    "optimal_bias",
+    "optimal_gap",
+    "optimal_logit0",
+    "profile_curvature_at_optimum",
+    "profile_loss",
+    "rank_one_logits",
+    "rank_one_state",
+    "rank_one_system",
+    "profile_slope_at_zero",
+    "reduced_loss",
+    "saddle_point",
+    "separatrix_energy",
+    "stable_profile_loss",
+    "structured_system",
+    "stationary_distribution",
+    "system",
+    "unigram_loss",
+]
+
+# State and parameter symbols.  Upper-case names are the public handles.
+E = sp.Symbol("e", real=True)
+W = sp.Symbol("w", real=True)
+B = sp.Symbol("b", real=True)
+A = sp.Symbol("a", real=True)
+U = sp.Symbol("u", real=True)
+P = sp.Symbol("p", positive=True)
+Q = sp.Symbol("q", positive=True)
+_WPOS = sp.Symbol("W", positive=True)  # |w| on the branches w > 0 and w < 0
+_BRANCHES = ({W: _WPOS}, {W: -_WPOS})
+
+
+# ---------------------------------------------------------------------- validation
+def _num(value) -> sp.Expr:
+    expr = sp.sympify(value)
+    return expr
+
+
+def _prob(name: str, value) -> sp.Expr:
+    expr = _num(value)
+    if expr.is_number:
+        if not expr.is_real or not (0 < float(expr) < 1):
+            raise ValueError(f"{name} must lie in (0, 1), got {value}")
+    return expr
+
+
+def _pq(p, q) -> tuple[sp.Expr, sp.Expr]:
+    return _prob("p", p), _prob("q", q)
+
+
+def _real(name: str, value) -> sp.Expr:
+    expr = _num(value)
+    if expr.is_number and (not expr.is_real or not expr.is_finite):
+        raise ValueError(f"{name} must be a finite real number, got {value}")
+    return expr
+
+
+def _log_sigmoid(x: sp.Expr) -> sp.Expr:
+    return -sp.log(1 + sp.exp(-x))
+
+
+# ---------------------------------------------------------------------- data (spec §1)
+def stationary_distribution(p, q) -> tuple[sp.Expr, sp.Expr]:
+    """(pi0, pi1) = (q, p)/(p+q), the stationary law of the chain (spec §1)."""
+    p, q = _pq(p, q)
+    return q / (p + q), p / (p + q)
+
+
+def binary_entropy(x) -> sp.Expr:
+    """h(x) = -x ln x - (1-x) ln(1-x), in nats."""
+    x = _prob("x", x)
+    return -x * sp.log(x) - (1 - x) * sp.log(1 - x)
+
+
+def unigram_loss(p, q) -> sp.Expr:
+    """H(pi): loss of the best predictor that ignores x_n (spec §1)."""
+    _, pi1 = stationary_distribution(p, q)
+    return binary_entropy(pi1)
+
+
+def bigram_loss(p, q) -> sp.Expr:
+    """Entropy rate H_rate = [q h(p) + p h(q)]/(p+q), in nats (spec §1)."""
+    p, q = _pq(p, q)
+    return (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q)
+
+
+def optimal_gap(p, q) -> sp.Expr:
+    """u* = ln[(1-p)(1-q)/(pq)]: the gap f1 - f0 of the Bayes predictor (spec §3.2)."""
+    p, q = _pq(p, q)
+    return sp.log((1 - p) * (1 - q) / (p * q))
+
+
+# ---------------------------------------------------------------------- reduced loss
+def gap(e, w) -> sp.Expr:
+    """u = e^2 (1 + 2 w|w|) (spec §3.1)."""
+    e, w = _real("e", e), _real("w", w)
+    return e**2 * (1 + 2 * w * sp.Abs(w))
+
+
+def logits(e, w, b) -> tuple[sp.Expr, sp.Expr]:
+    """(f0, f1): the canonical logits at x_n = 0 and x_n = 1 (spec §3.1)."""
+    b = _real("b", b)
+    f0 = b - _real("e", e) ** 2 / 2
+    return f0, f0 + gap(e, w)
+
+
+def loss_from_logits(f0, f1, p, q) -> sp.Expr:
+    """Population BCE of a predictor that outputs sigma(f_{x_n}) (spec §3.2), in nats."""
+    p, q = _pq(p, q)
+    pi0, pi1 = stationary_distribution(p, q)
+    return -pi1 * (q * _log_sigmoid(-f1) + (1 - q) * _log_sigmoid(f1)) - pi0 * (
+        p * _log_sigmoid(f0) + (1 - p) * _log_sigmoid(-f0)
+    )
+
+
+def reduced_loss(e, w, b, p, q) -> sp.Expr:
+    """L(e, w, b) of spec §3.2."""
+    f0, f1 = logits(e, w, b)
+    return loss_from_logits(f0, f1, p, q)
+
+
+@lru_cache(maxsize=1)
+def _optimal_logit0_generic() -> sp.Expr:
+    """Derive f0*(u): solve dL/df0 = 0 at fixed gap u.
+
+    With z = exp(f0) the condition is a quadratic in z; we keep its positive root.
+    """
+    f0 = sp.Symbol("f0", real=True)
+    z = sp.Symbol("z", positive=True)
+    condition = sp.diff(loss_from_logits(f0, f0 + U, P, Q), f0)
+    numerator = sp.numer(sp.together(condition.subs(f0, sp.log(z))))
+    roots = sp.solve(sp.expand(numerator), z)
+    probe = {U: sp.Rational(3, 10), P: sp.Rational(1, 2), Q: sp.Rational(4, 5)}
+    positive = [r for r in roots if float(r.subs(probe)) > 0]
+    if len(positive) != 1:
+        raise RuntimeError(f"expected one positive root of the bias condition, got {roots}")
+    return sp.log(positive[0])
+
+
+def optimal_logit0(u, p, q) -> sp.Expr:
+    """f0*(u) = argmin over b of the loss at fixed gap u (derived, spec §3.2)."""
+    p, q = _pq(p, q)
+    return _optimal_logit0_generic().subs({U: _real("u", u), P: p, Q: q}, simultaneous=True)
+
+
+@lru_cache(maxsize=1)
+def _stable_logit0_generic() -> sp.Expr:
+    """f0*(u) in a form free of cancellation, for numerics.
+
+    The derived root ``z = (p - q + sqrt(D)) / (2 q e^u)``, D = (p-q)^2 + 4 p q e^u, loses
+    all digits when q > p and e^u << 1 (numerator ~ 0).  Rationalising gives the equal
+    ``z = 2 p / (sqrt(D) + q - p)``, stable exactly there; each form is used where it is
+    stable.  (Equality of the two forms is a test.)
+    """
+    d = (P - Q) ** 2 + 4 * P * Q * sp.exp(U)
+    derived = sp.log((P - Q + sp.sqrt(d)) / (2 * Q * sp.exp(U)))
+    rationalised = sp.log(2 * P / (sp.sqrt(d) + Q - P))
+    return sp.Piecewise((rationalised, Q >= P), (derived, True))
+
+
+def stable_profile_loss(u, p, q) -> sp.Expr:
+    """l(u) built on the cancellation-free f0* (what the numerical systems integrate)."""
+    p, q = _pq(p, q)
+    u = _real("u", u)
+    f0 = _stable_logit0_generic().subs({U: u, P: p, Q: q}, simultaneous=True)
+    return loss_from_logits(f0, f0 + u, p, q)
+
+
+def optimal_bias(e, w, p, q) -> sp.Expr:
+    """b*(e, w) = e^2/2 + f0*(u(e, w)) (spec §3.2)."""
+    return _real("e", e) ** 2 / 2 + optimal_logit0(gap(e, w), p, q)
+
+
+def profile_loss(u, p, q) -> sp.Expr:
+    """l(u) = min_b L: the loss as a function of the gap alone (spec §3.2)."""
+    f0 = optimal_logit0(u, p, q)
+    return loss_from_logits(f0, f0 + _real("u", u), p, q)
+
+
+@lru_cache(maxsize=1)
+def _slope_generic() -> sp.Expr:
+    slope = sp.diff(profile_loss(U, P, Q), U).subs(U, 0)
+    # sqrt((p+q)^2) -> p+q needs the radicand factored first (p, q > 0).
+    slope = slope.replace(
+        lambda x: x.is_Pow and x.exp == sp.S.Half, lambda x: sp.sqrt(sp.factor(x.base))
+    )
+    return sp.factor(sp.simplify(slope))
+
+
+def profile_slope_at_zero(p, q) -> sp.Expr:
+    """l'(0), derived (spec quotes pq(p+q-1)/(p+q)^2); its sign is that of p+q-1."""
+    p, q = _pq(p, q)
+    return _slope_generic().subs({P: p, Q: q}, simultaneous=True)
+
+
+def profile_curvature_at_optimum(p, q) -> sp.Expr:
+    """l''(u*), evaluated from the derived profile (spec quotes pq(1-p)(1-q)/((p+q)(2-p-q)))."""
+    p, q = _pq(p, q)
+    second = sp.diff(profile_loss(U, P, Q), U, 2)
+    return second.subs({U: optimal_gap(P, Q)}).subs({P: p, Q: q}, simultaneous=True)
+
+
+# ---------------------------------------------------------------------- energy (spec §3.4)
+def energy(e, w) -> sp.Expr:
+    """E = e^2 - w^2 - sign(w) ln|w|, conserved by the b*-flow (w != 0)."""
+    e, w = _real("e", e), _real("w", w)
+    if w.is_number and w == 0:
+        raise ValueError("w must be non-zero (the energy is undefined on w = 0), got 0")
+    return e**2 - w**2 - sp.sign(w) * sp.log(sp.Abs(w))
+
+
+@lru_cache(maxsize=1)
+def _k_minimum() -> tuple[sp.Expr, sp.Expr]:
+    """Minimise k(t) = t^2 - ln t over t > 0 (E = e^2 - k(|w|) on w < 0)."""
+    t = sp.Symbol("t", positive=True)
+    k = t**2 - sp.log(t)
+    (t_star,) = sp.solve(sp.diff(k, t), t)
+    return t_star, sp.simplify(k.subs(t, t_star))
+
+
+def separatrix_energy() -> sp.Expr:
+    """E_sep = -min_t (t^2 - ln t) = -(1 + ln 2)/2: the level through the saddle."""
+    return sp.simplify(-_k_minimum()[1])
+
+
+def saddle_point() -> tuple[sp.Expr, sp.Expr]:
+    """(e, w) of the degenerate saddle on the unigram line: (0, -1/sqrt 2)."""
+    return sp.S.Zero, -_k_minimum()[0]
+
+
+# ---------------------------------------------------------------------- systems
+def system(
+    p=P, q=Q, bias: Literal["optimal", "trained"] = "optimal"
+) -> ReducedSystem:
+    """Gradient flow of the canonical model (spec §3.3).
+
+    ``bias="optimal"``: state (e, w), loss l(u(e, w)) with b = b*(e, w); conserves the
+    energy.  ``bias="trained"``: state (e, w, b), loss L(e, w, b) (the authors'
+    Markov-Fixed model); the energy is listed so that its drift can be shown non-zero.
+    ``p``, ``q`` left symbolic become the system's parameters.
+    """
+    p, q = _pq(p, q)
+    params = tuple(s for s in (p, q) if isinstance(s, sp.Symbol))
+    inv = {"energy": energy(E, W)}
+    if bias == "optimal":
+        loss = stable_profile_loss(gap(E, W), p, q)
+        return gradient_flow(
+            loss,
+            (E, W),
+            params,
+            invariants=inv,
+            branches=_BRANCHES,
+            name="markov (e, w), b = b*",
+            assumptions="b eliminated by its optimum b*(e, w) (spec §3.2-3.3)",
+        )
+    if bias == "trained":
+        return gradient_flow(
+            reduced_loss(E, W, B, p, q),
+            (E, W, B),
+            params,
+            invariants=inv,
+            branches=_BRANCHES,
+            name="markov (e, w, b)",
+            assumptions="b trained jointly, as in the authors' Markov-Fixed model (spec §3.3)",
+        )
+    raise ValueError(f"bias must be 'optimal' or 'trained', got {bias!r}")
+
+
+def structured_system() -> ReducedSystem:
+    """The b*-flow with the profile l(u) left abstract: L(e, w) = l(u(e, w)).
+
+    Shows the structure e' = -l'(u) du/de, w' = -l'(u) du/dw, and proves energy
+    conservation for *every* profile l (the drift is l'(u) times grad E . grad u = 0).
+    """
+    ell = sp.Function("ell")
+    return gradient_flow(
+        ell(gap(E, W)),
+        (E, W),
+        (),
+        invariants={"energy": energy(E, W)},
+        branches=_BRANCHES,
+        name="markov (e, w), l abstract",
+        assumptions="L depends on (e, w) only through u (spec §3.2)",
+    )
+
+
+def attention_system(p=P, q=Q) -> ReducedSystem:
+    """(e, w, a) flow with b = b*: our reconstruction of the paper's L(e, w, a) (module doc).
+
+    u(e, w, a) = e^2 (1 + a/4)(1 + 2 w|w|).  Invariants: the energy of the (e, w) model and
+    ``attention`` = e^2 - 2 (a + 4)^2 (found by solving grad(Q).grad(u) = 0 in (e, a)).
+    """
+    p, q = _pq(p, q)
+    params = tuple(s for s in (p, q) if isinstance(s, sp.Symbol))
+    u = E**2 * (1 + A / 4) * (1 + 2 * W * sp.Abs(W))
+    return gradient_flow(
+        stable_profile_loss(u, p, q),
+        (E, W, A),
+        params,
+        invariants={"energy": energy(E, W), "attention": E**2 - 2 * (A + 4) ** 2},
+        branches=_BRANCHES,
+        name="markov (e, w, a), b = b* [reconstruction]",
+        assumptions="linear attention, score a(x_n-1/2)(x_i-1/2), causal mean (module doc)",
+    )
+
+
+# ---------------------------------------------------------------------- critical set
+def critical_type(w, p, q) -> Literal["min", "max", "saddle"]:
+    """Predicted type of the unigram point (0, w) (spec §3.5).
+
+    L ~ H(pi) + l'(0) e^2 (1 + 2 w|w|) near e = 0, so the type is the sign of
+    (p+q-1)(1+2w|w|): positive -> (non-strict) min, negative -> max, zero -> saddle.
+    """
+    p, q = _pq(p, q)
+    value = float(profile_slope_at_zero(p, q) * (1 + 2 * _real("w", w) * sp.Abs(w)))
+    if abs(value) < 1e-15:
+        return "saddle"
+    return "min" if value > 0 else "max"
+
+
+def basin(e0, w0, p, q) -> Literal["global", "local"]:
+    """Which minimum the b*-flow from (e0, w0) reaches, from the energy alone (spec §3.6).
+
+    Uses that E is conserved and sign(w) invariant: on w < 0, E = e^2 - k(|w|) with
+    k(t) = t^2 - ln t; trajectories reach the unigram line only where their level meets it.
+    """
+    p, q = _pq(p, q)
+    e0, w0 = float(_real("e0", e0)), float(_real("w0", w0))
+    s = float(p + q)
+    if abs(s - 1) < 1e-15:
+        raise ValueError("p + q must differ from 1 (at p + q = 1 the landscape is degenerate)")
+    if e0 == 0:
+        return "local"  # the unigram line is invariant
+    w_saddle, e_sep = _saddle_floats()
+    # E = e^2 - k(|w|) on w < 0, evaluated in floats (this function is called on grids).
+    below_separatrix = w0 < 0 and e0**2 - w0**2 + math.log(-w0) < e_sep
+    if s > 1:
+        if w0 >= 0:
+            return "local"
+        if w0 <= w_saddle:
+            return "global"
+        return "local" if below_separatrix else "global"
+    # p + q < 1
+    if w0 < w_saddle and below_separatrix:
+        return "local"
+    return "global"
+
+
+@lru_cache(maxsize=1)
+def _saddle_floats() -> tuple[float, float]:
+    return float(saddle_point()[1]), float(separatrix_energy())
+
+
+# ---------------------------------------------------------------------- equations
+def equations() -> dict[str, sp.Expr]:
+    """Named derived results for ``tdcheck equations markov``."""
+    sys_opt = structured_system()
+    sys_tr = system(bias="trained")
+    pi0, pi1 = stationary_distribution(P, Q)
+    return {
+        "stationary pi0": pi0,
+        "stationary pi1": pi1,
+        "unigram loss H(pi)": unigram_loss(P, Q),
+        "bigram loss H_rate": bigram_loss(P, Q),
+        "optimal gap u*": optimal_gap(P, Q),
+        "gap u(e, w)": gap(E, W),
+        "reduced loss L(e, w, b)": reduced_loss(E, W, B, P, Q),
+        "optimal bias b*(e, w)": optimal_bias(E, W, P, Q),
+        "profile slope l'(0)": profile_slope_at_zero(P, Q),
+        "energy E(e, w)": energy(E, W),
+        "separatrix energy E_sep": separatrix_energy(),
+        "saddle (e, w)": sp.Tuple(*saddle_point()),
+        "flow de/dt (b = b*, l(u) = min_b L)": sys_opt.rhs[0],
+        "flow dw/dt (b = b*, l(u) = min_b L)": sys_opt.rhs[1],
+        "flow db/dt (b trained)": sys_tr.rhs[2],
+        "attention gap u(e, w, a) [reconstruction]": E**2 * (1 + A / 4) * (1 + 2 * W * sp.Abs(W)),
+        "attention invariant [reconstruction]": E**2 - 2 * (A + 4) ** 2,
+    }
+
+
+# ---------------------------------------------------------------------- rank-one restriction
+S_POS = sp.Symbol("s", real=True)
+C1 = sp.Symbol("c1", real=True)
+C2 = sp.Symbol("c2", real=True)
+NPOS = sp.Symbol("N", positive=True)
+
+
+def rank_one_logits(e, s, c1, c2, b) -> tuple[sp.Expr, sp.Expr]:
+    """(f0, f1) of the full model restricted to the rank-one manifold [our derivation].
+
+    With unit vectors alpha (R^d) and u = 1/sqrt(4d) (R^{4d}): wte = e alpha, every
+    wpe_n = s alpha, W_1 = c1 u alpha^T, W_2 = c2 alpha u^T and W_V = W_O = 0, the
+    single-layer model of spec §2 gives ``logit(x) = e (e x + s + c2 [c1 (e x + s)]_+) + b``.
+    The paper's canonical model is the slice s = -e/2, c1 = 2|w|, c2 = 2w.
+    """
+    def logit(x):
+        pre = e * x + s
+        return e * (pre + c2 * sp.Max(0, c1 * pre)) + b
+
+    return logit(0), logit(1)
+
+
+def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
+    """Exact gradient flow of the full model on the rank-one manifold [our derivation].
+
+    State (e, s, c1, c2, b).  The manifold is invariant under full-model gradient flow when
+    the attention is inert (W_V = W_O = 0): every gradient keeps the alpha / u structure.
+    The loss is the mean over ``positions`` (N') target positions, so each position row
+    gets 1/N' of the gradient: the shared position scalar s moves at rate 1/N' while
+    (e, c1, c2, b) move at rate 1 (Frobenius metric along unit directions).  With the
+    first symbol drawn from the stationary law all positions are exchangeable.
+    """
+    p, q = _pq(p, q)
+    f0, f1 = rank_one_logits(E, S_POS, C1, C2, B)
+    loss = loss_from_logits(f0, f1, p, q)
+    params = tuple(x for x in (p, q, positions) if isinstance(x, sp.Symbol))
+    return gradient_flow(
+        loss,
+        (E, S_POS, C1, C2, B),
+        params,
+        rates=(1, 1 / positions, 1, 1, 1),
+        name="markov rank-one restriction (e, s, c1, c2, b)",
+        assumptions="full model on the rank-one manifold, attention inert (our derivation)",
+    )
+
+
+def rank_one_state(e0, w0, b0) -> tuple[float, float, float, float, float]:
+    """Map the paper's canonical (e0, w0, b0) to the rank-one state (e, s, c1, c2, b)."""
+    e0, w0, b0 = float(_real("e0", e0)), float(_real("w0", w0)), float(_real("b0", b0))
+    return e0, -e0 / 2, 2 * abs(w0), 2 * w0, b0

@@ -1,0 +1,1 @@
+"""Claims, runner, reports and the ``tdcheck`` command line."""

@@ -1,0 +1,170 @@
+"""The ``tdcheck`` command line: list, equations, verify, figures, bench."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(message)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _papers(args_papers: Sequence[str]) -> list[str]:
+    from verify.registry import get_paper, implemented  # noqa: PLC0415
+
+    if not args_papers:
+        return list(implemented())
+    for p in args_papers:
+        info = get_paper(p)
+        if info.status != "implemented":
+            raise ValueError(f"paper {p!r} is planned: it has no claims or figures yet")
+    return list(args_papers)
+
+
+def _cmd_list(args) -> int:
+    from verify.registry import PAPERS, claims_for  # noqa: PLC0415
+
+    for pid, info in PAPERS.items():
+        print(f"{pid:18s} {info.status:12s} {info.title}")
+        if info.status == "implemented":
+            for c in claims_for(pid):
+                print(f"    {c.id:40s} [{c.kind}, expected {c.expected}, {c.cost}]")
+    return 0
+
+
+def _cmd_equations(args) -> int:
+    import importlib  # noqa: PLC0415
+
+    import sympy as sp  # noqa: PLC0415
+
+    _papers([args.paper])
+    module = importlib.import_module(f"theory.{args.paper}")
+    for name, expr in module.equations().items():
+        if args.latex:
+            print(f"% {name}\n{sp.latex(expr)}\n")
+        else:
+            print(f"{name}:\n    {sp.sstr(expr)}\n")
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from numerics.device import select_device  # noqa: PLC0415
+    from verify.claims import Context  # noqa: PLC0415
+    from verify.registry import claims_for  # noqa: PLC0415
+    from verify.report import to_table, write_reports  # noqa: PLC0415
+    from verify.runner import get_profile, run_claims  # noqa: PLC0415
+
+    profile = get_profile(args.profile)
+    device = str(select_device(args.device))
+    papers = _papers(args.paper)
+    claims = [c for p in papers for c in claims_for(p)]
+    if args.claim:
+        wanted = set(args.claim)
+        unknown = wanted - {c.id for c in claims}
+        if unknown:
+            raise ValueError(f"unknown claim id(s): {', '.join(sorted(unknown))}")
+        claims = [c for c in claims if c.id in wanted]
+    results = run_claims(claims, profile, Context(device=device, profile=profile.name),
+                         progress=not args.no_progress)
+    print(to_table(results))
+    md, js = write_reports(results, Path(args.out), profile.name, device)
+    print(f"\nreport: {md}  {js}")
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _cmd_figures(args) -> int:
+    from figures.registry import render  # noqa: PLC0415
+    from numerics.device import select_device  # noqa: PLC0415
+
+    device = str(select_device(args.device))
+    papers = _papers(args.paper)
+    written = render(papers, Path(args.out), quick=args.quick, device=device,
+                     progress=not args.no_progress)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from numerics.bench import run_bench  # noqa: PLC0415
+    from numerics.device import select_device  # noqa: PLC0415
+
+    device = select_device(args.device)
+    if any(m < 1 for m in args.members):
+        raise ValueError(f"members must be >= 1, got {args.members}")
+    if args.steps < 1:
+        raise ValueError(f"steps must be >= 1, got {args.steps}")
+    table, path = run_bench(Path(args.out), device=device, members=tuple(args.members),
+                            steps=args.steps)
+    print(table)
+    print(f"\nbench: {path}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tdcheck", description="Symbolic-numeric checks of theories of "
+                     "transformer training dynamics.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="papers and their claim ids").set_defaults(fn=_cmd_list)
+
+    eq = sub.add_parser("equations", help="derived equations of a paper")
+    eq.add_argument("paper")
+    eq.add_argument("--latex", action="store_true")
+    eq.set_defaults(fn=_cmd_equations)
+
+    ve = sub.add_parser("verify", help="run the claims and write report.md / report.json")
+    ve.add_argument("paper", nargs="*")
+    ve.add_argument("--profile", default="quick", help="quick | ci | thorough")
+    ve.add_argument("--device", default="cpu", help="cpu | cuda | auto")
+    ve.add_argument("--out", default="tdcheck-report")
+    ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
+    ve.add_argument("--no-progress", action="store_true")
+    ve.set_defaults(fn=_cmd_verify)
+
+    fi = sub.add_parser("figures", help="regenerate the papers' figures (PNG, PDF, data)")
+    fi.add_argument("paper", nargs="*")
+    fi.add_argument("--quick", action="store_true", help="fewer seeds and coarser grids")
+    fi.add_argument("--device", default="cpu")
+    fi.add_argument("--out", default="tdcheck-figures")
+    fi.add_argument("--no-progress", action="store_true")
+    fi.set_defaults(fn=_cmd_figures)
+
+    be = sub.add_parser("bench", help="ensemble trainer: stacked vs sequential members")
+    be.add_argument("--out", default="tdcheck-bench")
+    be.add_argument("--device", default="auto")
+    be.add_argument("--members", type=int, nargs="+", default=[1, 8, 64])
+    be.add_argument("--steps", type=int, default=20)
+    be.set_defaults(fn=_cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
+    try:
+        args = _parser().parse_args(argv)
+        return int(args.fn(args))
+    except _UsageError as exc:
+        print(f"tdcheck: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"tdcheck: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tdcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
