@@ -19,6 +19,8 @@ def test_equations_plain_and_latex(capsys):
     assert "energy E(e, w)" in capsys.readouterr().out
     assert main(["equations", "markov", "--latex"]) == 0
     assert "\\log" in capsys.readouterr().out
+    assert main(["equations", "linear_attention"]) == 0
+    assert "Gamma*" in capsys.readouterr().out
 
 
 def test_verify_one_claim_writes_reports(tmp_path, capsys):

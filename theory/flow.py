@@ -188,7 +188,14 @@ class ReducedSystem:
             modules=_modules(backend),
             cse=True,
         )
-        return f
+        if backend != "numpy":
+            return f
+
+        def f_np(y, *params):
+            with np.errstate(all="ignore"):
+                return f(y, *params)
+
+        return f_np
 
     def stationary_points(
         self,
@@ -297,7 +304,10 @@ def _lambdify_matrix(system: ReducedSystem, matrix: sp.Matrix, backend: Backend)
 
         def f_np(t_, y, *params):
             y = np.asarray(y, dtype=float)
-            out = raw(t_, y, *params)
+            # Piecewise branches are all evaluated (numpy.select); the unused one may
+            # divide by zero, so silence those warnings (the selected value is finite).
+            with np.errstate(all="ignore"):
+                out = raw(t_, y, *params)
             out = np.broadcast_arrays(*[np.asarray(o, dtype=float) for o in out])
             arr = np.stack(out, axis=0)
             return arr.reshape(shape + arr.shape[1:])

@@ -28,8 +28,8 @@ def _papers(args_papers: Sequence[str]) -> list[str]:
         return list(implemented())
     for p in args_papers:
         info = get_paper(p)
-        if info.status != "implemented":
-            raise ValueError(f"paper {p!r} is planned: it has no claims or figures yet")
+        if info.status == "planned":
+            raise ValueError(f"paper {p!r} is planned: it has no claims yet")
     return list(args_papers)
 
 
@@ -38,7 +38,7 @@ def _cmd_list(args) -> int:
 
     for pid, info in PAPERS.items():
         print(f"{pid:18s} {info.status:12s} {info.title}")
-        if info.status == "implemented":
+        if info.status != "planned":
             for c in claims_for(pid):
                 print(f"    {c.id:40s} [{c.kind}, expected {c.expected}, {c.cost}]")
     return 0
@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head, say
+        return 0
     except KeyboardInterrupt:
         print("tdcheck: interrupted", file=sys.stderr)
         return 130

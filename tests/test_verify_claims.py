@@ -1,12 +1,13 @@
-"""Every markov claim at small size: outcome equals its expectation, control rejected."""
+"""Every claim at small size: outcome equals its expectation, control rejected."""
 
 import pytest
 
+from verify import linear_attention as vl
 from verify import markov as vm
 from verify.claims import Context
 from verify.runner import Profile, run_claim
 
-CLAIMS = {c.id: c for c in vm.claims()}
+CLAIMS = {c.id: c for c in vm.claims() + vl.claims()}
 # Pinned examples for slow claims; a few drawn examples for fast ones.
 SMALL = Profile("test", fast=6, slow=0, gpu=0)
 

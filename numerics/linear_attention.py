@@ -1,0 +1,140 @@
+"""Linear transformers on in-context linear regression (Ahn et al., ICLR 2024; spec §1).
+
+Layout is the paper's: a prompt is Z in R^{(d+1) x (n+1)}, columns are tokens, the last
+row holds the labels and the query's label slot is 0.  One layer (eq. "recursion"):
+
+    Z <- Z + (1/n) P Z M (Z^T Q Z),   M = diag(1, ..., 1, 0)
+
+with the authors' code family (spec §1.2): P = [[B, 0], [0, 1]], Q = [[A, 0], [0, 0]],
+A, B in R^{d x d} per layer.  Prediction TF = -Z_L[d, n] (0-based), loss
+mean (TF - y_q)^2 (no 1/2).  ``params = {"A": [L, d, d], "B": [L, d, d]}``; leaving out
+"B" is the code's ``zero_p`` (B = 0), AhnPGD's pure preconditioned-GD family, for which
+L layers compute exactly L GD steps with preconditioners -A_l^T (Lemma 1 in this sign
+convention; ``theory.linear_attention.gd_predict``).
+
+Choices: covariates ``gaussian`` (N(0, Sigma)), ``sphere`` (uniform on S^{d-1}) and
+``gamma`` (sqrt(G) u, G ~ Gamma(0.1, 10), Setting 3); w* ~ N(0, I) or, with
+``w_law="inverse"``, N(0, Sigma^{-1}) (AhnPGD Thms 3/4).  Only what the implemented claims
+need is here so far; the optimiser-comparison measurements of issue 3 are not yet built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["ICLConfig", "forward", "init_params", "prompt_loss", "sample_prompts", "dist_to_identity"]
+
+
+@dataclass(frozen=True)
+class ICLConfig:
+    d: int = 5
+    n: int = 20
+    layers: int = 3
+    covariates: str = "gaussian"
+    sigma: tuple[tuple[float, ...], ...] | None = None  # covariance (gaussian only)
+    w_law: str = "identity"
+    batch: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("d", "n", "layers", "batch"):
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v}")
+        if self.covariates not in ("gaussian", "sphere", "gamma"):
+            raise ValueError(f"covariates must be gaussian, sphere or gamma, got {self.covariates!r}")
+        if self.w_law not in ("identity", "inverse"):
+            raise ValueError(f"w_law must be identity or inverse, got {self.w_law!r}")
+        if self.sigma is not None:
+            s = torch.tensor(self.sigma, dtype=torch.float64)
+            if s.shape != (self.d, self.d) or not torch.allclose(s, s.T):
+                raise ValueError("sigma must be a symmetric d x d matrix")
+            if torch.linalg.eigvalsh(s).min() <= 0:
+                raise ValueError("sigma must be positive definite")
+
+
+def sample_prompts(config: ICLConfig, generator: torch.Generator, batch: int | None = None,
+                   dtype=torch.float64, device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """(Z [B, d+1, n+1], y_q [B]) for one member."""
+    batch = batch or config.batch
+    d, n = config.d, config.n
+    x = torch.randn(batch, n + 1, d, generator=generator, dtype=dtype, device=device)
+    if config.covariates in ("sphere", "gamma"):
+        x = x / x.norm(dim=-1, keepdim=True)
+        if config.covariates == "gamma":
+            # G ~ Gamma(k = 0.1, theta = 10) by inverting the CDF of a seeded uniform.
+            u = torch.rand(batch, n + 1, 1, generator=generator, dtype=dtype, device=device)
+            g = _gamma_from_uniform(u, 0.1) * 10.0
+            x = x * g.sqrt()
+    w = torch.randn(batch, d, generator=generator, dtype=dtype, device=device)
+    if config.sigma is not None:
+        s = torch.tensor(config.sigma, dtype=dtype, device=device)
+        evals, evecs = torch.linalg.eigh(s)
+        root = evecs @ torch.diag(evals.sqrt()) @ evecs.T
+        x = x @ root
+        if config.w_law == "inverse":
+            w = w @ (evecs @ torch.diag(evals.rsqrt()) @ evecs.T)
+    y = torch.einsum("bnd,bd->bn", x, w)
+    z = torch.cat([x, y[..., None]], dim=-1).transpose(1, 2).clone()  # [B, d+1, n+1]
+    y_q = z[:, d, n].clone()
+    z[:, d, n] = 0
+    return z, y_q
+
+
+def _gamma_from_uniform(u: torch.Tensor, k: float) -> torch.Tensor:
+    """Gamma(k, 1) quantiles of uniforms (scipy's gammaincinv), so draws follow the seed."""
+    from scipy.special import gammaincinv  # noqa: PLC0415
+
+    return torch.as_tensor(gammaincinv(k, u.cpu().numpy()), dtype=u.dtype, device=u.device)
+
+
+def forward(params: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
+    """TF prediction -Z_L[d, n] for a batch of prompts [B, d+1, n+1].
+
+    Written blockwise: with X the covariate rows and r the label row, one layer is
+    scores = X^T A X, X <- X + (1/n) B (X M) scores, r <- r + (1/n) (r M) scores.
+    """
+    a_all = params["A"]
+    b_all = params.get("B")
+    d = a_all.shape[-1]
+    n = z.shape[-1] - 1
+    x, r = z[:, :d, :], z[:, d, :]
+    mask = torch.ones(n + 1, dtype=z.dtype, device=z.device)
+    mask[-1] = 0
+    for layer in range(a_all.shape[0]):
+        scores = torch.einsum("bin,ij,bjm->bnm", x, a_all[layer], x)
+        new_r = r + torch.einsum("bn,bnm->bm", r * mask, scores) / n
+        if b_all is not None:
+            x = x + torch.einsum("ij,bjn,bnm->bim", b_all[layer], x * mask, scores) / n
+        r = new_r
+    return -r[:, n]
+
+
+def prompt_loss(params: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    z, y_q = batch
+    return ((forward(params, z) - y_q) ** 2).mean()
+
+
+def init_params(config: ICLConfig, std: float = 0.05, with_b: bool = True,
+                dtype=torch.float64, device="cpu") -> Callable[[torch.Generator], dict]:
+    """The authors' init: every entry N(0, std^2) (spec §1.2)."""
+
+    def init(g: torch.Generator) -> dict[str, torch.Tensor]:
+        shape = (config.layers, config.d, config.d)
+        out = {"A": torch.randn(*shape, generator=g, dtype=dtype, device=device) * std}
+        if with_b:
+            out["B"] = torch.randn(*shape, generator=g, dtype=dtype, device=device) * std
+        return out
+
+    return init
+
+
+def dist_to_identity(a: torch.Tensor) -> torch.Tensor:
+    """min_alpha ||A - alpha I||_F / ||A||_F (spec §6 a3), over the last two axes."""
+    d = a.shape[-1]
+    alpha = torch.diagonal(a, dim1=-2, dim2=-1).sum(-1) / d
+    eye = torch.eye(d, dtype=a.dtype, device=a.device)
+    resid = a - alpha[..., None, None] * eye
+    return resid.flatten(-2).norm(dim=-1) / a.flatten(-2).norm(dim=-1).clamp_min(1e-300)

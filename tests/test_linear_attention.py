@@ -1,0 +1,135 @@
+"""theory.linear_attention and numerics.linear_attention (partial row)."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from numerics import linear_attention as nl
+from theory import linear_attention as la
+
+
+def test_moment4_equals_closed_form_symbolically():
+    s11, s12, s22 = sp.symbols("s11 s12 s22", real=True)
+    S = sp.Matrix([[s11, s12], [s12, s22]])
+    A = sp.Matrix(2, 2, sp.symbols("a1:5", real=True))
+    closed = S * A * S + S * A.T * S + (A * S).trace() * S
+    assert sp.simplify(la.moment4(S, A) - closed) == sp.zeros(2, 2)
+
+
+def test_optimum_is_root_of_gradient_and_setting_numbers():
+    lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
+    g = la.optimal_preconditioner(lam, 10)
+    assert sp.simplify(la.one_layer_gradient(g, lam, 10)) == sp.zeros(3, 3)
+    assert la.optimal_one_layer_loss(sp.eye(5), 20) == sp.Rational(30, 26)
+    assert la.optimal_one_layer_loss(sp.eye(5), 5) == sp.Rational(30, 11)
+    assert la.optimal_preconditioner(sp.eye(5), 20) == sp.Rational(20, 26) * sp.eye(5)
+
+
+def test_gradient_formula_is_the_derivative_of_the_loss():
+    G = sp.Matrix(2, 2, sp.symbols("g1:5", real=True))
+    S = sp.Matrix([[2, 1], [1, 3]])
+    f = la.one_layer_loss(G, S, 7)
+    auto = sp.Matrix(2, 2, lambda i, j: sp.diff(f, G[i, j]))
+    assert sp.simplify(auto - la.one_layer_gradient(G, S, 7)) == sp.zeros(2, 2)
+
+
+def test_rotation_invariant_numbers():
+    g, f = la.rotation_invariant_optimum(5, 20, *la.sphere_moments())
+    assert g == sp.Rational(25, 6) and f == sp.Rational(1, 6)
+    g, f = la.rotation_invariant_optimum(5, 20, *la.gamma_moments())
+    assert float(g) == pytest.approx(1.35135, abs=1e-5) and float(f) == pytest.approx(0.72973, abs=1e-5)
+    # Gaussian as a check: G ~ chi^2_5 -> m1 = 5, m2 = 35 gives the Gaussian optimum.
+    g, f = la.rotation_invariant_optimum(5, 20, 5, 35)
+    assert g == sp.Rational(20, 26) and f == sp.Rational(30, 26)
+
+
+def test_wishart_moments_exact_and_against_monte_carlo():
+    d, n = sp.symbols("d n", positive=True)
+    m = la.trace_moments(3, d, n)
+    assert sp.simplify(m[1] - d) == 0
+    assert sp.simplify(m[2] - d * (n + d + 1) / n) == 0
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((20000, 20, 5))
+    sh = np.einsum("bni,bnj->bij", x, x) / 20
+    mc = np.trace(np.linalg.matrix_power(sh, 4), axis1=1, axis2=2)
+    exact = float(la.trace_moments(4, 5, 20)[4])
+    assert mc.mean() == pytest.approx(exact, abs=5 * mc.std() / math.sqrt(len(mc)))
+
+
+def test_gd_floor_is_a_minimum_and_beats_equal_steps():
+    floor, steps = la.gd_floor(2, 5, 20)
+    a = sp.symbols("a1:3")
+    f = sp.lambdify([a], la.gd_loss(a, 5, 20))
+    assert floor == pytest.approx(f(steps), rel=1e-12)
+    for delta in ((0.01, 0), (0, -0.01), (0.01, 0.01)):
+        assert f(np.add(steps, delta)) > floor
+    assert floor < f((0.8, 0.8))
+    assert floor == pytest.approx(0.3608, rel=0.01)  # the companion paper's Monte Carlo
+
+
+def test_balanced_flow_conserves_balance_and_reaches_limit():
+    from numerics.ode import integrate
+
+    lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
+    sys = la.balanced_flow(lam, 10, diagonal=True)
+    assert sys.drift("balance") == 0
+    sigma = 0.05
+    y0 = [sigma] + [sigma / math.sqrt(3)] * 3
+    sol = integrate(sys, y0, 4000.0)
+    u_inf, U_inf = la.balanced_limit(lam, 10)
+    assert sol.y[0, -1] == pytest.approx(float(u_inf), rel=1e-6)
+    np.testing.assert_allclose(sol.y[1:, -1], np.diag(np.array(U_inf.evalf(), float)), rtol=1e-6)
+    full = la.balanced_flow(sp.diag(1, sp.Rational(1, 2)), 5)
+    assert full.drift("balance") == 0
+
+
+@given(st.integers(1, 5), st.integers(1, 12), st.integers(1, 3), st.integers(0, 1000))
+def test_forward_emulates_gd(d, n, layers, seed):
+    cfg = nl.ICLConfig(d=d, n=n, layers=layers)
+    g = torch.Generator().manual_seed(seed)
+    z, _ = nl.sample_prompts(cfg, g, batch=3)
+    a = torch.randn(layers, d, d, generator=g, dtype=torch.float64) * 0.4
+    tf = nl.forward({"A": a}, z)
+    for b in range(3):
+        pred = la.gd_predict(z[b, :d, :n].T.numpy(), z[b, d, :n].numpy(), z[b, :d, n].numpy(),
+                             [-m.T.numpy() for m in a])
+        assert tf[b].item() == pytest.approx(pred, rel=1e-10, abs=1e-10)
+
+
+def test_one_layer_b_has_no_effect_and_data_moments():
+    cfg = nl.ICLConfig(layers=1)
+    g = torch.Generator().manual_seed(0)
+    z, _ = nl.sample_prompts(cfg, g, batch=5)
+    a = torch.randn(1, 5, 5, generator=g, dtype=torch.float64)
+    b = torch.randn(1, 5, 5, generator=g, dtype=torch.float64)
+    torch.testing.assert_close(nl.forward({"A": a}, z), nl.forward({"A": a, "B": b}, z))
+    for cov, m2 in (("gamma", 11.0), ("sphere", 1.0)):
+        zc, _ = nl.sample_prompts(nl.ICLConfig(covariates=cov), torch.Generator().manual_seed(1),
+                                  batch=20000)
+        x = zc[:, :5, :].transpose(1, 2).reshape(-1, 5)
+        norms2 = (x**2).sum(1)
+        assert norms2.mean().item() == pytest.approx(1.0, abs=0.05)
+        assert (norms2**2).mean().item() == pytest.approx(m2, rel=0.2)
+
+
+@pytest.mark.parametrize("bad", [dict(d=0), dict(covariates="cauchy"), dict(w_law="x"),
+                                 dict(d=2, sigma=((1.0, 2.0), (2.0, 1.0)))])
+def test_bad_config(bad):
+    with pytest.raises(ValueError):
+        nl.ICLConfig(**bad)
+
+
+def test_bad_theory_input():
+    with pytest.raises(ValueError, match="positive definite"):
+        la.optimal_preconditioner([[1, 0], [0, -1]], 5)
+    with pytest.raises(ValueError, match="square"):
+        la.moment4([[1, 0, 0], [0, 1, 0]], [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="same shape"):
+        la.moment4(sp.eye(2), sp.eye(3))
+    with pytest.raises(ValueError, match="n must be"):
+        la.optimal_preconditioner(sp.eye(2), 0)

@@ -1,0 +1,335 @@
+"""Linear attention as a proxy for transformer optimisation: Ahn et al. (ICLR 2024).
+
+Reduced theory of in-context linear regression with linear self-attention, from the paper
+and its two companions (spec ``shared/papers/linear_attention.md``): ZFB (Zhang, Frei,
+Bartlett) for the one-layer flow, AhnPGD (Ahn, Cheng, Daneshmand, Sra) for L layers.
+
+**Loss convention.** Every loss here is the authors' code convention, with no 1/2:
+``f = E[(prediction - w*^T x_q)^2]`` (spec §1.1).  The ZFB flow descends ``f/2`` (their
+convention), said again where it matters.
+
+Notation: covariates x ~ D with covariance Sigma, n context tokens, Sigma_hat = (1/n)
+sum_i x_i x_i^T, h = Sigma_hat w*; a one-layer model predicts x_q^T Gamma h (spec §2.1).
+
+Choices and derivations (say so in reports):
+
+* ``moment4`` is derived entry by entry from Isserlis' theorem, not copied; the closed
+  form Sigma A Sigma + Sigma A^T Sigma + tr(A Sigma) Sigma is what the tests compare with.
+* ``trace_moments`` computes E tr W^k for a real Wishart W ~ W_d(n, I) *exactly* by a
+  recursion we derived from Stein's identity E[X_ij f(X)] = E[d f / d X_ij] (W = X X^T):
+
+      E[tr W^k P] = (n + k - 1) E[tr W^(k-1) P] + sum_{j=1}^{k-1} E[tr W^j tr W^(k-1-j) P]
+                    + sum_{r in P} 2 r E[tr W^(k+r-1) P / tr W^r]
+
+  for P a product of traces (tr W^0 = d).  It gives E tr W = nd and
+  E tr W^2 = nd(n + d + 1), the known real-Wishart values, and it replaces the companion
+  paper's Monte Carlo for the L-layer pure-GD floor (``gd_floor``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+import sympy as sp
+
+from theory.flow import ReducedSystem, gradient_flow
+
+__all__ = [
+    "balanced_flow",
+    "balanced_limit",
+    "equations",
+    "gamma_moments",
+    "gd_floor",
+    "gd_loss",
+    "gd_predict",
+    "moment4",
+    "one_layer_gradient",
+    "one_layer_loss",
+    "optimal_one_layer_loss",
+    "optimal_preconditioner",
+    "rotation_invariant_optimum",
+    "sample_cov_second_moment",
+    "sphere_moments",
+    "trace_moments",
+]
+
+
+# ---------------------------------------------------------------------- validation
+def _matrix(name: str, value, square: bool = True) -> sp.Matrix:
+    try:
+        m = sp.Matrix(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a matrix, got {value!r}") from exc
+    if square and m.rows != m.cols:
+        raise ValueError(f"{name} must be square, got shape {m.shape}")
+    return m
+
+
+def _covariance(name: str, value) -> sp.Matrix:
+    sigma = _matrix(name, value)
+    if sigma.is_symbolic():
+        return sigma
+    arr = np.array(sigma.evalf(), dtype=float)
+    if not np.allclose(arr, arr.T, rtol=0, atol=1e-12 * max(1.0, np.abs(arr).max())):
+        raise ValueError(f"{name} must be symmetric")
+    if np.linalg.eigvalsh(arr).min() <= 0:
+        raise ValueError(f"{name} must be positive definite")
+    return sigma
+
+
+def _count(name: str, value, low: int = 1) -> int:
+    if int(value) != value or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value}")
+    return int(value)
+
+
+def _same_shape(a: sp.Matrix, b: sp.Matrix, names: str) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"{names} must have the same shape, got {a.shape} and {b.shape}")
+
+
+# ---------------------------------------------------------------------- moments (spec §2.2)
+def moment4(Sigma, A) -> sp.Matrix:
+    """E[x x^T A x x^T] for x ~ N(0, Sigma), derived entry-wise from Isserlis' theorem.
+
+    E[x_a x_c x_e x_b] = S_ac S_eb + S_ae S_cb + S_ab S_ce  (S = Sigma).
+    """
+    S = _covariance("Sigma", Sigma)
+    A = _matrix("A", A)
+    _same_shape(S, A, "Sigma and A")
+    d = S.rows
+
+    def entry(a, b):
+        return sum(
+            A[c, e] * (S[a, c] * S[e, b] + S[a, e] * S[c, b] + S[a, b] * S[c, e])
+            for c in range(d)
+            for e in range(d)
+        )
+
+    return sp.Matrix(d, d, entry)
+
+
+def sample_cov_second_moment(Sigma, n, A=None) -> sp.Matrix:
+    """E[Sigma_hat A Sigma_hat] (A = I by default) for n Gaussian samples (spec §2.2).
+
+    Sigma_hat = (1/n) sum x_i x_i^T: the n(n-1) cross terms give Sigma A Sigma, the n
+    diagonal ones the fourth moment.
+    """
+    S = _covariance("Sigma", Sigma)
+    n = _count("n", n)
+    A = sp.eye(S.rows) if A is None else _matrix("A", A)
+    return sp.Rational(n - 1, n) * S * A * S + moment4(S, A) / n
+
+
+# ---------------------------------------------------------------------- one layer
+def one_layer_loss(Gamma, Sigma, n) -> sp.Expr:
+    """f(Gamma) = E[(x_q^T (Gamma Sigma_hat - I) w*)^2], w* ~ N(0, I); code convention (no 1/2).
+
+    = tr(Gamma^T Sigma Gamma S) - 2 tr(Gamma Sigma^2) + tr Sigma, S = E[Sigma_hat^2].
+    """
+    G = _matrix("Gamma", Gamma)
+    S = _covariance("Sigma", Sigma)
+    _same_shape(G, S, "Gamma and Sigma")
+    M = sample_cov_second_moment(S, n)
+    return sp.expand((G.T * S * G * M).trace() - 2 * (G * S * S).trace() + S.trace())
+
+
+def one_layer_gradient(Gamma, Sigma, n) -> sp.Matrix:
+    """d f / d Gamma = 2 (Sigma Gamma S - Sigma^2) (code convention; spec §2.2)."""
+    G = _matrix("Gamma", Gamma)
+    S = _covariance("Sigma", Sigma)
+    _same_shape(G, S, "Gamma and Sigma")
+    return 2 * (S * G * sample_cov_second_moment(S, n) - S * S)
+
+
+def optimal_preconditioner(Sigma, n) -> sp.Matrix:
+    """Gamma* = ((1 + 1/n) Sigma + tr(Sigma)/n I)^-1, the root of the gradient (AhnPGD Thm 1)."""
+    S = _covariance("Sigma", Sigma)
+    n = _count("n", n)
+    return ((1 + sp.Rational(1, n)) * S + S.trace() / n * sp.eye(S.rows)).inv()
+
+
+def optimal_one_layer_loss(Sigma, n) -> sp.Expr:
+    """f(Gamma*) = tr Sigma - tr(Gamma* Sigma^2) (code convention, no 1/2)."""
+    S = _covariance("Sigma", Sigma)
+    return sp.simplify(S.trace() - (optimal_preconditioner(S, n) * S * S).trace())
+
+
+def sphere_moments() -> tuple[sp.Expr, sp.Expr]:
+    """(E G, E G^2) for x = sqrt(G) u with G = 1: uniform on the sphere."""
+    return sp.S.One, sp.S.One
+
+
+def gamma_moments(k="1/10", theta=10) -> tuple[sp.Expr, sp.Expr]:
+    """(E G, E G^2) for G ~ Gamma(shape k, scale theta): Setting 3 (k = 0.1, theta = 10)."""
+    k, theta = sp.sympify(k), sp.sympify(theta)
+    if (k.is_number and k <= 0) or (theta.is_number and theta <= 0):
+        raise ValueError(f"k and theta must be > 0, got {k}, {theta}")
+    return k * theta, k * theta**2 + (k * theta) ** 2
+
+
+def rotation_invariant_optimum(d, n, m1, m2) -> tuple[sp.Expr, sp.Expr]:
+    """(gamma*, f*) for x = sqrt(G) u, u uniform on S^{d-1}, E G = m1, E G^2 = m2 (spec §2.3).
+
+    Derived: E[x x^T A x x^T] = m2/(d(d+2)) (A + A^T + tr A I), so E[Sigma_hat^2] = c I with
+    c = ((n-1)/n) s^4 + m2/(n d), s^2 = m1/d; f(gamma I) = gamma^2 s^2 d c - 2 gamma s^4 d
+    + s^2 d is minimised at gamma* = s^2/c with f* = s^2 d (1 - s^4/c).
+    """
+    d, n = _count("d", d), _count("n", n)
+    m1, m2 = sp.sympify(m1), sp.sympify(m2)
+    s2 = m1 / d
+    c = sp.Rational(n - 1, n) * s2**2 + m2 / (n * d)
+    gamma = sp.Symbol("gamma")
+    f = gamma**2 * s2 * d * c - 2 * gamma * s2**2 * d + s2 * d
+    (g_star,) = sp.solve(sp.diff(f, gamma), gamma)
+    return sp.simplify(g_star), sp.simplify(f.subs(gamma, g_star))
+
+
+# ---------------------------------------------------------------------- ZFB flow (spec §2.4)
+def balanced_flow(Lambda, n, diagonal: bool = False) -> ReducedSystem:
+    """Gradient flow of L(u, U) = f(u U^T)/2 (ZFB's 1/2 convention) as a ReducedSystem.
+
+    State u (scalar) and U (d x d, row-major) or, with ``diagonal=True`` (Lambda diagonal,
+    U = diag(a)), (u, a_1..a_d).  Invariant ``balance`` = u^2 - ||U||_F^2.
+    """
+    L = _covariance("Lambda", Lambda)
+    d = L.rows
+    u = sp.Symbol("u", real=True)
+    if diagonal:
+        if not L.is_diagonal():
+            raise ValueError("Lambda must be diagonal for the diagonal reduction")
+        a = sp.symbols(f"a1:{d + 1}", real=True)
+        U = sp.diag(*a)
+        state = (u, *a)
+    else:
+        syms = sp.symbols(f"U1:{d + 1}(1:{d + 1})", real=True)
+        U = sp.Matrix(d, d, syms)
+        state = (u, *syms)
+    loss = one_layer_loss(u * U.T, L, n) / 2
+    balance = u**2 - sum(x**2 for x in U)
+    return gradient_flow(
+        loss,
+        state,
+        (),
+        invariants={"balance": balance},
+        name=f"ZFB balanced flow d={d}" + (" (diagonal)" if diagonal else ""),
+        assumptions="one layer, x ~ N(0, Lambda), w* ~ N(0, I), loss f/2 (ZFB; spec §2.4)",
+    )
+
+
+def balanced_limit(Sigma, n) -> tuple[sp.Expr, sp.Matrix]:
+    """(u_inf, U_inf) = (||Gamma*||_F^(1/2), Gamma*/||Gamma*||_F^(1/2)) for a balanced start."""
+    G = optimal_preconditioner(Sigma, n)
+    norm = sp.sqrt(sum(x**2 for x in G))
+    return sp.sqrt(norm), G / sp.sqrt(norm)
+
+
+# ---------------------------------------------------------------------- L layers (spec §2.5)
+def gd_predict(X: np.ndarray, y: np.ndarray, x_q: np.ndarray, steps: Sequence[np.ndarray]) -> float:
+    """Prediction <x_q, w_L> of L preconditioned GD steps from w_0 = 0 (AhnPGD Lemma 1).
+
+    w_{l+1} = w_l + A_l (1/n) sum_i x_i (y_i - x_i^T w_l); ``X`` is [n, d].
+    """
+    X, y, x_q = np.asarray(X, float), np.asarray(y, float), np.asarray(x_q, float)
+    w = np.zeros(X.shape[1])
+    for A in steps:
+        w = w + np.asarray(A, float) @ (X.T @ (y - X @ w)) / X.shape[0]
+    return float(x_q @ w)
+
+
+@cache
+def _wishart_moment(powers: tuple[int, ...], d: sp.Expr, n: sp.Expr) -> sp.Expr:
+    """E prod_i tr W^{powers_i}, W ~ W_d(n, I) real, by the Stein recursion (module doc)."""
+    powers = tuple(sorted(p for p in powers if p > 0))
+    if not powers:
+        return sp.S.One
+    k, rest = powers[-1], powers[:-1]
+
+    def with_(*extra: int) -> sp.Expr:
+        zeros = sum(1 for e in extra if e == 0)
+        return d**zeros * _wishart_moment(tuple(sorted(rest + tuple(e for e in extra if e > 0))), d, n)
+
+    total = (n + k - 1) * with_(k - 1)
+    for j in range(1, k):
+        total += with_(j, k - 1 - j)
+    for i, r in enumerate(rest):
+        others = rest[:i] + rest[i + 1 :]
+        total += 2 * r * d ** 0 * _wishart_moment(tuple(sorted(others + (k + r - 1,))), d, n)
+    return sp.expand(total)
+
+
+def trace_moments(k_max: int, d, n) -> list[sp.Expr]:
+    """[E tr Sigma_hat^k for k = 0..k_max], Sigma_hat = W/n, x ~ N(0, I_d); exact."""
+    k_max = _count("k_max", k_max, 0)
+    d, n = sp.sympify(d), sp.sympify(n)
+    if d.is_number:
+        _count("d", d)
+    if n.is_number:
+        _count("n", n)
+    return [d] + [_wishart_moment((k,), d, n) / n**k for k in range(1, k_max + 1)]
+
+
+def gd_loss(steps: Sequence, d, n) -> sp.Expr:
+    """f(a) = E tr prod_l (I - a_l Sigma_hat)^2 for Sigma = I, w* ~ N(0, I): the loss of L
+    scalar preconditioned GD steps (code convention), exact in the step sizes a_l."""
+    m = sp.Symbol("m")
+    poly = sp.Poly(sp.expand(sp.prod([(1 - a * m) ** 2 for a in steps])), m)
+    moments = trace_moments(poly.degree(), d, n)
+    return sp.expand(sum(c * moments[k] for (k,), c in poly.terms()))
+
+
+def gd_floor(L: int, d: int, n: int, starts: int = 20, seed: int = 0) -> tuple[float, tuple[float, ...]]:
+    """Minimum over step sizes of the L-step pure-GD loss, Sigma = I (spec §2.5).
+
+    The loss is an exact polynomial in a (``gd_loss``); it is minimised from ``starts``
+    random asymmetric starts (equal steps are saddles, spec §2.5) and the best is returned
+    with its steps sorted (the loss is symmetric under permuting them).
+    """
+    from scipy.optimize import minimize  # noqa: PLC0415
+
+    L = _count("L", L)
+    a = sp.symbols(f"a1:{L + 1}", real=True)
+    f = gd_loss(a, d, n)
+    fn = sp.lambdify([a], f, "numpy")
+    grad = sp.lambdify([a], [sp.diff(f, x) for x in a], "numpy")
+    rng = np.random.default_rng(seed)
+    best = None
+    for _ in range(starts):
+        x0 = np.sort(rng.uniform(0.1, 2.5, size=L))
+        res = minimize(lambda v: float(fn(v)), x0, jac=lambda v: np.array(grad(v), float),
+                       method="BFGS", options={"gtol": 1e-12})
+        if best is None or res.fun < best.fun:
+            best = res
+    return float(best.fun), tuple(float(v) for v in np.sort(best.x))
+
+
+# ---------------------------------------------------------------------- equations
+def equations() -> dict[str, sp.Expr]:
+    """Named derived results for ``tdcheck equations linear_attention`` (d = 2 shown)."""
+    s11, s12, s22 = sp.symbols("Sigma11 Sigma12 Sigma22", real=True)
+    n = sp.Symbol("n", positive=True)
+    Sigma = sp.Matrix([[s11, s12], [s12, s22]])
+    A = sp.Matrix(2, 2, sp.symbols("A1:3(1:3)", real=True))
+    lam = sp.symbols("lambda1:3", positive=True)
+    d_sym, n_sym = sp.symbols("d n", positive=True)
+    g_sphere = rotation_invariant_optimum(5, 20, *sphere_moments())
+    g_gamma = rotation_invariant_optimum(5, 20, *gamma_moments())
+    return {
+        "E[x x^T A x x^T] (d = 2)": moment4(Sigma, A),
+        "Gamma* = ((1+1/n) Lambda + tr(Lambda)/n I)^-1 (Lambda diagonal, d = 2)":
+            ((1 + 1 / n) * sp.diag(*lam) + (lam[0] + lam[1]) / n * sp.eye(2)).inv(),
+        "one-layer optimum f*, Setting 1 (d = 5, n = 20)": optimal_one_layer_loss(sp.eye(5), 20),
+        "sphere (gamma*, f*), d = 5, n = 20": sp.Tuple(*g_sphere),
+        "Gamma-covariates (gamma*, f*), k = 0.1, theta = 10, d = 5, n = 20": sp.Tuple(*g_gamma),
+        "E tr Sigma_hat^2 (Sigma = I)": sp.factor(trace_moments(2, d_sym, n_sym)[2]),
+        "E tr Sigma_hat^3 (Sigma = I)": sp.factor(trace_moments(3, d_sym, n_sym)[3]),
+        "balanced flow invariant": sp.Symbol("u") ** 2 - sp.Symbol("||U||_F") ** 2,
+        **{
+            f"exact pure-GD floor and steps, L = {L} (Setting 1)": sp.Tuple(
+                sp.Float(loss, 8), *[sp.Float(a, 6) for a in steps])
+            for L in (2, 3, 4)
+            for loss, steps in [gd_floor(L, 5, 20)]
+        },
+    }
