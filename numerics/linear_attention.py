@@ -20,12 +20,22 @@ need is here so far; the optimiser-comparison measurements of issue 3 are not ye
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
-__all__ = ["ICLConfig", "forward", "init_params", "prompt_loss", "sample_prompts", "dist_to_identity"]
+__all__ = [
+    "ICLConfig",
+    "dist_to_identity",
+    "forward",
+    "init_params",
+    "prompt_loss",
+    "sample_prompts",
+    "train_gd_family",
+]
 
 
 @dataclass(frozen=True)
@@ -138,3 +148,40 @@ def dist_to_identity(a: torch.Tensor) -> torch.Tensor:
     eye = torch.eye(d, dtype=a.dtype, device=a.device)
     resid = a - alpha[..., None, None] * eye
     return resid.flatten(-2).norm(dim=-1) / a.flatten(-2).norm(dim=-1).clamp_min(1e-300)
+
+
+@lru_cache(maxsize=16)
+def train_gd_family(layers: int, seed: int, device: str) -> tuple[dict, float, float]:
+    """Train the B = 0 family in Setting 1 (2 seeds stacked; protocol in verify/linear_attention).
+
+    Returns (final params on CPU, evaluation loss per member on 2e5 fresh prompts, its
+    standard error).  Cached: claims and figures share the runs.
+    """
+    from numerics.ensemble import (  # noqa: PLC0415
+        OptimizerConfig,
+        TrainConfig,
+        member_generators,
+        stack_members,
+        train,
+    )
+
+    cfg = ICLConfig(layers=layers)
+    dev = torch.device(device)
+    params = stack_members(init_params(cfg, with_b=False, device=dev),
+                           member_generators(2, seed, dev))
+    gens = member_generators(2, seed + 10_000, dev)
+
+    def batch(step):
+        parts = [sample_prompts(cfg, g, device=dev) for g in gens]
+        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+
+    config = TrainConfig(steps=2000, lr=0.01, optimizer=OptimizerConfig("adam", betas=(0.9, 0.9)),
+                         record_every=500, schedule=lambda s: 1.0 if s < 1000 else 0.1)
+    traj = train(prompt_loss, params, config, batch)
+    z, y = sample_prompts(cfg, torch.Generator(device=dev).manual_seed(99 + seed),
+                             batch=200_000, device=dev)
+    with torch.no_grad():
+        errs = torch.stack([(forward({"A": traj.params["A"][m]}, z) - y) ** 2 for m in range(2)])
+    loss = errs.mean(1).cpu().numpy()
+    se = (errs.std(1) / math.sqrt(errs.shape[1])).cpu().numpy()
+    return {k: v.cpu() for k, v in traj.params.items()}, loss, se

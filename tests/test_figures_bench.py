@@ -35,3 +35,14 @@ def test_bench_writes_schema(tmp_path):
     assert [r["members"] for r in data["ensemble"]] == [1, 2]
     assert all({"members", "stacked_s", "sequential_s", "speedup"} <= set(r) for r in data["ensemble"])
     assert "speedup" in table
+
+
+def test_linear_attention_theory_figure(tmp_path):
+    from figures import linear_attention  # noqa: F401
+
+    paths = FIGURES["linear_attention.balanced_flow"].fn(tmp_path, quick=True)
+    assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}
+    data = np.load(tmp_path / "balanced_flow.npz")
+    y = data["y_sigma_0.05"]
+    balance = y[0] ** 2 - (y[1:] ** 2).sum(0)
+    assert np.ptp(balance) < 1e-8  # conserved along the plotted flow

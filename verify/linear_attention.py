@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import partial
 
 import numpy as np
 import sympy as sp
@@ -22,7 +22,6 @@ import torch
 from hypothesis import strategies as st
 
 from numerics import linear_attention as nl
-from numerics.ensemble import OptimizerConfig, TrainConfig, member_generators, stack_members, train
 from theory import linear_attention as la
 from verify.claims import Claim, Context, Evidence, combine
 
@@ -106,31 +105,6 @@ def _check_emulation(params: dict, ctx: Context, *, steps_of: Callable) -> Evide
 
 
 # ---------------------------------------------------------------------- training runs
-@lru_cache(maxsize=16)
-def _trained(layers: int, seed: int, device: str) -> tuple[dict, float, float]:
-    """Train the B = 0 family; return (final params, eval loss per member, its s.e.)."""
-    cfg = nl.ICLConfig(layers=layers)
-    dev = torch.device(device)
-    params = stack_members(nl.init_params(cfg, with_b=False, device=dev),
-                           member_generators(2, seed, dev))
-    gens = member_generators(2, seed + 10_000, dev)
-
-    def batch(step):
-        parts = [nl.sample_prompts(cfg, g, device=dev) for g in gens]
-        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
-
-    config = TrainConfig(steps=2000, lr=0.01, optimizer=OptimizerConfig("adam", betas=(0.9, 0.9)),
-                         record_every=500, schedule=lambda s: 1.0 if s < 1000 else 0.1)
-    traj = train(nl.prompt_loss, params, config, batch)
-    z, y = nl.sample_prompts(cfg, torch.Generator(device=dev).manual_seed(99 + seed),
-                             batch=200_000, device=dev)
-    with torch.no_grad():
-        errs = torch.stack([(nl.forward({"A": traj.params["A"][m]}, z) - y) ** 2 for m in range(2)])
-    loss = errs.mean(1).cpu().numpy()
-    se = (errs.std(1) / math.sqrt(errs.shape[1])).cpu().numpy()
-    return {k: v.cpu() for k, v in traj.params.items()}, loss, se
-
-
 def _equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
     from scipy.optimize import minimize_scalar  # noqa: PLC0415
 
@@ -143,7 +117,7 @@ def _equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
 def _check_floor(params: dict, ctx: Context, *, optimum: Callable) -> Evidence:
     layers = params["layers"]
     floor, steps = optimum(layers)
-    trained, loss, se = _trained(layers, params["seed"], ctx.device)
+    trained, loss, se = nl.train_gd_family(layers, params["seed"], ctx.device)
     parts = []
     for m in range(2):
         a = trained["A"][m]
@@ -196,7 +170,7 @@ def _check_one_layer(params: dict, ctx: Context, *, preconditioner: Callable) ->
     parts = []
     gamma_star = np.array(preconditioner(sp.eye(5), 20).evalf(), dtype=float)
     f_star = float(la.one_layer_loss(sp.Matrix(gamma_star), sp.eye(5), 20))
-    trained, loss, se = _trained(1, params["seed"], ctx.device)
+    trained, loss, se = nl.train_gd_family(1, params["seed"], ctx.device)
     for m in range(2):
         gamma = -trained["A"][m, 0].numpy().T
         rel = np.linalg.norm(gamma - gamma_star) / np.linalg.norm(gamma_star)
