@@ -14,8 +14,10 @@ convention; ``theory.linear_attention.gd_predict``).
 
 Choices: covariates ``gaussian`` (N(0, Sigma)), ``sphere`` (uniform on S^{d-1}) and
 ``gamma`` (sqrt(G) u, G ~ Gamma(0.1, 10), Setting 3); w* ~ N(0, I) or, with
-``w_law="inverse"``, N(0, Sigma^{-1}) (AhnPGD Thms 3/4).  Only what the implemented claims
-need is here so far; the optimiser-comparison measurements of issue 3 are not yet built.
+``w_law="inverse"``, N(0, Sigma^{-1}) (AhnPGD Thms 3/4).  Also ZFB's full one-layer
+model (``zfb_*``).  The optimiser-comparison measurements of issue 3 (gradient noise, Hill
+index, robust condition numbers, directional smoothness) and softmax attention are not
+built yet.
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ __all__ = [
     "forward",
     "init_params",
     "prompt_loss",
+    "rotated_covariance",
     "sample_prompts",
     "train_gd_family",
+    "zfb_forward",
+    "zfb_init",
+    "zfb_loss",
 ]
 
 
@@ -141,6 +147,16 @@ def init_params(config: ICLConfig, std: float = 0.05, with_b: bool = True,
     return init
 
 
+def rotated_covariance(seed: int, spectrum=(1.0, 1.0, 0.25, 0.0625, 1.0)) -> tuple[tuple[float, ...], ...]:
+    """Sigma = U^T D U with a seeded random orthogonal U (AhnPGD Fig. 1/2 protocol, spec §6 a3)."""
+    g = torch.Generator().manual_seed(seed)
+    q, r = torch.linalg.qr(torch.randn(len(spectrum), len(spectrum), generator=g, dtype=torch.float64))
+    q = q * torch.sign(torch.diagonal(r))
+    sigma = q.T @ torch.diag(torch.tensor(spectrum, dtype=torch.float64)) @ q
+    sigma = 0.5 * (sigma + sigma.T)
+    return tuple(tuple(round(float(v), 12) for v in row) for row in sigma)
+
+
 def dist_to_identity(a: torch.Tensor) -> torch.Tensor:
     """min_alpha ||A - alpha I||_F / ||A||_F (spec §6 a3), over the last two axes."""
     d = a.shape[-1]
@@ -151,8 +167,13 @@ def dist_to_identity(a: torch.Tensor) -> torch.Tensor:
 
 
 @lru_cache(maxsize=16)
-def train_gd_family(layers: int, seed: int, device: str) -> tuple[dict, float, float]:
-    """Train the B = 0 family in Setting 1 (2 seeds stacked; protocol in verify/linear_attention).
+def train_gd_family(layers: int, seed: int, device: str,
+                    sigma: tuple[tuple[float, ...], ...] | None = None,
+                    w_law: str = "identity") -> tuple[dict, float, float]:
+    """Train the B = 0 family (2 seeds stacked; protocol in verify/linear_attention).
+
+    Setting 1 by default; ``sigma`` (a covariance, as nested tuples) and ``w_law`` change
+    the data as in ``ICLConfig``.
 
     Returns (final params on CPU, evaluation loss per member on 2e5 fresh prompts, its
     standard error).  Cached: claims and figures share the runs.
@@ -165,7 +186,7 @@ def train_gd_family(layers: int, seed: int, device: str) -> tuple[dict, float, f
         train,
     )
 
-    cfg = ICLConfig(layers=layers)
+    cfg = ICLConfig(layers=layers, sigma=sigma, w_law=w_law)
     dev = torch.device(device)
     params = stack_members(init_params(cfg, with_b=False, device=dev),
                            member_generators(2, seed, dev))
@@ -185,3 +206,40 @@ def train_gd_family(layers: int, seed: int, device: str) -> tuple[dict, float, f
     loss = errs.mean(1).cpu().numpy()
     se = (errs.std(1) / math.sqrt(errs.shape[1])).cpu().numpy()
     return {k: v.cpu() for k, v in traj.params.items()}, loss, se
+
+
+# ---------------------------------------------------------------------- ZFB one-layer model
+def zfb_forward(params: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
+    """ZFB's full one-layer model: f(E) = E + W_PV E M (E^T W_KQ E)/n, read-out +f[d, n].
+
+    ``params = {"PV": [(d+1), (d+1)], "KQ": [(d+1), (d+1)]}`` (ZFB; spec §2.1, §2.4).
+    """
+    n = z.shape[-1] - 1
+    mask = torch.ones(n + 1, dtype=z.dtype, device=z.device)
+    mask[-1] = 0
+    scores = torch.einsum("bin,ij,bjm->bnm", z, params["KQ"], z)
+    out = z + torch.einsum("ij,bjn,bnm->bim", params["PV"], z * mask, scores) / n
+    return out[:, -1, n]
+
+
+def zfb_loss(params: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """ZFB's loss convention: half the mean squared error."""
+    z, y_q = batch
+    return 0.5 * ((zfb_forward(params, z) - y_q) ** 2).mean()
+
+
+def zfb_init(d: int, sigma: float, dtype=torch.float64, device="cpu") -> Callable[[torch.Generator], dict]:
+    """ZFB's balanced init: W_PV = sigma e_{d+1} e_{d+1}^T, W_KQ = sigma [[Theta Theta^T, 0], [0, 0]]
+    with ||Theta Theta^T||_F = 1, Theta Gaussian from the member's generator."""
+
+    def init(g: torch.Generator) -> dict[str, torch.Tensor]:
+        theta = torch.randn(d, d, generator=g, dtype=dtype, device=device)
+        tt = theta @ theta.T
+        tt = tt / tt.norm()
+        pv = torch.zeros(d + 1, d + 1, dtype=dtype, device=device)
+        pv[d, d] = sigma
+        kq = torch.zeros(d + 1, d + 1, dtype=dtype, device=device)
+        kq[:d, :d] = sigma * tt
+        return {"PV": pv, "KQ": kq}
+
+    return init

@@ -133,3 +133,26 @@ def test_bad_theory_input():
         la.moment4(sp.eye(2), sp.eye(3))
     with pytest.raises(ValueError, match="n must be"):
         la.optimal_preconditioner(sp.eye(2), 0)
+
+
+def test_rotated_covariance_has_the_spectrum():
+    sigma = torch.tensor(nl.rotated_covariance(3), dtype=torch.float64)
+    torch.testing.assert_close(sigma, sigma.T)
+    evals = torch.linalg.eigvalsh(sigma)
+    torch.testing.assert_close(evals, torch.tensor([0.0625, 0.25, 1.0, 1.0, 1.0], dtype=torch.float64))
+
+
+@given(st.integers(1, 4), st.integers(1, 10), st.integers(0, 1000))
+def test_zfb_model_reduces_to_gamma(d, n, seed):
+    """Spec §2.1: with W_PV's last row (0, u) and W_KQ = [[U, 0], [0, 0]] the prediction is
+    x_q^T (u U^T) h, h = Sigma_hat w*."""
+    cfg = nl.ICLConfig(d=d, n=n, layers=1)
+    g = torch.Generator().manual_seed(seed)
+    z, _ = nl.sample_prompts(cfg, g, batch=4)
+    params = nl.zfb_init(d, 0.7)(g)
+    params["PV"][d, d] = 1.3
+    u, U = params["PV"][d, d], params["KQ"][:d, :d]
+    x, y = z[:, :d, :n], z[:, d, :n]
+    h = torch.einsum("bin,bn->bi", x, y) / n
+    expected = torch.einsum("bi,ij,bj->b", z[:, :d, n], u * U.T, h)
+    torch.testing.assert_close(nl.zfb_forward(params, z), expected, rtol=1e-10, atol=1e-12)

@@ -1,8 +1,11 @@
 """Claims of Ahn et al., *Linear attention is (maybe) all you need* (ICLR 2024): partial row.
 
 Implemented so far (issue 3, claims 1, 2, 4, 5): the reduced theory against Monte Carlo and
-trained linear transformers.  The optimiser-comparison claims (Adam vs SGD, gradient-noise
-tails, robust condition number, directional smoothness, softmax) are not built yet.
+trained linear transformers.  Not built yet: claim 3 (ZFB flow vs torch; the model and the
+ODE exist, the balance-drift error model under Monte Carlo gradients does not), claim 6
+(A_l proportional to Sigma^-1: 2000 Adam steps do not converge at condition number 16), and
+the optimiser-comparison claims 7-11 (Adam vs SGD, noise tails, robust condition number,
+directional smoothness, softmax).
 
 Training runs: Setting 1 (d = 5, n = 20, x ~ N(0, I), w* ~ N(0, I)), the authors' init
 (std 0.05), batch 1000 fresh prompts per step, Adam (betas 0.9, 0.9) lr 0.01 for 1000
