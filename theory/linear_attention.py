@@ -72,6 +72,7 @@ def _covariance(name: str, value) -> sp.Matrix:
     if sigma.is_symbolic():
         return sigma
     arr = np.array(sigma.evalf(), dtype=float)
+    # Symmetry up to float rounding of the entries (inputs may come from numpy products).
     if not np.allclose(arr, arr.T, rtol=0, atol=1e-12 * max(1.0, np.abs(arr).max())):
         raise ValueError(f"{name} must be symmetric")
     if np.linalg.eigvalsh(arr).min() <= 0:
