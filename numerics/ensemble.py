@@ -95,13 +95,18 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """Recorded training: ``time`` [K, T] in gradient-flow units, ``loss`` [K, T]."""
+    """Recorded training: ``time`` [K, T] in gradient-flow units, ``loss`` [K, T].
+
+    ``grad_sq[name]`` [K, steps] is the squared norm of each member's gradient for that
+    parameter at every step (before clipping), e.g. for exact discrete conservation laws.
+    """
 
     steps: torch.Tensor
     time: torch.Tensor
     loss: torch.Tensor
     observables: Mapping[str, torch.Tensor]
     params: Params
+    grad_sq: Mapping[str, torch.Tensor] = field(default_factory=dict)
 
     @property
     def members(self) -> int:
@@ -170,6 +175,7 @@ def train(
     member_obs = {name: vmap(fn) for name, fn in observables.items()}
 
     rec_steps, rec_time, rec_loss = [], [], []
+    grad_sq: dict[str, list[torch.Tensor]] = {k: [] for k in params}
     rec_obs: dict[str, list[torch.Tensor]] = {name: [] for name in observables}
     elapsed = torch.zeros(members, dtype=ref.dtype, device=ref.device)
 
@@ -201,6 +207,8 @@ def train(
             record(step, loss)
         if step == config.steps:
             break
+        for k, g in grads.items():
+            grad_sq[k].append(g.detach().reshape(members, -1).pow(2).sum(1))
         scale = lr * (config.schedule(step) if config.schedule is not None else 1.0)
         elapsed = elapsed + scale
         if config.clip is not None:
@@ -232,4 +240,5 @@ def train(
         loss=torch.stack(rec_loss, dim=1),
         observables={k: torch.stack(v, dim=1) for k, v in rec_obs.items()},
         params=params,
+        grad_sq={k: torch.stack(v, dim=1) if v else torch.zeros(members, 0) for k, v in grad_sq.items()},
     )

@@ -38,6 +38,7 @@ __all__ = [
     "rotated_covariance",
     "sample_prompts",
     "train_gd_family",
+    "train_zfb",
     "zfb_forward",
     "zfb_init",
     "zfb_loss",
@@ -243,3 +244,56 @@ def zfb_init(d: int, sigma: float, dtype=torch.float64, device="cpu") -> Callabl
         return {"PV": pv, "KQ": kq}
 
     return init
+
+
+@lru_cache(maxsize=4)
+def train_zfb(seed: int, device: str = "cpu", lr: float = 0.04, steps: int = 1500,
+              batch: int = 4000, sigma0: float = 0.05) -> dict:
+    """Plain GD on ZFB's full one-layer model from their balanced init (2 seeds stacked).
+
+    Data: d = 3, n = 10, x ~ N(0, diag(1, 1/2, 1/4)), w* ~ N(0, I), ``batch`` fresh prompts
+    per step, loss f/2.  Records u = W_PV[d, d], U = W_KQ[:d, :d], the full balance
+    ||W_PV||^2 - ||W_KQ||^2, the largest off-block entry, per-step squared gradient norms,
+    and the minibatch-gradient noise at the end (mean ||g_B - g_full||^2 over 16 batches).
+    """
+    from numerics.ensemble import TrainConfig, member_generators, stack_members, train  # noqa: PLC0415
+    from numerics.measure import gradient_noise  # noqa: PLC0415
+
+    d, n = 3, 10
+    lam = (1.0, 0.5, 0.25)
+    cfg = ICLConfig(d=d, n=n, layers=1,
+                    sigma=tuple(tuple(lam[i] if i == j else 0.0 for j in range(d)) for i in range(d)))
+    dev = torch.device(device)
+    params = stack_members(zfb_init(d, sigma0, device=dev), member_generators(2, seed, dev))
+    gens = member_generators(2, seed + 10_000, dev)
+
+    def draw(step):
+        parts = [sample_prompts(cfg, g, batch=batch, device=dev) for g in gens]
+        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+
+    def off_block(p):
+        return torch.cat([p["PV"][:d].flatten(), p["PV"][d, :d], p["KQ"][d].flatten(),
+                          p["KQ"][:d, d]]).abs().max()
+
+    observables = {
+        "u": lambda p: p["PV"][d, d],
+        "U": lambda p: p["KQ"][:d, :d],
+        "balance": lambda p: (p["PV"] ** 2).sum() - (p["KQ"] ** 2).sum(),
+        "sum": lambda p: (p["PV"] ** 2).sum() + (p["KQ"] ** 2).sum(),
+        "off": off_block,
+    }
+    traj = train(zfb_loss, params, TrainConfig(steps=steps, lr=lr, record_every=25), draw,
+                 observables)
+    g_end = torch.Generator(device=dev).manual_seed(seed + 20_000)
+    noise = []
+    for m in range(2):
+        member = {k: v[m] for k, v in traj.params.items()}
+        mini = [sample_prompts(cfg, g_end, batch=batch, device=dev) for _ in range(16)]
+        full = sample_prompts(cfg, g_end, batch=64 * batch, device=dev)
+        noise.append(float((gradient_noise(zfb_loss, member, mini, full) ** 2).mean()))
+    out = {k: v.cpu().numpy() for k, v in traj.observables.items()}
+    out.update(time=traj.time[0].cpu().numpy(), steps=traj.steps.cpu().numpy(), lr=lr,
+               grad_sq_pv=traj.grad_sq["PV"].cpu().numpy(),
+               grad_sq_kq=traj.grad_sq["KQ"].cpu().numpy(), noise_sq=noise,
+               lam=lam, n=n, batch=batch)
+    return out
