@@ -96,3 +96,43 @@ def learned_steps(out: Path, quick: bool = False, device: str = "cpu") -> list[P
     data["floors"] = np.array(floors)
     data["losses"] = np.array(losses)
     return save(fig, out, "learned_steps", data)
+
+
+@figure("linear_attention", "zfb_torch_vs_ode", "ZFB one-layer flow vs training (spec §6 a2)",
+        "plain GD on ZFB's full one-layer model (points, 2 seeds, B = 4000, lr 0.04) against the "
+        "(u, U) ODE from the same start (lines): diagonal of Gamma = u U^T, and the balance "
+        "||W_PV||^2 - ||W_KQ||^2 with the exact GD prediction")
+def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    run = nl.train_zfb(0, device)
+    lam, n = sp.diag(*run["lam"]), run["n"]
+    sys = la.balanced_flow(lam, n)
+    t = run["time"]
+    fig, axes = new_figure(ncols=2, width=4.0)
+    data = {"t": t}
+    for m in range(2):
+        y0 = [run["u"][m, 0], *run["U"][m, 0].flatten()]
+        sol = integrate(sys, y0, float(t[-1]), t_eval=t)
+        gam_ode = np.array([y[0] * np.diag(y[1:].reshape(3, 3)) for y in sol.y.T])
+        gam_full = run["u"][m][:, None] * np.diagonal(run["U"][m], axis1=1, axis2=2)
+        for i in range(3):
+            axes[0, 0].plot(t, gam_full[:, i], "o", ms=2, color=f"C{i}", alpha=0.6,
+                            label=f"GD, Gamma_{i + 1}{i + 1}" if m == 0 else None)
+            axes[0, 0].plot(t, gam_ode[:, i], "-", color=f"C{i}", lw=1,
+                            label=f"ODE, Gamma_{i + 1}{i + 1}" if m == 0 else None)
+        inc = run["lr"] ** 2 * (run["grad_sq_pv"][m] - run["grad_sq_kq"][m])
+        predicted = np.concatenate([[0.0], np.cumsum(inc)])[run["steps"]]
+        axes[0, 1].plot(t, run["balance"][m] - run["balance"][m, 0], "o", ms=2,
+                        color=COLORS["sim"], label="GD: balance(t) - balance(0)" if m == 0 else None)
+        axes[0, 1].plot(t, predicted, "-", color=COLORS["theory"], lw=1,
+                        label="lr^2 sum (|g_PV|^2 - |g_KQ|^2)" if m == 0 else None)
+        data[f"gamma_full_{m}"], data[f"gamma_ode_{m}"] = gam_full, gam_ode
+        data[f"balance_{m}"], data[f"balance_predicted_{m}"] = run["balance"][m], predicted
+    for ax in axes[0]:
+        ax.set_xlabel("gradient-flow time t = lr * steps")
+    axes[0, 0].set_xscale("symlog", linthresh=1)
+    axes[0, 0].set_xlim(left=0)
+    axes[0, 0].set_ylabel("diagonal of Gamma = u U^T")
+    axes[0, 0].legend(fontsize=6)
+    axes[0, 1].set_ylabel("change of the balance (0 under gradient flow)")
+    axes[0, 1].legend()
+    return save(fig, out, "zfb_torch_vs_ode", data)
