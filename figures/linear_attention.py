@@ -99,7 +99,8 @@ def learned_steps(out: Path, quick: bool = False, device: str = "cpu") -> list[P
 
 
 @figure("linear_attention", "zfb_torch_vs_ode", "ZFB one-layer flow vs training (spec §6 a2)",
-        "plain GD on ZFB's full one-layer model (points, 2 seeds, B = 4000, lr 0.04) against the "
+        "plain GD on ZFB's full one-layer model (points, 2 of the 4 members sharing one init, "
+        "B = 4000, lr 0.04) against the "
         "(u, U) ODE from the same start (lines): diagonal of Gamma = u U^T, and the balance "
         "||W_PV||^2 - ||W_KQ||^2 with the exact GD prediction")
 def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
@@ -136,3 +137,213 @@ def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu") -> lis
     axes[0, 1].set_ylabel("change of the balance (0 under gradient flow)")
     axes[0, 1].legend()
     return save(fig, out, "zfb_torch_vs_ode", data)
+
+
+# ---------------------------------------------------------------------- Adam vs SGD (Fig. 2, 4, 7, 8)
+SGDM_COLOR, ADAM_COLOR = "#1f1f1f", "#d62728"  # the authors' colours: SGDM black, Adam red
+SETTING_TITLES = {"setting1": "Setting 1 (Gaussian, n = 20)", "setting2": "Setting 2 (n = 5)",
+                  "setting3": "Setting 3 (Gamma covariates)"}
+
+
+def _run(setting: str, quick: bool, device: str, attention: str = "linear", layers: int = 3,
+         seeds: int = 2, steps: int = 1250) -> dict:
+    """The claims' run (cached, shared); ``quick`` is a small smoke-size run for tests."""
+    if quick:
+        cfg = nl.ComparisonRun(setting=setting, attention=attention, layers=layers, seeds=1,
+                               steps=40, batch=100, eval_every=20, hessian_at=(20, 40),
+                               eval_batch=100)
+    else:
+        cfg = nl.ComparisonRun(setting=setting, attention=attention, layers=layers, seeds=seeds,
+                               steps=steps, hessian_at=(750, 1250) if steps >= 1250 else ())
+    return nl.compare_optimizers(cfg, device)
+
+
+def _curves(ax, steps, values, color, label):
+    """Seed-mean of log values as a line, seeds as thin lines."""
+    for v in values:
+        ax.plot(steps, v, color=color, lw=0.5, alpha=0.4)
+    ax.plot(steps, np.exp(np.log(values).mean(0)), color=color, lw=1.5, label=label)
+
+
+@figure("linear_attention", "adam_vs_sgd_loss", "Fig. 2 row 1 (Settings 1-3)",
+        "loss on the fixed evaluation batch (seed 99, 1000 prompts) of the 3-layer linear "
+        "transformer: SGD-momentum (black) against Adam (red), README learning rates, "
+        "clipping; thick: geometric mean over seeds, thin: seeds")
+def adam_vs_sgd_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    fig, axes = new_figure(ncols=3, width=3.4)
+    data = {}
+    for ax, setting in zip(axes[0], SETTING_TITLES, strict=True):
+        run = _run(setting, quick, device)
+        steps = run["eval_steps"]
+        _curves(ax, steps, run["eval_loss"][0::2], SGDM_COLOR, f"SGDM lr {run['lr']['sgdm']}")
+        _curves(ax, steps, run["eval_loss"][1::2], ADAM_COLOR, f"Adam lr {run['lr']['adam']}")
+        ax.set_yscale("log")
+        ax.set_title(SETTING_TITLES[setting])
+        ax.set_xlabel("iteration")
+        ax.legend()
+        data[f"{setting}_steps"], data[f"{setting}_loss"] = steps, run["eval_loss"]
+    axes[0, 0].set_ylabel("loss (no 1/2)")
+    return save(fig, out, "adam_vs_sgd_loss", data)
+
+
+def _noise_cases(quick: bool, device: str) -> dict[str, np.ndarray]:
+    kw = {"samples": 200, "full": 20_000} if quick else {}
+    cases = {"Gamma covariates, L = 3": ("setting3", 3), "sphere, L = 3": ("sphere", 3),
+             "Gaussian, L = 2": ("setting1", 2), "Gaussian, L = 8": ("setting1", 8)}
+    return {label: nl.init_noise(s, layers, device=device, **kw)
+            for label, (s, layers) in cases.items()}
+
+
+@figure("linear_attention", "noise_tails", "Fig. 2 row 2, Figs. 7-8 (noise at init)",
+        "stochastic-gradient noise ||g_B - g_full|| at the authors' initialisation (B = 1000, "
+        "g_full from 1e5 prompts), density histograms with the Hill tail index of the top 5% "
+        "(smaller = heavier); right: the tails on log-log axes (empirical survival function)")
+def noise_tails(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    from numerics.measure import hill_tail_index  # noqa: PLC0415
+
+    noise = _noise_cases(quick, device)
+    fig, axes = new_figure(ncols=3, width=3.4)
+    data = {}
+    pairs = (("Gamma covariates, L = 3", "sphere, L = 3"), ("Gaussian, L = 8", "Gaussian, L = 2"))
+    for ax, pair in zip(axes[0, :2], pairs, strict=True):
+        for label, color in zip(pair, (ADAM_COLOR, COLORS["sim"]), strict=True):
+            x = noise[label]
+            alpha = hill_tail_index(x, len(x) // 20)
+            ax.hist(x, bins=100 if not quick else 20, density=True, alpha=0.6, color=color,
+                    label=f"{label}: Hill {alpha:.2f}")
+        ax.set_xlabel("gradient error ||g_B - g||")
+        ax.set_ylabel("density")
+        ax.legend(fontsize=6)
+    for i, (label, x) in enumerate(noise.items()):
+        xs = np.sort(x)[::-1]
+        axes[0, 2].loglog(xs / np.median(xs), np.arange(1, len(xs) + 1) / len(xs), color=f"C{i}",
+                          label=label)
+        data[label.replace(" ", "_").replace(",", "").replace("=", "")] = x
+    axes[0, 2].set_xlabel("||g_B - g|| / median")
+    axes[0, 2].set_ylabel("P(X > x)")
+    axes[0, 2].legend(fontsize=6)
+    return save(fig, out, "noise_tails", data)
+
+
+@figure("linear_attention", "condition_numbers", "Fig. 2 row 3 (robust condition number)",
+        "R_med = max/median of |Hessian diagonal| (the authors' code, top) and of |eigenvalues| "
+        "(the paper's definition, bottom), SGDM (black) and Adam (red), at the shared "
+        "initialisation and at iterations 750 and 1250; points: seeds, lines: means")
+def condition_numbers(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    fig, axes = new_figure(ncols=3, nrows=2, width=3.3, height=2.8)
+    data = {}
+    for col, setting in enumerate(SETTING_TITLES):
+        run = _run(setting, quick, device)
+        steps = np.concatenate([[0], run["hess_steps"]])
+        for row, key in enumerate(("diag", "eig")):
+            ax = axes[row, col]
+            r0 = run[f"r0_{key}"]
+            for off, (name, sl, color) in enumerate((("SGDM", slice(0, None, 2), SGDM_COLOR),
+                                                     ("Adam", slice(1, None, 2), ADAM_COLOR))):
+                vals = np.concatenate([r0[:, None], run[f"r_{key}"][sl]], axis=1)
+                for v in vals:
+                    ax.plot(steps + 15 * off, v, "o", color=color, ms=3, alpha=0.6)
+                ax.plot(steps + 15 * off, vals.mean(0), "-", color=color, label=name)
+                data[f"{setting}_{key}_{name}"] = vals
+            ax.set_yscale("log")
+            ax.set_title(f"{SETTING_TITLES[setting]}" if row == 0 else "", fontsize=8)
+            ax.set_ylabel(f"R_med ({'diagonal' if key == 'diag' else 'eigenvalues'})")
+            ax.set_xlabel("iteration")
+            ax.legend()
+        data[f"{setting}_steps"] = steps
+    return save(fig, out, "condition_numbers", data)
+
+
+@figure("linear_attention", "directional_smoothness", "Fig. 2 row 4 and Fig. 6",
+        "directional smoothness v^T H v along the normalised actual update (fixed batch), "
+        "SGDM (black) vs Adam (red), non-positive values dropped on the log axis; right: "
+        "generalised smoothness, log gradient norm against log smoothness along Adam "
+        "(Setting 1), coloured by iteration")
+def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    fig, axes = new_figure(ncols=4, width=3.0)
+    data = {}
+    for ax, setting in zip(axes[0, :3], SETTING_TITLES, strict=True):
+        run = _run(setting, quick, device)
+        steps = run["smooth_steps"]
+        for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
+                                (slice(1, None, 2), ADAM_COLOR, "Adam")):
+            mean = run["smooth"][sl].mean(0)
+            ax.plot(steps, np.where(mean > 0, mean, np.nan), color=color, label=name)
+        ax.set_yscale("log")
+        ax.set_title(SETTING_TITLES[setting], fontsize=8)
+        ax.set_xlabel("iteration")
+        ax.legend()
+        data[f"{setting}_steps"], data[f"{setting}_smooth"] = steps, run["smooth"]
+        data[f"{setting}_grad_norm"] = run["grad_norm"]
+    axes[0, 0].set_ylabel("directional smoothness")
+    run = _run("setting1", quick, device)
+    s, g = run["smooth"][1], run["grad_norm"][1]
+    keep = s > 0
+    sc = axes[0, 3].scatter(np.log(g[keep]), np.log(s[keep]), c=run["smooth_steps"][keep], s=8,
+                            cmap="viridis")
+    fig.colorbar(sc, ax=axes[0, 3], label="iteration")
+    axes[0, 3].set_xlabel("log ||grad f||")
+    axes[0, 3].set_ylabel("log directional smoothness")
+    axes[0, 3].set_title("Adam, Setting 1 (Fig. 6)", fontsize=8)
+    return save(fig, out, "directional_smoothness", data)
+
+
+@figure("linear_attention", "linear_vs_softmax", "Fig. 4 (linear vs softmax attention)",
+        "3-layer model, Setting 1, same protocol: linear attention (solid) against softmax "
+        "attention (dashed, normalised over all n+1 keys before the mask, as the authors' "
+        "code), SGDM black, Adam red")
+def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    fig, axes = new_figure(ncols=1, width=4.4)
+    ax = axes[0, 0]
+    data = {}
+    for att, style in (("linear", "-"), ("softmax", "--")):
+        run = _run("setting1", quick, device, attention=att)
+        for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
+                                (slice(1, None, 2), ADAM_COLOR, "Adam")):
+            ax.plot(run["eval_steps"], np.exp(np.log(run["eval_loss"][sl]).mean(0)), style,
+                    color=color, label=f"{att}, {name}")
+        data[f"{att}_steps"], data[f"{att}_loss"] = run["eval_steps"], run["eval_loss"]
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("loss (no 1/2)")
+    ax.legend()
+    return save(fig, out, "linear_vs_softmax", data)
+
+
+@figure("linear_attention", "depth_sweep", "Fig. 8 (depth L = 2, 4, 6, 8)",
+        "left: loss of SGDM (black) and Adam (red) for L = 2, 4, 6, 8 (lighter = shallower; one "
+        "seed, 500 iterations, Setting 1); right: Hill tail index of the noise at "
+        "initialisation against depth (smaller = heavier tail)")
+def depth_sweep(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+    from numerics.measure import hill_tail_index  # noqa: PLC0415
+
+    fig, axes = new_figure(ncols=2, width=4.0)
+    data = {}
+    depths = (2, 4, 6, 8)
+    hills = []
+    for i, layers in enumerate(depths):
+        shade = 0.35 + 0.65 * i / (len(depths) - 1)
+        if quick:
+            run = nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=20,
+                                                         batch=100, eval_every=10,
+                                                         hessian_at=(), eval_batch=100),
+                                        device)
+            x = nl.init_noise("setting1", layers, samples=100, full=10_000, device=device)
+        else:
+            run = nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
+                                                         hessian_at=()), device)
+            x = nl.init_noise("setting1", layers, device=device)
+        for k, color in ((0, SGDM_COLOR), (1, ADAM_COLOR)):
+            axes[0, 0].plot(run["eval_steps"], run["eval_loss"][k], color=color, alpha=shade,
+                            label=f"L = {layers}" if k == 1 else None)
+        hills.append(hill_tail_index(x, len(x) // 20))
+        data[f"L{layers}_loss"], data[f"L{layers}_noise"] = run["eval_loss"], x
+    axes[0, 0].set_yscale("log")
+    axes[0, 0].set_xlabel("iteration")
+    axes[0, 0].set_ylabel("loss (no 1/2)")
+    axes[0, 0].legend(title="Adam (red) / SGDM (black)", fontsize=6)
+    axes[0, 1].plot(depths, hills, "o-", color=COLORS["sim"])
+    axes[0, 1].set_xlabel("depth L")
+    axes[0, 1].set_ylabel("Hill tail index of ||g_B - g|| (top 5%)")
+    data["hill"] = np.array(hills)
+    return save(fig, out, "depth_sweep", data)

@@ -66,15 +66,16 @@ class OptimizerConfig:
 class TrainConfig:
     """Steps, per-member learning rates, optimiser, and where to record.
 
-    ``lr`` is one rate for all members or one per member.  ``schedule(step)`` multiplies it
-    (default 1).  Observables and the loss are recorded before the update at every
+    ``lr`` is one rate for all members or one per member; so is ``optimizer`` (a tuple
+    steps e.g. SGD-momentum and Adam members side by side in one vmapped run).
+    ``schedule(step)`` multiplies the rate (default 1).  Observables and the loss are recorded before the update at every
     ``record_every``-th step and after the last one.  ``clip`` caps each member's gradient
     norm separately.
     """
 
     steps: int
     lr: float | tuple[float, ...]
-    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    optimizer: OptimizerConfig | tuple[OptimizerConfig, ...] = field(default_factory=OptimizerConfig)
     record_every: int = 1
     schedule: Callable[[int], float] | None = None
     clip: float | None = None
@@ -91,6 +92,10 @@ class TrainConfig:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.clip is not None and not self.clip > 0:
             raise ValueError(f"clip must be > 0, got {self.clip}")
+        if isinstance(self.optimizer, tuple) and not all(
+            isinstance(o, OptimizerConfig) for o in self.optimizer
+        ):
+            raise ValueError("optimizer must be an OptimizerConfig or a tuple of them")
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,38 @@ def _rates(config: TrainConfig, members: int, like: torch.Tensor) -> torch.Tenso
     return torch.tensor(rates, dtype=like.dtype, device=like.device)
 
 
+def _groups(config: TrainConfig, members: int, device) -> list[tuple[OptimizerConfig, torch.Tensor]]:
+    """Members grouped by optimiser: (config, member indices) for each distinct config."""
+    opts = config.optimizer if isinstance(config.optimizer, tuple) else (config.optimizer,) * members
+    if len(opts) != members:
+        raise ValueError(f"optimizer has {len(opts)} entries for {members} members")
+    groups: dict[OptimizerConfig, list[int]] = {}
+    for i, o in enumerate(opts):
+        groups.setdefault(o, []).append(i)
+    return [(o, torch.tensor(idx, device=device)) for o, idx in groups.items()]
+
+
+def _step_group(opt: OptimizerConfig, p: torch.Tensor, g: torch.Tensor, s: dict,
+                scale: torch.Tensor, step: int) -> None:
+    """One optimiser update, in place, of a (sub-)stack of members."""
+    if opt.name == "adam":
+        b1, b2 = opt.betas
+        s["m"].mul_(b1).add_(g, alpha=1 - b1)
+        s["v"].mul_(b2).addcmul_(g, g, value=1 - b2)
+        m_hat = s["m"] / (1 - b1 ** (step + 1))
+        v_hat = s["v"] / (1 - b2 ** (step + 1))
+        if opt.weight_decay:
+            p.mul_(1 - _bcast(scale, p) * opt.weight_decay)
+        p.sub_(_bcast(scale, p) * m_hat / (v_hat.sqrt() + opt.eps))
+        return
+    if opt.weight_decay:
+        g = g + opt.weight_decay * p
+    if opt.name == "momentum":
+        s["m"].mul_(opt.momentum).add_(g)
+        g = s["m"]
+    p.sub_(_bcast(scale, p) * g)
+
+
 def _bcast(v: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return v.reshape((-1,) + (1,) * (t.ndim - 1))
 
@@ -164,7 +201,7 @@ def train(
     members = int(next(iter(params.values())).shape[0])
     ref = next(iter(params.values()))
     lr = _rates(config, members, ref)
-    opt = config.optimizer
+    groups = _groups(config, members, ref.device)
     state: dict[str, dict[str, torch.Tensor]] = {
         k: {"m": torch.zeros_like(v), "v": torch.zeros_like(v)} for k, v in params.items()
     }
@@ -192,7 +229,6 @@ def train(
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         iterator = tqdm(iterator, desc=config.description, leave=False, unit="step")
-    b1, b2 = opt.betas
     for step in iterator:
         batch = batch_fn(step) if batch_fn is not None else None
         grads, loss = gradient(params, batch) if batch_fn is not None else gradient(params)
@@ -217,23 +253,15 @@ def train(
             grads = {k: g * _bcast(factor, g) for k, g in grads.items()}
         with torch.no_grad():
             for k, p in params.items():
-                g = grads[k]
-                s = state[k]
-                if opt.name == "adam":
-                    s["m"].mul_(b1).add_(g, alpha=1 - b1)
-                    s["v"].mul_(b2).addcmul_(g, g, value=1 - b2)
-                    m_hat = s["m"] / (1 - b1 ** (step + 1))
-                    v_hat = s["v"] / (1 - b2 ** (step + 1))
-                    if opt.weight_decay:
-                        p.mul_(1 - _bcast(scale, p) * opt.weight_decay)
-                    p.sub_(_bcast(scale, p) * m_hat / (v_hat.sqrt() + opt.eps))
+                if len(groups) == 1:
+                    _step_group(groups[0][0], p, grads[k], state[k], scale, step)
                     continue
-                if opt.weight_decay:
-                    g = g + opt.weight_decay * p
-                if opt.name == "momentum":
-                    s["m"].mul_(opt.momentum).add_(g)
-                    g = s["m"]
-                p.sub_(_bcast(scale, p) * g)
+                for opt, idx in groups:
+                    sub, sub_state = p[idx], {n: t[idx] for n, t in state[k].items()}
+                    _step_group(opt, sub, grads[k][idx], sub_state, scale[idx], step)
+                    p[idx] = sub
+                    for n, t in sub_state.items():
+                        state[k][n][idx] = t
     return Trajectory(
         steps=torch.tensor(rec_steps),
         time=torch.stack(rec_time, dim=1),

@@ -57,6 +57,25 @@ def test_optimisers_match_torch_optim(name, make):
     torch.testing.assert_close(traj.params["x"][0], ref.detach(), rtol=1e-10, atol=1e-12)
 
 
+def test_mixed_optimisers_equal_separate_runs():
+    """One stacked run with momentum and Adam members equals the two single-optimiser runs."""
+    target = torch.tensor([0.3, -1.0, 2.0], dtype=torch.float64)
+
+    def loss(p):
+        return ((p["x"] - target) ** 2).sum() + 0.1 * (p["x"] ** 4).sum()
+
+    x0 = torch.tensor([[1.0, 2.0, -1.0], [0.5, -0.5, 0.0], [2.0, 0.0, 1.0]], dtype=torch.float64)
+    sgdm, adam = OptimizerConfig("momentum"), OptimizerConfig("adam", betas=(0.9, 0.9))
+    mixed = train(loss, {"x": x0}, TrainConfig(steps=30, lr=(0.01, 0.02, 0.03),
+                                               optimizer=(sgdm, adam, sgdm), clip=1.0))
+    for i, (opt, lr) in enumerate(((sgdm, 0.01), (adam, 0.02), (sgdm, 0.03))):
+        alone = train(loss, {"x": x0[i:i + 1]},
+                      TrainConfig(steps=30, lr=lr, optimizer=opt, clip=1.0))
+        torch.testing.assert_close(mixed.params["x"][i], alone.params["x"][0], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="optimizer has 2 entries"):
+        train(loss, {"x": x0}, TrainConfig(steps=1, lr=0.1, optimizer=(sgdm, adam)))
+
+
 def test_member_equals_unbatched_run_with_its_seed():
     cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=16, batch=4)
     config = TrainConfig(steps=5, lr=1e-2, optimizer=OptimizerConfig("adam"))

@@ -46,3 +46,16 @@ def test_linear_attention_theory_figure(tmp_path):
     y = data["y_sigma_0.05"]
     balance = y[0] ** 2 - (y[1:] ** 2).sum(0)
     assert np.ptp(balance) < 1e-8  # conserved along the plotted flow
+
+
+def test_linear_attention_optimiser_figures_at_smoke_size(tmp_path):
+    from figures import linear_attention  # noqa: F401
+
+    names = ("adam_vs_sgd_loss", "noise_tails", "condition_numbers", "directional_smoothness",
+             "linear_vs_softmax", "depth_sweep")
+    for name in names:
+        paths = FIGURES[f"linear_attention.{name}"].fn(tmp_path, quick=True)
+        assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}, name
+    loss = np.load(tmp_path / "adam_vs_sgd_loss.npz")["setting1_loss"]
+    assert loss.shape[0] == 2 and loss[0, 0] == loss[1, 0]  # shared start
+    assert np.load(tmp_path / "depth_sweep.npz")["hill"].shape == (4,)

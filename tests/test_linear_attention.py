@@ -1,4 +1,4 @@
-"""theory.linear_attention and numerics.linear_attention (partial row)."""
+"""theory.linear_attention and numerics.linear_attention."""
 
 import math
 
@@ -156,3 +156,53 @@ def test_zfb_model_reduces_to_gamma(d, n, seed):
     h = torch.einsum("bin,bn->bi", x, y) / n
     expected = torch.einsum("bi,ij,bj->b", z[:, :d, n], u * U.T, h)
     torch.testing.assert_close(nl.zfb_forward(params, z), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_softmax_attention_at_zero_scores_averages_all_keys():
+    """A = 0: softmax weights are 1/(n+1) over all keys (the query included, before the mask),
+    the mask drops the query's value and the 1/n factor stays (authors' attention())."""
+    cfg = nl.ICLConfig(d=3, n=7, layers=1)
+    z, _ = nl.sample_prompts(cfg, torch.Generator().manual_seed(0), batch=4)
+    a = torch.zeros(1, 3, 3, dtype=torch.float64)
+    expected = -z[:, 3, :7].sum(1) / (7 * 8)
+    torch.testing.assert_close(nl.forward({"A": a}, z, "softmax"), expected)
+    assert torch.all(nl.forward({"A": a}, z) == 0)
+    with pytest.raises(ValueError):
+        nl.forward({"A": a}, z, "relu")
+
+
+def test_comparison_run_smoke_and_shared_initialisation():
+    run = nl.compare_optimizers(nl.ComparisonRun(steps=6, seeds=1, batch=50, eval_every=3,
+                                                 hessian_at=(3,), eval_batch=100))
+    assert run["optimizers"] == ("sgdm", "adam")
+    assert run["init_gap"] == 0.0
+    assert run["eval_loss"].shape == (2, 3) and np.all(np.isfinite(run["eval_loss"]))
+    assert run["eval_loss"][0, 0] == run["eval_loss"][1, 0]  # same start, same batch
+    assert run["eval_loss"][0, -1] != run["eval_loss"][1, -1]  # different optimisers
+    assert run["r_diag"].shape == (2, 1) and np.all(run["r_diag"] >= 1)
+    assert np.all(run["r_eig"] >= 1) and run["r0_diag"].shape == (1,)
+    assert run["smooth"].shape == (2, 2) and np.all(np.isfinite(run["smooth"]))
+    with pytest.raises(ValueError):
+        nl.ComparisonRun(setting="setting9")
+    with pytest.raises(ValueError):
+        nl.ComparisonRun(steps=5, hessian_at=(10,))
+
+
+def test_init_noise_is_reproducible_and_positive():
+    x = nl.init_noise("sphere", layers=2, samples=8, batch=50, full=10_000)
+    y = nl.init_noise.__wrapped__("sphere", layers=2, samples=8, batch=50, full=10_000)
+    np.testing.assert_array_equal(x, y)
+    assert x.shape == (8,) and np.all(x > 0)
+
+
+def test_inverse_prior_fit_is_whitened_identity_at_small_size():
+    """The L-BFGS fit of the B = 0 family with w* ~ N(0, Sigma^-1): Sigma^1/2 A Sigma^1/2 is
+    near a multiple of I, A itself is not (a small, fast version of claim 6)."""
+    sigma = nl.rotated_covariance(3)
+    fit = nl.fit_gd_family(1, 0, sigma, "inverse", prompts=4000, iterations=100)
+    s = np.array(sigma)
+    evals, evecs = np.linalg.eigh(s)
+    root = evecs @ np.diag(evals**0.5) @ evecs.T
+    white = torch.as_tensor(root @ fit["A"][0].numpy() @ root)
+    assert nl.dist_to_identity(white) < 0.1
+    assert nl.dist_to_identity(fit["A"][0]) > 0.3

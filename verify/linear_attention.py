@@ -1,16 +1,20 @@
-"""Claims of Ahn et al., *Linear attention is (maybe) all you need* (ICLR 2024): partial row.
+"""Claims of Ahn et al., *Linear attention is (maybe) all you need* (ICLR 2024), with its
+companions AhnPGD (NeurIPS 2023) and ZFB (JMLR 2024): issue 3, claims 1-11.
 
-Implemented so far (issue 3, claims 1-5): the reduced theory against Monte Carlo and
-trained linear transformers (claim 3 tests the invariant and the limit; its trajectory
-tracking is reported, not tested).  Not built yet: claim 6
-(A_l proportional to Sigma^-1: 2000 Adam steps do not converge at condition number 16), and
-the optimiser-comparison claims 7-11 (Adam vs SGD, noise tails, robust condition number,
-directional smoothness, softmax).
+Reduced theory (claims 1-6): closed forms against Monte Carlo and trained models.  The B = 0
+family for claims 2 and 5 is trained on Setting 1 (d = 5, n = 20, x ~ N(0, I), w* ~ N(0, I))
+from the authors' init (std 0.05), batch 1000 fresh prompts per step, Adam (betas 0.9, 0.9)
+lr 0.01 for 1000 steps then 0.001 for 1000 (a step decay of ours, to settle the iterates),
+2 seeds stacked; evaluation on 200 000 fresh prompts, whose standard error enters the
+tolerances.  Claim 6 fits by L-BFGS on 20 000 fixed prompts (see its check).
 
-Training runs: Setting 1 (d = 5, n = 20, x ~ N(0, I), w* ~ N(0, I)), the authors' init
-(std 0.05), batch 1000 fresh prompts per step, Adam (betas 0.9, 0.9) lr 0.01 for 1000
-steps then 0.001 for 1000 (a step decay of ours, to settle the iterates), 2 seeds stacked;
-evaluation on 200 000 fresh prompts, whose standard error enters the tolerances.
+Optimiser comparison (claims 7-11, Fig. 2): ``numerics.linear_attention.compare_optimizers``
+runs the authors' protocol (3 layers, code family, README learning rates, clipping, SGD
+momentum 0.9 vs Adam betas (0.9, 0.9), batch 1000, float32), but for 1250 iterations and
+2 seeds instead of 10 000 and 6, and computes the diagnostics post hoc on the fixed
+evaluation batch (seed 99, 1000 prompts).  The checks are the sign-level tests of spec §6 c:
+the published numbers have seed spreads of 25-140%, so only orderings are tested.  A claim
+expected ``refuted`` is a finding of ours with the numbers in its notes.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import torch
 from hypothesis import strategies as st
 
 from numerics import linear_attention as nl
+from numerics import measure
 from numerics.ode import integrate
 from theory import linear_attention as la
 from verify.claims import Claim, Context, Evidence, combine
@@ -163,8 +168,7 @@ def _mc_loss_at(gamma: float, covariates: str, seed: int) -> tuple[float, float,
     z, y = nl.sample_prompts(cfg, torch.Generator().manual_seed(seed), batch=200_000)
     out = []
     for g in (gamma, 0.9 * gamma, 1.1 * gamma):
-        err = (nl.forward({"A": -g * torch.eye(5, dtype=torch.float64)[None]}, z) - y) ** 2
-        out.append(err)
+        out.append(nl.squared_errors({"A": -g * torch.eye(5, dtype=torch.float64)[None]}, z, y))
     e0 = out[0]
     return (float(e0.mean()), float(e0.std() / math.sqrt(len(e0))),
             float((out[1] - e0).mean()), float((out[2] - e0).mean()))
@@ -201,7 +205,8 @@ def _check_one_layer(params: dict, ctx: Context, *, preconditioner: Callable) ->
 
 
 # ---------------------------------------------------------------------- 3. ZFB balanced flow
-def _check_balanced(params: dict, ctx: Context, *, sign: int, limit: Callable) -> Evidence:
+def _check_balanced(params: dict, ctx: Context, *, sign: int, limit: Callable,
+                    flow_of: Callable) -> Evidence:
     """Balance Q = ||W_PV||^2 + sign ||W_KQ||^2 (ZFB: sign = -1) under GD, and the end state.
 
     If Q is conserved by the gradient flow (Q's gradient is orthogonal to the loss
@@ -217,7 +222,7 @@ def _check_balanced(params: dict, ctx: Context, *, sign: int, limit: Callable) -
     u_inf = float(la.balanced_limit(lam, n)[0])
     sys = la.balanced_flow(lam, n)
     parts = []
-    for m in range(2):
+    for m in range(len(run["u"])):
         inc = lr**2 * (run["grad_sq_pv"][m] + sign * run["grad_sq_kq"][m])
         predicted = np.concatenate([[0.0], np.cumsum(inc)])[steps]
         observed = run[key][m] - run[key][m, 0]
@@ -252,12 +257,253 @@ def _check_balanced(params: dict, ctx: Context, *, sign: int, limit: Callable) -
                               {"u_end": float(run["u"][m, -1]), "u_inf": u_inf,
                                "max_rel_gap_to_ode_along_the_way": float(track.max()),
                                "max_off_block": float(run["off"][m].max())}))
+    parts.append(_tracking(params["seed"], ctx, flow_of))
     return combine(parts)
+
+
+def _tracking(seed: int, ctx: Context, flow_of: Callable) -> Evidence:
+    """Gamma(t) of torch GD against the integrated ODE at matched time t = k lr.
+
+    The members share one initialisation and draw independent minibatches, so their mean
+    estimates the expected GD path and their spread the minibatch noise.  Error model per
+    recorded time: the exact discretisation gap |discrete reduced GD map - ODE| (the map
+    iterated with the population gradient at the same lr, from the same start) plus the
+    99% two-sided Student-t quantile (M - 1 degrees of freedom, since the spread is
+    estimated from the M members themselves) times the standard error of the member mean;
+    all relative to ||Gamma*||.
+    """
+    run = nl.train_zfb(seed, ctx.device)
+    lr, steps, n = run["lr"], run["steps"], run["n"]
+    lam = sp.diag(*run["lam"])
+    sys = flow_of(lam, n)
+    rhs = sys.lambdify("numpy")
+    y0 = np.array([run["u"][0, 0], *run["U"][0, 0].flatten()])
+    sol = integrate(sys, y0, float(run["time"][-1]), t_eval=run["time"])
+    y, disc = y0.copy(), [y0.copy()]
+    for _ in range(int(steps[-1])):
+        y = y + lr * np.asarray(rhs(0.0, y), dtype=float).reshape(-1)
+        disc.append(y.copy())
+    disc = np.array(disc)[steps]
+
+    def gamma(states):
+        return np.array([s[0] * s[1:].reshape(3, 3).T for s in states])
+
+    norm = float(np.linalg.norm(np.array(la.optimal_preconditioner(lam, n).evalf(), float)))
+    g_ode, g_disc = gamma(sol.y.T), gamma(disc)
+    g_full = run["u"][:, :, None, None] * np.transpose(run["U"], (0, 1, 3, 2))  # [M, T, 3, 3]
+    mean = g_full.mean(0)
+    spread = np.sqrt(((g_full - mean) ** 2).sum((2, 3)).sum(0) / (len(g_full) - 1))
+    err = np.linalg.norm(mean - g_ode, axis=(1, 2)) / norm
+    disc_gap = np.linalg.norm(g_disc - g_ode, axis=(1, 2)) / norm
+    # The spread is estimated from the same few members: Student-t quantile, M - 1 dof.
+    from scipy.stats import t as student  # noqa: PLC0415
+
+    quantile = float(student.ppf(0.995, len(g_full) - 1))
+    tol = disc_gap + quantile * spread / math.sqrt(len(g_full)) / norm + 1e-9
+    k = int(np.argmax(err / tol))
+    return Evidence(0.0, float(err[k]), float(err[k] / tol[k]), 1.0,
+                    "max over recorded times of |mean_torch Gamma(t) - Gamma_ode(t)| / "
+                    "(exact |discrete map - ODE| + t_{M-1, 0.995} s.e. of the member mean), "
+                    "relative "
+                    "to ||Gamma*|| (spec §6 a2: O(lr) discretisation + minibatch noise)",
+                    {"worst_time": float(run["time"][k]), "gap": float(err[k]),
+                     "members": len(g_full), "t_quantile": quantile,
+                     "allowed": float(tol[k]), "max_gap": float(err.max()),
+                     "max_discretisation_gap": float(disc_gap.max())})
+
+
+def _wrong_flow(lam, n):
+    """Control flow: n doubled in the 1/n terms of the loss (a perturbed coefficient)."""
+    return la.balanced_flow(lam, 2 * n)
 
 
 def _wrong_limit(lam, n):
     """Control limit: Gamma* without the tr(Lambda)/n term."""
     return _wrong_preconditioner(lam, n)
+
+
+# ---------------------------------------------------------------------- 6. A proportional to Sigma^-1
+def _inverse_cov_shape(sigma: sp.Matrix, n: int) -> sp.Matrix:
+    """AhnPGD Thm 3 (w* ~ N(0, Sigma^-1)): the stationary A_l are multiples of Sigma^-1."""
+    return sigma.inv()
+
+
+def _identity_prior_shape(sigma: sp.Matrix, n: int) -> sp.Matrix:
+    """Control: the shape of the one-layer optimum for w* ~ N(0, I) (Thm 1's Gamma*),
+    the wrong pairing the spec warns about (§2.5)."""
+    return la.optimal_preconditioner(sigma, n)
+
+
+def _whitened_dist(a: np.ndarray, shape: np.ndarray) -> float:
+    """Dist(C^{-1/2} A C^{-1/2}, I): zero iff A is a multiple of C."""
+    evals, evecs = np.linalg.eigh(shape)
+    root = evecs @ np.diag(evals ** -0.5) @ evecs.T
+    return float(nl.dist_to_identity(torch.as_tensor(root @ a @ root)))
+
+
+def _check_inverse_cov(params: dict, ctx: Context, *, shape_of: Callable) -> Evidence:
+    sigma = nl.rotated_covariance(params["rotation"])
+    layers, seed = params["layers"], params["seed"]
+    fit = nl.fit_gd_family(layers, seed, sigma, "inverse", device=ctx.device)
+    # Error model: in whitened coordinates the problem has exactly the law of the
+    # isotropic one (x ~ N(0, I), w* ~ N(0, I)), so the same fit there measures the
+    # finite-sample (20 000 prompts) and optimiser error of Dist(., I).
+    twin = nl.fit_gd_family(layers, seed, None, "identity", device=ctx.device)
+    twin_dist = float(nl.dist_to_identity(twin["A"]).max())
+    shape = np.array(shape_of(sp.Matrix(sigma), 20).evalf(), dtype=float)
+    dists = [_whitened_dist(fit["A"][i].numpy(), shape) for i in range(layers)]
+    raw = float(nl.dist_to_identity(fit["A"]).min())
+    worst = max(dists)
+    tol = 3 * twin_dist + 0.01
+    return Evidence(0.0, worst, worst, tol,
+                    "max over layers of Dist(C^-1/2 A_l C^-1/2, I) for the claimed shape C; "
+                    "tolerance 3x the same distance in the isotropic twin fit (equal in law "
+                    "after whitening: sampling + optimiser error) + 0.01",
+                    {"per_layer": dists, "twin_dist": twin_dist, "raw_dist_to_identity": raw,
+                     "train_loss": fit["loss"], "test_loss": fit["test_loss"],
+                     "grad_norm": fit["grad_norm"]})
+
+
+# ---------------------------------------------------------------------- 7-11. optimisers
+SETTINGS_1_3 = ("setting1", "setting2", "setting3")
+
+
+def _comparison(setting: str, seed: int, ctx: Context, attention: str = "linear") -> dict:
+    return nl.compare_optimizers(nl.ComparisonRun(setting=setting, attention=attention, seed=seed),
+                                 ctx.device)
+
+
+def _split(run: dict, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(SGD-momentum members, Adam members) of an array with a leading member axis."""
+    values = run[key]
+    return values[0::2], values[1::2]
+
+
+def _adam_gap(run: dict, sign: int, label: str, start: int = 500) -> Evidence:
+    """Seed-averaged log-loss gap log L_SGDM - log L_Adam (times ``sign``) on the fixed
+    evaluation batch, at the checkpoints from ``start`` on: the fraction where it is <= 0."""
+    sgdm, adam = _split(run, "eval_loss")
+    keep = run["eval_steps"] >= start
+    gap = sign * (np.log(sgdm).mean(0) - np.log(adam).mean(0))[keep]
+    bad = float(np.mean(gap <= 0))
+    return Evidence(0.0, bad, bad, 0.1,
+                    f"{label}: fraction of checkpoints (every 50 its from {start}) where the "
+                    "seed-averaged log-loss gap has the wrong sign; 10% allowed for checkpoints "
+                    "where the fixed 1000-prompt evaluation noise crosses a small gap (spec §6 c11)",
+                    {"setting": label, "median_gap": float(np.median(sign * gap)),
+                     "final_loss_sgdm": sgdm[:, -1].tolist(), "final_loss_adam": adam[:, -1].tolist()})
+
+
+def _check_adam(params: dict, ctx: Context, *, sign: int) -> Evidence:
+    return combine([_adam_gap(_comparison(s, params["seed"], ctx), sign, s) for s in SETTINGS_1_3])
+
+
+def _condition_ratio(run: dict, sign: int, label: str) -> list[Evidence]:
+    """R_med(SGDM) / R_med(Adam) per seed, mean over seeds, at each Hessian checkpoint and
+    under both definitions; the claim is ratio > 1 (``sign`` = -1: the control, ratio < 1)."""
+    parts, verdicts = [], {}
+    for definition in ("diag", "eig"):
+        sgdm, adam = _split(run, f"r_{definition}")
+        ratio = (sgdm / adam).mean(0)
+        for step, r in zip(run["hess_steps"], ratio, strict=True):
+            verdicts[(definition, int(step))] = bool(r > 1)
+            parts.append(Evidence(1.0, float(r), float(r ** -sign), 1.0,
+                                  f"{label}, {definition}, it. {step}: mean over seeds of "
+                                  "R_med(SGDM)/R_med(Adam) must exceed 1 (sign-level test, spec "
+                                  "§6 c12; published ratios have seed std up to 140%)",
+                                  {"per_seed": (sgdm / adam)[:, list(run["hess_steps"]).index(step)].tolist()}))
+    agree = all(verdicts[("diag", s)] == verdicts[("eig", s)] for s in map(int, run["hess_steps"]))
+    for ev in parts:
+        ev.details["definitions_agree"] = agree
+        ev.details["r0_identical_init"] = run["init_gap"] == 0.0
+    return parts
+
+
+def _check_condition(params: dict, ctx: Context, *, sign: int) -> Evidence:
+    parts = []
+    for s in SETTINGS_1_3:
+        parts += _condition_ratio(_comparison(s, params["seed"], ctx), sign, s)
+    return combine(parts)
+
+
+def _smoothness(run: dict, sign: int, label: str, start: int = 250) -> Evidence:
+    """Median over iterations >= ``start`` of the seed-mean directional smoothness."""
+    sgdm, adam = _split(run, "smooth")
+    keep = run["smooth_steps"] >= start
+    med_s, med_a = float(np.median(sgdm.mean(0)[keep])), float(np.median(adam.mean(0)[keep]))
+    num, den = (med_a, med_s) if sign > 0 else (med_s, med_a)
+    err = num / den if den > 0 else math.inf
+    return Evidence(med_s, med_a, err, 1.0,
+                    f"{label}: median over its. {start}-{int(run['smooth_steps'][-1])} of the "
+                    "directional smoothness, Adam / SGDM < 1 (spec §6 c13: a sign test)",
+                    {"setting": label, "median_sgdm": med_s, "median_adam": med_a})
+
+
+def _check_smoothness(params: dict, ctx: Context, *, sign: int) -> Evidence:
+    return combine([_smoothness(_comparison(s, params["seed"], ctx), sign, s) for s in SETTINGS_1_3])
+
+
+GAMMA_L3, SPHERE_L3, GAUSS_L8, GAUSS_L2 = ("setting3", 3), ("sphere", 3), ("setting1", 8), ("setting1", 2)
+
+
+def _tail_evidence(heavy: np.ndarray, light: np.ndarray, label: str) -> Evidence:
+    """Hill tail index of ``heavy``'s samples must be smaller than ``light``'s.
+
+    Error model: the Hill estimator from the k largest of N samples (k = N/20) has
+    relative standard error ~ 1/sqrt(k); the ratio alpha_heavy / alpha_light must lie 2
+    combined standard errors below 1.
+    """
+    idx, quant = {}, {}
+    for tag, x in (("heavy", heavy), ("light", light)):
+        k = len(x) // 20
+        idx[tag] = (measure.hill_tail_index(x, k), k)
+        q1, q50, q99 = np.quantile(x, [0.01, 0.5, 0.99])
+        quant[tag] = float((q99 - q50) / (q50 - q1))
+    (a_h, k_h), (a_l, k_l) = idx["heavy"], idx["light"]
+    tol = 1 - 2 * math.sqrt(1 / k_h + 1 / k_l)
+    return Evidence(a_l, a_h, a_h / a_l, tol,
+                    f"{label}: Hill index ratio heavy/light from the top 5% of the noise norms; "
+                    "must lie 2 s.e. (relative s.e. 1/sqrt(k) each) below 1",
+                    {"hill_heavy": a_h, "hill_light": a_l, "quantile_ratio_heavy": quant["heavy"],
+                     "quantile_ratio_light": quant["light"], "samples": [len(heavy), len(light)]})
+
+
+def _tail_comparison(heavy: tuple[str, int], light: tuple[str, int], seed: int,
+                     ctx: Context) -> Evidence:
+    """||g_B - g_full|| at initialisation (``numerics.linear_attention.init_noise``)."""
+    x_h = nl.init_noise(heavy[0], heavy[1], seed=1 + seed, device=ctx.device)
+    x_l = nl.init_noise(light[0], light[1], seed=1 + seed, device=ctx.device)
+    return _tail_evidence(x_h, x_l, f"{heavy[0]} L={heavy[1]} vs {light[0]} L={light[1]}")
+
+
+def _check_noise(params: dict, ctx: Context, *, heavy: tuple[str, int],
+                 light: tuple[str, int]) -> Evidence:
+    return _tail_comparison(heavy, light, params["seed"], ctx)
+
+
+def _check_softmax(params: dict, ctx: Context, *, sign: int) -> Evidence:
+    """Which of claims 7, 9, 10 carry over to softmax attention (Setting 1), and does the
+    linear model reach a lower loss than softmax at every checkpoint (spec §6 c17)?"""
+    soft = _comparison("setting1", params["seed"], ctx, "softmax")
+    lin = _comparison("setting1", params["seed"], ctx)
+    parts = {"adam_beats_sgd": [_adam_gap(soft, sign, "softmax")],
+             "condition_number_ratio": _condition_ratio(soft, sign, "softmax"),
+             "directional_smoothness": [_smoothness(soft, sign, "softmax")]}
+    lower = []
+    for opt, sl in (("sgdm", slice(0, None, 2)), ("adam", slice(1, None, 2))):
+        gap = sign * (np.log(soft["eval_loss"][sl]).mean(0) - np.log(lin["eval_loss"][sl]).mean(0))
+        bad = float(np.mean(gap[1:] <= 0))
+        lower.append(Evidence(0.0, bad, bad, 0.0,
+                              f"{opt}: fraction of checkpoints (after it. 0) where linear "
+                              "attention's seed-mean log loss is not below softmax's (Fig. 4: "
+                              "at every checkpoint)",
+                              {"final_linear": lin["eval_loss"][sl][:, -1].tolist(),
+                               "final_softmax": soft["eval_loss"][sl][:, -1].tolist()}))
+    parts["linear_below_softmax"] = lower
+    carry = {name: all(ev.passed for ev in evs) for name, evs in parts.items()}
+    ev = combine([e for evs in parts.values() for e in evs])
+    return Evidence(ev.predicted, ev.observed, ev.error, ev.tolerance, ev.error_model,
+                    {**ev.details, "carries_over": carry})
 
 
 # ---------------------------------------------------------------------- the claims
@@ -311,20 +557,21 @@ def claims() -> list[Claim]:
             paper=PAPER,
             statement="ZFB's balance ||W_PV||^2 - ||W_KQ||^2 (u^2 - ||U||^2 on the block "
                       "family) is a flow invariant: plain GD on the full one-layer model "
-                      "changes it by exactly lr^2 (||g_PV||^2 - ||g_KQ||^2) per step, and "
-                      "Gamma = u U^T ends at Gamma* (balanced limit)",
+                      "changes it by exactly lr^2 (||g_PV||^2 - ||g_KQ||^2) per step; "
+                      "Gamma = u U^T tracks the (u, U) ODE at matched time and ends at "
+                      "Gamma* (balanced limit)",
             source="ZFB (conservation law, limit); spec §2.4, §6 a2",
             kind="reduced-vs-full",
             strategy=st.fixed_dictionaries({"seed": seeds}),
-            check=partial(_check_balanced, sign=-1, limit=la.optimal_preconditioner),
-            control=partial(_check_balanced, sign=+1, limit=_wrong_limit),
-            control_description="||W_PV||^2 + ||W_KQ||^2 as the invariant and Gamma* without "
-                                "the tr/n term",
+            check=partial(_check_balanced, sign=-1, limit=la.optimal_preconditioner,
+                          flow_of=la.balanced_flow),
+            control=partial(_check_balanced, sign=+1, limit=_wrong_limit, flow_of=_wrong_flow),
+            control_description="||W_PV||^2 + ||W_KQ||^2 as the invariant, Gamma* without "
+                                "the tr/n term, and the flow with n doubled",
             cost="slow",
             examples=({"seed": 0},),
-            notes="Gamma(t) against the integrated ODE at matched time is reported "
-                  "(max_rel_gap_to_ode_along_the_way), not yet tested: its GD-vs-flow error "
-                  "model under Monte Carlo gradients is not written.",
+            notes="One run of 4 members from one init with independent minibatches "
+                  "(numerics.linear_attention.train_zfb): their spread is the noise model.",
         ),
         Claim(
             id="linear_attention.multilayer_floor",
@@ -339,5 +586,131 @@ def claims() -> list[Claim]:
             control_description="the equal-step stationary point (a saddle) as the optimum",
             cost="slow",
             examples=({"layers": 2, "seed": 0}, {"layers": 3, "seed": 0}),
+        ),
+        Claim(
+            id="linear_attention.preconditioner_inverse_cov",
+            paper=PAPER,
+            statement="with x ~ N(0, Sigma), Sigma != I, and w* ~ N(0, Sigma^-1), the trained "
+                      "B = 0 family has A_l proportional to Sigma^-1 (and not to I)",
+            source="AhnPGD Thm 3; spec §2.5, §6 a3",
+            kind="reduced-vs-full",
+            strategy=st.fixed_dictionaries({"rotation": st.integers(0, 1000),
+                                            "layers": st.sampled_from([2, 3]), "seed": seeds}),
+            check=partial(_check_inverse_cov, shape_of=_inverse_cov_shape),
+            control=partial(_check_inverse_cov, shape_of=_identity_prior_shape),
+            control_description="A_l proportional to Thm 1's Gamma*(Sigma), the optimum's "
+                                "shape for w* ~ N(0, I) (wrong prior pairing)",
+            cost="slow",
+            examples=({"rotation": 0, "layers": 2, "seed": 0},),
+            notes="Fitted by L-BFGS on 20 000 fixed prompts (as the authors' LBFGS notebook), "
+                  "not by Adam: see numerics.linear_attention.fit_gd_family.",
+        ),
+        Claim(
+            id="linear_attention.adam_beats_sgd",
+            paper=PAPER,
+            statement="in Settings 1-3 (3 layers, README learning rates, clipping), Adam's "
+                      "seed-averaged loss is below SGD-momentum's at >= 90% of checkpoints "
+                      "after iteration 500",
+            source="Ahn et al. Fig. 2 row 1, Section 3; spec §3.1, §6 c11",
+            kind="published-number",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_adam, sign=1),
+            control=partial(_check_adam, sign=-1),
+            control_description="the opposite ordering: SGD-momentum below Adam",
+            cost="slow",
+            examples=({"seed": 0},),
+            notes="2 seeds and 1250 iterations per setting (the paper: 6 seeds, 10 000).",
+        ),
+        Claim(
+            id="linear_attention.heavy_tailed_noise",
+            paper=PAPER,
+            statement="at initialisation the stochastic-gradient noise ||g_B - g|| has a "
+                      "heavier tail (smaller Hill index) for Gamma covariates (Setting 3) than "
+                      "for spherical ones, 3 layers",
+            source="Ahn et al. Fig. 7, Section 4.1; spec §3.2, §6 c15",
+            kind="published-number",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_noise, heavy=GAMMA_L3, light=SPHERE_L3),
+            control=partial(_check_noise, heavy=SPHERE_L3, light=GAMMA_L3),
+            control_description="the opposite ordering: sphere heavier than Gamma",
+            cost="slow",
+            examples=({"seed": 0},),
+            notes="1000 minibatches of 1000 prompts per case (the paper: 10 000); the paper "
+                  "judges tails by eye, we by a Hill index on the top 5%.",
+        ),
+        Claim(
+            id="linear_attention.heavy_tailed_noise_depth",
+            paper=PAPER,
+            statement="at initialisation the stochastic-gradient noise has a heavier tail "
+                      "(smaller Hill index) for 8 layers than for 2 (Setting 1 data)",
+            source="Ahn et al. Fig. 8, Section 4.2; spec §3.2, §6 c15",
+            kind="published-number",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_noise, heavy=GAUSS_L8, light=GAUSS_L2),
+            control=partial(_check_noise, heavy=GAUSS_L2, light=GAUSS_L8),
+            control_description="the opposite ordering: 2 layers heavier than 8",
+            expected="refuted",
+            cost="slow",
+            examples=({"seed": 0},),
+            notes="Finding: at the authors' init (std 0.05) the Hill indices are 12.7 (L = 8) "
+                  "and 13.0 (L = 2), ratio 0.98 against the 0.60 a 2-s.e. separation needs; "
+                  "the spec's quantile ratio (q99 - q50)/(q50 - q1) is 1.51 vs 1.42. Deeper "
+                  "layers enter the gradient with extra factors of the 0.05-scale weights.",
+        ),
+        Claim(
+            id="linear_attention.condition_number_ratio",
+            paper=PAPER,
+            statement="the robust condition number ratio R_med(SGDM)/R_med(Adam) exceeds 1 at "
+                      "iterations 750 and 1250 in Settings 1-3, under the code's definition "
+                      "(Hessian diagonal) and the paper's (eigenvalues)",
+            source="Ahn et al. Fig. 2 row 3, Section 2.3, footnote 1; spec §3.3, §6 c12",
+            kind="published-number",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_condition, sign=1),
+            control=partial(_check_condition, sign=-1),
+            control_description="the opposite ordering: ratio below 1",
+            expected="refuted",
+            cost="slow",
+            examples=({"seed": 0},),
+            notes="Finding (Setting 1 only; Settings 2 and 3 hold): for the pinned seeds the "
+                  "2-seed mean ratio is 1.39 (diagonal) / 0.64 (eigenvalues) at it. 750 and "
+                  "0.94 / 0.41 at it. 1250. A separate 4-seed run (seeds 1-4) gave means "
+                  "2.46 / 1.82 and 1.66 / 2.88, but per-seed ratios from 0.49 to 7.19: in "
+                  "Setting 1 the ordering does not hold seed by seed, and the published "
+                  "1.76 (0.40), 1.58 (0.41) understate the spread; the authors' own rerun "
+                  "(2.57 (0.92), 1.30 (0.78)) is in line with ours.",
+        ),
+        Claim(
+            id="linear_attention.directional_smoothness",
+            paper=PAPER,
+            statement="the directional smoothness along the update (median over iterations "
+                      "250-1200, every 50) is smaller for Adam than for SGD-momentum in "
+                      "Settings 1-3",
+            source="Ahn et al. Fig. 2 row 4, Section 2.4; spec §3.4, §6 c13",
+            kind="published-number",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_smoothness, sign=1),
+            control=partial(_check_smoothness, sign=-1),
+            control_description="the opposite ordering: Adam's larger",
+            cost="slow",
+            examples=({"seed": 0},),
+        ),
+        Claim(
+            id="linear_attention.softmax_carries_over",
+            paper=PAPER,
+            statement="open (reviewers' question): with softmax attention trained the same "
+                      "way (Setting 1), do claims 7, 9 and 10 carry over, and is the linear "
+                      "model's loss below softmax's at every checkpoint (Fig. 4)?",
+            source="Ahn et al. Fig. 4; reviews; spec §5.1, §6 c17",
+            kind="open-question",
+            strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+            check=partial(_check_softmax, sign=1),
+            control=partial(_check_softmax, sign=-1),
+            control_description="every ordering reversed",
+            expected="open",
+            cost="slow",
+            examples=({"seed": 0},),
+            notes="details.carries_over says which parts held; softmax runs use Setting 1's "
+                  "learning rates (the paper does not give its own).",
         ),
     ]

@@ -27,7 +27,7 @@ PAPERS: dict[str, Paper] = {
         Paper("cooccurrence", "Yang et al., Training dynamics of transformers to recognize "
               "word co-occurrence (NeurIPS 2024)", "planned"),
         Paper("linear_attention", "Ahn et al., Linear attention is (maybe) all you need "
-              "(ICLR 2024)", "partial"),
+              "(ICLR 2024)", "implemented"),
     )
 }
 ALL_PAPERS = tuple(PAPERS)
