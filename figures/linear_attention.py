@@ -219,6 +219,9 @@ def noise_tails(out: Path, quick: bool = False, device: str = "cpu") -> list[Pat
         axes[0, 2].loglog(xs / np.median(xs), np.arange(1, len(xs) + 1) / len(xs), color=f"C{i}",
                           label=label)
         data[label.replace(" ", "_").replace(",", "").replace("=", "")] = x
+    from matplotlib.ticker import NullFormatter  # noqa: PLC0415
+
+    axes[0, 2].xaxis.set_minor_formatter(NullFormatter())
     axes[0, 2].set_xlabel("||g_B - g|| / median")
     axes[0, 2].set_ylabel("P(X > x)")
     axes[0, 2].legend(fontsize=6)
@@ -306,13 +309,34 @@ def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu") -> li
     ax.set_yscale("log")
     ax.set_xlabel("iteration")
     ax.set_ylabel("loss (no 1/2)")
-    ax.legend()
+    ax.legend(loc="center right")
     return save(fig, out, "linear_vs_softmax", data)
+
+
+LR_LADDER = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
+
+
+def _stable_run(layers: int, device: str) -> dict:
+    """500 its at the 3-layer rates times the first factor of ``LR_LADDER`` at which
+    neither optimiser's float32 loss overflows (the paper tunes rates per depth on a grid
+    it does not give).  The ladder is not monotone in practice: at L = 6 Adam overflows
+    at 1/8 of the rate but not at the full rate."""
+    from numerics.ensemble import DivergenceError  # noqa: PLC0415
+
+    for scale in LR_LADDER:
+        try:
+            return nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
+                                                          hessian_at=(), lr_scale=scale), device)
+        except DivergenceError:
+            continue
+    raise DivergenceError(f"L = {layers} diverges at every rate of {LR_LADDER}")
 
 
 @figure("linear_attention", "depth_sweep", "Fig. 8 (depth L = 2, 4, 6, 8)",
         "left: loss of SGDM (black) and Adam (red) for L = 2, 4, 6, 8 (lighter = shallower; one "
-        "seed, 500 iterations, Setting 1); right: Hill tail index of the noise at "
+        "seed, 500 iterations, Setting 1, the 3-layer rates scaled down where a depth "
+        "overflows, as the legend says); "
+        "right: Hill tail index of the noise at "
         "initialisation against depth (smaller = heavier tail)")
 def depth_sweep(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
     from numerics.measure import hill_tail_index  # noqa: PLC0415
@@ -330,19 +354,25 @@ def depth_sweep(out: Path, quick: bool = False, device: str = "cpu") -> list[Pat
                                         device)
             x = nl.init_noise("setting1", layers, samples=100, full=10_000, device=device)
         else:
-            run = nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
-                                                         hessian_at=()), device)
+            run = _stable_run(layers, device)
             x = nl.init_noise("setting1", layers, device=device)
+        scale = run["run"].lr_scale
         for k, color in ((0, SGDM_COLOR), (1, ADAM_COLOR)):
             axes[0, 0].plot(run["eval_steps"], run["eval_loss"][k], color=color, alpha=shade,
-                            label=f"L = {layers}" if k == 1 else None)
+                            label=(f"L = {layers}" + (f" (lr x {scale:g})" if scale != 1 else ""))
+                            if k == 1 else None)
+        data[f"L{layers}_lr_scale"] = scale
         hills.append(hill_tail_index(x, len(x) // 20))
         data[f"L{layers}_loss"], data[f"L{layers}_noise"] = run["eval_loss"], x
     axes[0, 0].set_yscale("log")
     axes[0, 0].set_xlabel("iteration")
     axes[0, 0].set_ylabel("loss (no 1/2)")
     axes[0, 0].legend(title="Adam (red) / SGDM (black)", fontsize=6)
-    axes[0, 1].plot(depths, hills, "o-", color=COLORS["sim"])
+    # Hill estimator standard error ~ alpha / sqrt(k), k = top 5% of the samples.
+    k = len(x) // 20
+    axes[0, 1].errorbar(depths, hills, yerr=np.array(hills) / math.sqrt(k), fmt="o-",
+                        color=COLORS["sim"], capsize=3, label="Hill index +- 1 s.e.")
+    axes[0, 1].legend()
     axes[0, 1].set_xlabel("depth L")
     axes[0, 1].set_ylabel("Hill tail index of ||g_B - g|| (top 5%)")
     data["hill"] = np.array(hills)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FIGURES", "FigureSpec", "figure", "render", "write_gallery"]
+__all__ = ["FIGURES", "FigureSpec", "RenderError", "figure", "render", "write_gallery"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,25 @@ def render(papers: Sequence[str], out: Path, quick: bool = False, device: str = 
 
         iterator = tqdm(specs, desc="figures", unit="fig")
     written: list[Path] = []
+    failed: list[str] = []
     for spec in iterator:
-        written += spec.fn(Path(out) / spec.paper, quick=quick, device=device)
+        try:
+            written += spec.fn(Path(out) / spec.paper, quick=quick, device=device)
+        except Exception as exc:  # one broken figure must not lose the others
+            failed.append(f"{spec.paper}.{spec.name}: {type(exc).__name__}: {exc}")
     written.append(write_gallery(specs, Path(out)))
+    if failed:
+        raise RenderError(written, failed)
     return written
+
+
+class RenderError(RuntimeError):
+    """Some figures failed; ``written`` holds what the others wrote."""
+
+    def __init__(self, written: list[Path], failed: list[str]):
+        super().__init__("figures failed: " + "; ".join(failed))
+        self.written = written
+        self.failed = failed
 
 
 def write_gallery(specs: Sequence[FigureSpec], out: Path) -> Path:

@@ -59,3 +59,26 @@ def test_linear_attention_optimiser_figures_at_smoke_size(tmp_path):
     loss = np.load(tmp_path / "adam_vs_sgd_loss.npz")["setting1_loss"]
     assert loss.shape[0] == 2 and loss[0, 0] == loss[1, 0]  # shared start
     assert np.load(tmp_path / "depth_sweep.npz")["hill"].shape == (4,)
+
+
+def test_a_failing_figure_does_not_lose_the_others(tmp_path, monkeypatch):
+    import pytest
+
+    from figures import registry
+
+    def good(out, quick=False, device="cpu"):
+        path = out / "good.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"png")
+        return [path]
+
+    def bad(out, quick=False, device="cpu"):
+        raise FloatingPointError("diverged")
+
+    specs = [registry.FigureSpec("p", "bad", "-", "-", bad), registry.FigureSpec("p", "good", "-", "-", good)]
+    monkeypatch.setattr(registry, "_load", lambda paper: specs)
+    with pytest.raises(registry.RenderError) as info:
+        registry.render(["p"], tmp_path, progress=False)
+    assert (tmp_path / "p" / "good.png").exists()
+    assert info.value.failed == ["p.bad: FloatingPointError: diverged"]
+    assert (tmp_path / "gallery.md").exists()

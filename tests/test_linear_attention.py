@@ -206,3 +206,29 @@ def test_inverse_prior_fit_is_whitened_identity_at_small_size():
     white = torch.as_tensor(root @ fit["A"][0].numpy() @ root)
     assert nl.dist_to_identity(white) < 0.1
     assert nl.dist_to_identity(fit["A"][0]) > 0.3
+
+
+def test_full_parameterisation_contains_the_block_family():
+    cfg = nl.ICLConfig(d=4, n=9, layers=3)
+    g = torch.Generator().manual_seed(2)
+    z, _ = nl.sample_prompts(cfg, g, batch=6)
+    a = torch.randn(3, 4, 4, generator=g, dtype=torch.float64) * 0.3
+    b = torch.randn(3, 4, 4, generator=g, dtype=torch.float64) * 0.3
+    p = torch.zeros(3, 5, 5, dtype=torch.float64)
+    q = torch.zeros(3, 5, 5, dtype=torch.float64)
+    p[:, :4, :4], p[:, 4, 4], q[:, :4, :4] = b, 1.0, a
+    torch.testing.assert_close(nl.full_forward({"P": p, "Q": q}, z), nl.forward({"A": a, "B": b}, z))
+    q[:, 4, 0] = 0.5  # a label-covariate score block: the full family is larger
+    assert not torch.allclose(nl.full_forward({"P": p, "Q": q}, z), nl.forward({"A": a, "B": b}, z))
+
+
+@given(st.integers(1, 4), st.integers(2, 12), st.floats(0.1, 30.0), st.integers(0, 2**16))
+def test_softmax_output_is_bounded_by_the_context_labels(layers, n, scale, seed):
+    """|TF| <= ((1 + 1/n)^L - 1) max_j |y_j| for any A, B: the 1/n factor caps softmax."""
+    cfg = nl.ICLConfig(d=3, n=n, layers=layers)
+    g = torch.Generator().manual_seed(seed)
+    z, _ = nl.sample_prompts(cfg, g, batch=16)
+    params = {k: v * scale for k, v in nl.init_params(cfg, std=1.0)(g).items()}
+    tf = nl.forward(params, z, "softmax")
+    bound = ((1 + 1 / n) ** layers - 1) * z[:, 3, :n].abs().max(1).values
+    assert torch.all(tf.abs() <= bound * (1 + 1e-12) + 1e-12)

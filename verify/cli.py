@@ -85,13 +85,20 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_figures(args) -> int:
-    from figures.registry import render  # noqa: PLC0415
+    from figures.registry import RenderError, render  # noqa: PLC0415
     from numerics.device import select_device  # noqa: PLC0415
 
     device = str(select_device(args.device))
     papers = _papers(args.paper)
-    written = render(papers, Path(args.out), quick=args.quick, device=device,
-                     progress=not args.no_progress)
+    try:
+        written = render(papers, Path(args.out), quick=args.quick, device=device,
+                         progress=not args.no_progress)
+    except RenderError as exc:
+        for path in exc.written:
+            print(path)
+        for line in exc.failed:
+            print(f"tdcheck: figure failed: {line}", file=sys.stderr)
+        return 1
     for path in written:
         print(path)
     return 0
