@@ -16,7 +16,7 @@ SMALL = Profile("test", fast=6, slow=0, gpu=0)
 # them); in CI their checks run on synthetic runs (test_verify_optimisers.py) and their
 # numerics at smoke size (test_linear_attention.py, the figure tests).
 HEAVY = {"linear_attention.adam_beats_sgd", "linear_attention.heavy_tailed_noise",
-         "linear_attention.heavy_tailed_noise_depth",
+         "linear_attention.heavy_tailed_noise_depth", "linear_attention.generalised_smoothness",
          "linear_attention.condition_number_ratio", "linear_attention.directional_smoothness",
          "linear_attention.softmax_carries_over"}
 

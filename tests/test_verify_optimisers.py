@@ -73,3 +73,14 @@ def test_tail_check_separates_pareto_from_gaussian_norms_and_not_equal_laws():
     assert not vl._tail_evidence(light, pareto, "x").passed  # the control ordering
     twin = np.linalg.norm(rng.normal(size=(1000, 150)), axis=1)
     assert not vl._tail_evidence(twin, light, "x").passed  # same law: no separation
+
+
+def test_generalised_smoothness_check_reads_the_trend():
+    rng = np.random.default_rng(1)
+    g = np.exp(rng.normal(size=(4, 25)))
+    run = {"grad_norm": g, "smooth": g**0.8 * np.exp(0.1 * rng.normal(size=g.shape))}
+    assert vl._generalised(run, 1, "x").passed and not vl._generalised(run, -1, "x").passed
+    run["smooth"] = 1 / run["smooth"]
+    assert not vl._generalised(run, 1, "x").passed and vl._generalised(run, -1, "x").passed
+    run["smooth"] = np.exp(rng.normal(size=g.shape))  # no association: neither passes
+    assert not vl._generalised(run, 1, "x").passed and not vl._generalised(run, -1, "x").passed
