@@ -72,7 +72,9 @@ def _covariance(name: str, value) -> sp.Matrix:
     if sigma.is_symbolic():
         return sigma
     arr = np.array(sigma.evalf(), dtype=float)
-    # Symmetry up to float rounding of the entries (inputs may come from numpy products).
+    # Symmetry up to float rounding: inputs built as numpy products (U^T D U) carry
+    # asymmetries of a few eps x max|entry| (~1e-16 relative); 1e-12 relative leaves a
+    # 5000x margin for that while still rejecting any genuinely non-symmetric matrix.
     if not np.allclose(arr, arr.T, rtol=0, atol=1e-12 * max(1.0, np.abs(arr).max())):
         raise ValueError(f"{name} must be symmetric")
     if np.linalg.eigvalsh(arr).min() <= 0:

@@ -299,6 +299,8 @@ def _tracking(seed: int, ctx: Context, flow_of: Callable) -> Evidence:
     from scipy.stats import t as student  # noqa: PLC0415
 
     quantile = float(student.ppf(0.995, len(g_full) - 1))
+    # + 1e-9: at t = 0 both the gap and the allowance are exactly 0 (same start); the
+    # floor keeps the ratio defined and is 1e-9 of ||Gamma*||, far below any real gap.
     tol = disc_gap + quantile * spread / math.sqrt(len(g_full)) / norm + 1e-9
     k = int(np.argmax(err / tol))
     return Evidence(0.0, float(err[k]), float(err[k] / tol[k]), 1.0,
