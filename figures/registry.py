@@ -23,7 +23,12 @@ FIGURES: dict[str, FigureSpec] = {}
 
 
 def figure(paper: str, name: str, reproduces: str, caption: str):
-    """Register ``fn(out: Path, quick: bool, device: str) -> list[Path]``."""
+    """Register ``fn(out: Path, quick: bool, device: str, cache: RunCache | None) -> list[Path]``.
+
+    ``cache`` is the run cache shared with ``tdcheck verify``: figure functions get their
+    simulation runs through the same ``numerics`` run functions, so a figure drawn after a
+    verify retrains nothing.
+    """
 
     def wrap(fn):
         FIGURES[f"{paper}.{name}"] = FigureSpec(paper, name, reproduces, caption, fn)
@@ -38,7 +43,7 @@ def _load(paper: str) -> list[FigureSpec]:
 
 
 def render(papers: Sequence[str], out: Path, quick: bool = False, device: str = "cpu",
-           progress: bool = True) -> list[Path]:
+           progress: bool = True, cache=None) -> list[Path]:
     specs = [spec for paper in papers for spec in _load(paper)]
     iterator = specs
     if progress:
@@ -49,7 +54,7 @@ def render(papers: Sequence[str], out: Path, quick: bool = False, device: str = 
     failed: list[str] = []
     for spec in iterator:
         try:
-            written += spec.fn(Path(out) / spec.paper, quick=quick, device=device)
+            written += spec.fn(Path(out) / spec.paper, quick=quick, device=device, cache=cache)
         except Exception as exc:  # one broken figure must not lose the others
             failed.append(f"{spec.paper}.{spec.name}: {type(exc).__name__}: {exc}")
     written.append(write_gallery(specs, Path(out)))

@@ -11,7 +11,11 @@ from scipy.integrate import solve_ivp
 
 from theory.flow import ReducedSystem
 
-__all__ = ["OdeSolution", "integrate"]
+__all__ = ["OdeError", "OdeSolution", "integrate"]
+
+
+class OdeError(RuntimeError):
+    """``solve_ivp`` did not reach the end time (and no terminal event stopped it)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,11 @@ def integrate(
         atol=atol,
         events=evs or None,
     )
+    if sol.status < 0:  # never hand back a half-integrated path as if it were the solution
+        raise OdeError(
+            f"integration of {system.name or 'system'} failed at t = "
+            f"{float(sol.t[-1]) if sol.t.size else 0.0:.6g} of {float(t_end):.6g}: {sol.message}"
+        )
     t_event = None
     if sol.status == 1:
         t_event = float(sol.t[-1]) if sol.t.size else None

@@ -1,47 +1,113 @@
-"""The runner and the reports, on toy claims whose truth is known."""
+"""The verdict engine and the reports, on toy claims whose truth is known."""
 
 import json
+import math
 from functools import partial
 
+import numpy as np
+import pytest
 from hypothesis import strategies as st
 
-from verify.claims import Claim, Evidence
-from verify.report import to_json, to_markdown, to_table, write_reports
+from numerics.cache import RunCache
+from numerics.stats import bootstrap_interval, mean_interval, median_of_means, normal_quantile
+from verify.claims import Claim, Context, Evidence, Part, PositiveControl, combine
+from verify.report import metadata, to_json, to_markdown, to_table, write_reports
 from verify.runner import Profile, run_claim
 
 PROFILE = Profile("test", fast=20, slow=1, gpu=0)
+META = {"commit": None, "versions": {}, "device": "cpu", "profile": "test", "started": "-",
+        "seconds": 0.0}
 
 
 def _check(params, ctx, *, slope):
     # "x^2 >= slope * x - 1 for x in [0, 3]": true for slope 2 (AM-GM), false for slope 3.
+    # Part "inequality" is exact; part "range" is identical under both theories.
     x = params["x"]
     lhs, rhs = x * x, slope * x - 1
-    return Evidence(rhs, lhs, max(0.0, rhs - lhs), 0.0, "exact inequality")
+    return Evidence((Part("inequality", rhs, lhs, max(0.0, rhs - lhs), 0.0, "exact"),
+                     Part("range", 3.0, x, max(0.0, x - 3.0), 0.0, "exact")))
 
 
-def _claim(slope_true, slope_control, expected="holds"):
+def _claim(slope_true, slope_control, expected="holds", positive=None):
     return Claim(id="toy.amgm", paper="toy", statement="x^2 >= 2x - 1", source="AM-GM",
                  kind="symbolic", strategy=st.fixed_dictionaries({"x": st.floats(0, 3)}),
                  check=partial(_check, slope=slope_true),
                  control=partial(_check, slope=slope_control),
-                 control_description="slope 3", expected=expected)
+                 control_description=f"slope {slope_control}", expected=expected,
+                 positive_control=positive)
 
 
-def test_true_claim_holds_and_control_is_rejected():
+def test_part_interval_rule():
+    assert Part("a", 0, 1, 1, 2, "-").status == "pass"
+    assert Part("a", 0, 1, 1, 0.5, "-").status == "fail"
+    assert Part("a", 0, 1, 1, 1.5, "-", lower=0.5, upper=2.0).status == "inconclusive"
+    assert Part("a", 0, 1, 1, 0.2, "-", lower=0.5, upper=2.0).status == "fail"
+    assert Part("a", 0, math.nan, math.nan, 1, "-").status == "fail"
+    d = Part.deviation("d", 1.0, 1.1, se=0.01, tolerance=0.2, error_model="-")
+    assert d.lower == pytest.approx(0.1 - normal_quantile(0.99) * 0.01)
+    assert d.status == "pass"
+    with pytest.raises(ValueError):
+        Part("a", 0, 1, 1, 1, "-", lower=2, upper=1)
+
+
+def test_evidence_status_and_combine():
+    p, f, i = (Part("p", 0, 0, 0, 1, "-"), Part("f", 0, 2, 2, 1, "-"),
+               Part("i", 0, 1, 1, 1.5, "-", lower=0, upper=2))
+    assert Evidence((p,)).status == "holds"
+    assert Evidence((p, i)).status == "inconclusive"
+    assert Evidence((p, i, f)).status == "refuted"
+    ev = combine(Evidence((p,)), Evidence((f,), {"k": 1}))
+    assert ev.names == ("p", "f") and ev.details == {"k": 1} and ev.worst.name == "f"
+    with pytest.raises(ValueError):
+        combine(Evidence((p,)), Evidence((p,)))
+
+
+def test_true_claim_holds_and_control_is_rejected_by_the_discriminating_part():
     r = run_claim(_claim(2, 3), PROFILE)
     assert r.outcome == "holds" and r.control_rejected and r.ok
-    assert r.examples >= 10
+    assert r.control_rejected_by == ("inequality",)  # "range" never discriminates
+    assert r.examples_drawn >= 10 and not r.short
 
 
-def test_false_claim_is_refuted_with_shrunk_example():
-    r = run_claim(_claim(3, 3, expected="holds"), PROFILE)
-    assert r.outcome == "refuted" and not r.ok
+def test_false_claim_is_refuted_with_shrunk_example_and_control_not_applicable():
+    pc = PositiveControl("x = 1 is a double root", lambda ctx: _check({"x": 1.0}, ctx, slope=2))
+    r = run_claim(_claim(3, 3, expected="refuted", positive=pc), PROFILE)
+    assert r.outcome == "refuted" and r.control_rejected is None and r.ok
     assert 0.38 < r.falsifying_example["x"] < 2.62  # x^2 - 3x + 1 < 0 there
+    assert r.positive_passed
 
 
-def test_control_that_cannot_fail_is_flagged():
+def test_control_identical_to_the_theory_is_flagged():
     r = run_claim(_claim(2, 2), PROFILE)
-    assert r.outcome == "holds" and not r.control_rejected and not r.ok
+    assert r.outcome == "holds" and r.control_rejected is False and not r.ok
+    assert any("control" in p for p in r.problems())
+
+
+def test_control_failing_only_where_the_theory_fails_is_not_rejected():
+    # Both theories fail part "bad" on every example: a control "rejected" there proves nothing.
+    def check(params, ctx, *, k):
+        return Evidence((Part("good", 0, 0, 0, 1, "exact"),
+                         Part("bad", 0, 5 + k, 5 + k, 1, "exact",
+                              lower=0.0, upper=10.0)))  # inconclusive under both
+
+    c = Claim(id="toy.nd", paper="toy", statement="-", source="-", kind="symbolic",
+              strategy=st.just({}), check=partial(check, k=0), control=partial(check, k=1),
+              control_description="-", expected="inconclusive",
+              positive_control=PositiveControl("-", lambda ctx: Evidence(
+                  (Part("good", 0, 0, 0, 1, "exact"),))))
+    r = run_claim(c, PROFILE)
+    assert r.outcome == "inconclusive" and r.control_rejected is False and not r.ok
+
+
+def test_positive_control_failure_fails_the_claim():
+    pc = PositiveControl("wrong case", lambda ctx: _check({"x": 2.0}, ctx, slope=3))
+    r = run_claim(_claim(3, 3, expected="refuted", positive=pc), PROFILE)
+    assert r.outcome == "refuted" and r.positive_passed is False and not r.ok
+
+
+def test_non_holds_claim_needs_a_positive_control():
+    with pytest.raises(ValueError, match="positive_control"):
+        _claim(3, 3, expected="refuted")
 
 
 def test_crashing_check_is_an_error_not_a_pass():
@@ -55,18 +121,52 @@ def test_crashing_check_is_an_error_not_a_pass():
     assert r.outcome == "error" and "boom" in r.error_message and not r.ok
 
 
-def test_report_schema(tmp_path):
-    results = [run_claim(_claim(2, 3), PROFILE), run_claim(_claim(3, 3), PROFILE)]
-    md, js = write_reports(results, tmp_path, "test", "cpu")
+def test_report_schema_and_rerender(tmp_path):
+    pc = PositiveControl("x = 1", lambda ctx: _check({"x": 1.0}, ctx, slope=2))
+    results = [run_claim(_claim(2, 3), PROFILE),
+               run_claim(_claim(3, 3, expected="refuted", positive=pc), PROFILE)]
+    meta = metadata("test", "cpu", 0.0, 1.0)
+    assert set(meta) == {"commit", "versions", "device", "profile", "started", "seconds"}
+    assert set(meta["versions"]) == {"python", "torch", "sympy", "numpy", "scipy", "hypothesis"}
+    md, js = write_reports(results, tmp_path, meta)
     data = json.loads(js.read_text())
-    assert set(data) == {"version", "profile", "device", "claims"}
-    keys = {"id", "paper", "statement", "source", "kind", "expected", "outcome",
-            "control_rejected", "worst", "examples", "seconds"}
+    assert {"version", "metadata", "summary", "claims"} <= set(data)
+    assert data["summary"]["ok"] == 2 and data["summary"]["controls_rejected"] == 1
+    assert data["summary"]["controls_not_applicable"] == 1
+    c0, c1 = data["claims"]
+    assert c0["control_rejected_by"] == ["inequality"] and c1["control_rejected"] is None
+    assert c1["positive_control"]["passed"] is True
     for c in data["claims"]:
-        assert keys <= set(c)
-        assert c["outcome"] in ("holds", "refuted", "error")
-        assert set(c["worst"]) == {"predicted", "observed", "error", "tolerance"}
-        assert isinstance(c["examples"], int) and isinstance(c["control_rejected"], bool)
-    assert "toy.amgm" in md.read_text() and "refuted" in to_table(results)
-    assert to_json(results, "test", "cpu")["claims"][1]["outcome"] == "refuted"
-    assert "Falsifying example" in to_markdown(results, "test", "cpu")
+        assert {"name", "predicted", "observed", "error", "lower", "upper", "tolerance",
+                "passed", "error_model"} <= set(c["parts"][0])
+        assert c["examples_drawn"] <= c["examples_requested"] or c["outcome"] == "refuted"
+    text = md.read_text()
+    assert text.splitlines()[2].startswith("**2 of 2 claims as expected")
+    assert to_markdown(data) == text  # report.md is a pure function of report.json
+    assert "refuted" in to_table(to_json(results, META))
+
+
+def test_stats_helpers():
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 2.0, 400)
+    m, lo, hi, se = mean_interval(x)
+    assert lo < 1.0 < hi and se == pytest.approx(2.0 / 20, rel=0.15)
+    est, blo, bhi = bootstrap_interval(x, np.mean, n_boot=400, seed=1)
+    assert blo < est < bhi and blo == pytest.approx(lo, abs=0.15)
+    assert median_of_means(np.r_[np.zeros(9), 1e9], 5) == 0.0
+
+
+def test_run_cache(tmp_path):
+    calls = []
+    cache = RunCache(tmp_path)
+    f = lambda: calls.append(1) or {"v": len(calls)}
+    assert cache.get_or_compute(("cfg", 1), f, "toy") == {"v": 1}
+    assert cache.get_or_compute(("cfg", 1), f, "toy") == {"v": 1} and len(calls) == 1
+    assert cache.get_or_compute(("cfg", 2), f, "toy") == {"v": 2}
+    assert RunCache(None).get_or_compute(("cfg", 1), f, "toy") == {"v": 3}
+
+
+def test_context_pick():
+    assert Context(profile="test").pick(test=1, quick=2) == 1
+    assert Context(profile="ci").pick(test=1, quick=2) == 2
+    assert Context(profile="thorough").pick(test=1, quick=2, ci=3) == 3

@@ -59,15 +59,26 @@ def _cmd_equations(args) -> int:
     return 0
 
 
+def _cache(args):
+    from numerics.cache import RunCache, default_cache_dir  # noqa: PLC0415
+
+    if getattr(args, "no_cache", False):
+        return RunCache(None)
+    return RunCache(Path(args.cache_dir) if getattr(args, "cache_dir", None) else default_cache_dir())
+
+
 def _cmd_verify(args) -> int:
+    import time  # noqa: PLC0415
+
     from numerics.device import select_device  # noqa: PLC0415
     from verify.claims import Context  # noqa: PLC0415
     from verify.registry import claims_for  # noqa: PLC0415
-    from verify.report import to_table, write_reports  # noqa: PLC0415
+    from verify.report import metadata, summary_line, to_json, to_table, write_reports  # noqa: PLC0415
     from verify.runner import get_profile, run_claims  # noqa: PLC0415
 
     profile = get_profile(args.profile)
     device = str(select_device(args.device))
+    print(f"tdcheck: device {device}, profile {profile.name}", file=sys.stderr)
     papers = _papers(args.paper)
     claims = [c for p in papers for c in claims_for(p)]
     if args.claim:
@@ -76,12 +87,35 @@ def _cmd_verify(args) -> int:
         if unknown:
             raise ValueError(f"unknown claim id(s): {', '.join(sorted(unknown))}")
         claims = [c for c in claims if c.id in wanted]
-    results = run_claims(claims, profile, Context(device=device, profile=profile.name),
-                         progress=not args.no_progress)
-    print(to_table(results))
-    md, js = write_reports(results, Path(args.out), profile.name, device)
-    print(f"\nreport: {md}  {js}")
+    started = time.time()
+    ctx = Context(device=device, profile=profile.name, cache=_cache(args))
+    results = run_claims(claims, profile, ctx, progress=_progress(args))
+    meta = metadata(profile.name, device, started, time.time() - started)
+    data = to_json(results, meta)
+    print(to_table(data))
+    md, js = write_reports(results, Path(args.out), meta)
+    print(f"\n{summary_line(data)}; report: {md} ({js.name} beside it)")
     return 0 if all(r.ok for r in results) else 1
+
+
+def _progress(args) -> bool:
+    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
+
+
+def _cmd_report(args) -> int:
+    import json  # noqa: PLC0415
+
+    from verify.report import summary_line, to_markdown  # noqa: PLC0415
+
+    folder = Path(args.dir)
+    js = folder / "report.json" if folder.is_dir() else folder
+    if not js.exists():
+        raise ValueError(f"no report.json at {js}")
+    data = json.loads(js.read_text())
+    md = js.with_name("report.md")
+    md.write_text(to_markdown(data))
+    print(f"{summary_line(data)}; wrote {md}")
+    return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
 
 
 def _cmd_figures(args) -> int:
@@ -92,7 +126,7 @@ def _cmd_figures(args) -> int:
     papers = _papers(args.paper)
     try:
         written = render(papers, Path(args.out), quick=args.quick, device=device,
-                         progress=not args.no_progress)
+                         progress=_progress(args), cache=_cache(args))
     except RenderError as exc:
         for path in exc.written:
             print(path)
@@ -138,7 +172,14 @@ def _parser() -> argparse.ArgumentParser:
     ve.add_argument("--out", default="tdcheck-report")
     ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
     ve.add_argument("--no-progress", action="store_true")
+    ve.add_argument("--no-cache", action="store_true", help="recompute every simulation run")
+    ve.add_argument("--cache-dir", default=None, help="run cache folder (default "
+                    "$TDCHECK_CACHE_DIR or ~/.cache/tdcheck)")
     ve.set_defaults(fn=_cmd_verify)
+
+    rp = sub.add_parser("report", help="re-render report.md from a report.json")
+    rp.add_argument("dir", help="a folder holding report.json, or the file itself")
+    rp.set_defaults(fn=_cmd_report)
 
     fi = sub.add_parser("figures", help="regenerate the papers' figures (PNG, PDF, data)")
     fi.add_argument("paper", nargs="*")
@@ -146,6 +187,8 @@ def _parser() -> argparse.ArgumentParser:
     fi.add_argument("--device", default="cpu")
     fi.add_argument("--out", default="tdcheck-figures")
     fi.add_argument("--no-progress", action="store_true")
+    fi.add_argument("--no-cache", action="store_true", help="recompute every simulation run")
+    fi.add_argument("--cache-dir", default=None, help="run cache folder (as for verify)")
     fi.set_defaults(fn=_cmd_figures)
 
     be = sub.add_parser("bench", help="ensemble trainer: stacked vs sequential members")

@@ -1,176 +1,323 @@
-"""Reports: a terminal table, ``report.md`` and ``report.json`` (stable schema).
+"""Reports: ``report.json`` (stable keys), ``report.md`` rendered from it, a terminal table.
 
-report.json::
+report.json (version 2)::
 
-    {"version", "profile", "device",
-     "claims": [{"id", "paper", "statement", "source", "kind", "expected",
-                 "outcome" ("holds" | "refuted" | "error"), "control_rejected" (bool),
-                 "worst": {"predicted", "observed", "error", "tolerance"}, "examples" (int),
-                 "seconds"}]}
+    {"version", "metadata": {"commit", "versions": {python, torch, sympy, numpy, scipy,
+                             hypothesis}, "device", "profile", "started", "seconds"},
+     "summary": {"claims", "outcomes": {holds, refuted, inconclusive, error}, "as_expected",
+                 "ok", "controls_rejected", "controls_not_applicable",
+                 "controls_not_rejected", "positive_controls": {required, passed}},
+     "claims": [{"id", "paper", "statement", "source", "kind", "expected", "outcome",
+                 "verdict", "ok", "problems", "matches_expected",
+                 "control_rejected" (true | false | null = not applicable),
+                 "control_rejected_by" [part names],
+                 "parts": [{name, predicted, observed, error, lower, upper, confidence,
+                            tolerance, passed, status, error_model, details}]  (worst example),
+                 "worst": {predicted, observed, error, tolerance}  (its worst part),
+                 "worst_example", "falsifying_example", "details",
+                 "examples", "examples_drawn", "examples_requested", "short", "seconds",
+                 "control": {description, rejected, rejected_by, example, parts, error},
+                 "positive_control": {description, passed, parts, error} | null,
+                 "notes", "message"}]}
 
-Each claim entry also carries ``matches_expected``, ``error_model``, ``control``,
-``falsifying_example``, ``details`` and ``message``; consumers may ignore them.
+``to_markdown`` and ``to_table`` read only this dictionary, so ``tdcheck report DIR``
+re-renders a report from its JSON.  Numbers quoted in report.md come from the evidence of
+the run, never from text written earlier.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
-from collections.abc import Sequence
+import platform
+import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from verify.claims import Evidence, Part
 from verify.runner import ClaimResult
 
-__all__ = ["REPORT_VERSION", "to_json", "to_markdown", "to_table", "write_reports"]
+__all__ = ["REPORT_VERSION", "metadata", "to_json", "to_markdown", "to_table",
+           "write_reports"]
 
-REPORT_VERSION = "1"
+REPORT_VERSION = "2"
 
 
 def _num(x: Any) -> Any:
+    """JSON-safe values (inf/nan as strings, numpy/torch scalars as Python numbers)."""
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
     if isinstance(x, float):
         return x if math.isfinite(x) else str(x)
-    if isinstance(x, dict):
+    if isinstance(x, Mapping):
         return {str(k): _num(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_num(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _num(x.tolist())
     if hasattr(x, "item"):
         return _num(x.item())
-    return x
+    try:
+        return _num(float(x))
+    except (TypeError, ValueError):
+        return str(x)
 
 
-def _evidence(ev) -> dict | None:
-    if ev is None:
-        return None
-    return {"predicted": _num(float(ev.predicted)), "observed": _num(float(ev.observed)),
-            "error": _num(float(ev.error)), "tolerance": _num(float(ev.tolerance))}
+def _part(p: Part) -> dict:
+    return {"name": p.name, "predicted": _num(p.predicted), "observed": _num(p.observed),
+            "error": _num(p.error), "lower": _num(p.lower), "upper": _num(p.upper),
+            "confidence": p.confidence, "tolerance": _num(p.tolerance),
+            "passed": p.passed, "status": p.status, "error_model": p.error_model,
+            "details": _num(dict(p.details))}
 
 
-def to_json(results: Sequence[ClaimResult], profile: str, device: str) -> dict:
-    claims = []
-    for r in results:
-        c = r.claim
-        claims.append({
-            "id": c.id,
-            "paper": c.paper,
-            "statement": c.statement,
-            "source": c.source,
-            "kind": c.kind,
-            "expected": c.expected,
-            "outcome": r.outcome,
-            "control_rejected": bool(r.control_rejected),
-            "worst": _evidence(r.worst),
-            "examples": int(r.examples),
-            "seconds": round(float(r.seconds), 3),
-            "matches_expected": r.matches_expected,
-            "error_model": r.worst.error_model if r.worst else None,
-            "details": _num(dict(r.worst.details)) if r.worst else None,
-            "falsifying_example": _num(r.falsifying_example),
-            "control": {
-                "description": c.control_description,
-                "worst": _evidence(r.control_worst),
-                "example": _num(r.control_example),
-                "error": r.control_error,
-            },
-            "notes": c.notes,
-            "message": r.error_message,
-        })
-    return {"version": REPORT_VERSION, "profile": profile, "device": device, "claims": claims}
+def _parts(ev: Evidence | None) -> list[dict]:
+    return [] if ev is None else [_part(p) for p in ev.parts]
+
+
+def metadata(profile: str, device: str, started: float, seconds: float) -> dict:
+    """Commit, package versions, device, profile, start time and duration of a run."""
+    versions = {"python": platform.python_version()}
+    for mod in ("torch", "sympy", "numpy", "scipy", "hypothesis"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:  # a missing optional package is reported as such
+            versions[mod] = None
+    try:
+        root = Path(__file__).resolve().parent.parent
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=10).stdout.strip() or None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout
+        if commit and dirty.strip():
+            commit += "+dirty"
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {"commit": commit, "versions": versions, "device": device, "profile": profile,
+            "started": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
+            "seconds": round(float(seconds), 2)}
+
+
+def verdict(r: ClaimResult) -> str:
+    if r.ok:
+        return "as expected"
+    if r.outcome == "error":
+        return "ERROR"
+    if not r.matches_expected:
+        return "UNEXPECTED"
+    if not r.control_ok:
+        return "CONTROL NOT REJECTED"
+    return "POSITIVE CONTROL FAILED"
+
+
+def _claim_json(r: ClaimResult) -> dict:
+    c = r.claim
+    wpart = r.worst.worst if r.worst is not None else None
+    pos = None
+    if c.positive_control is not None:
+        pos = {"description": c.positive_control.description, "passed": r.positive_passed,
+               "parts": _parts(r.positive), "error": r.positive_error}
+    return {
+        "id": c.id, "paper": c.paper, "statement": c.statement, "source": c.source,
+        "kind": c.kind, "expected": c.expected, "outcome": r.outcome, "verdict": verdict(r),
+        "ok": r.ok, "problems": r.problems(), "matches_expected": r.matches_expected,
+        "control_rejected": r.control_rejected,
+        "control_rejected_by": list(r.control_rejected_by),
+        "parts": _parts(r.worst),
+        "worst": None if wpart is None else {
+            "part": wpart.name, "predicted": _num(wpart.predicted),
+            "observed": _num(wpart.observed), "error": _num(wpart.error),
+            "tolerance": _num(wpart.tolerance)},
+        "worst_example": _num(r.worst_example),
+        "falsifying_example": _num(r.falsifying_example),
+        "details": _num(dict(r.worst.details)) if r.worst is not None else None,
+        "examples": int(r.examples_drawn), "examples_drawn": int(r.examples_drawn),
+        "examples_requested": int(r.examples_requested), "short": r.short,
+        "seconds": round(float(r.seconds), 3),
+        "control": {"description": c.control_description, "rejected": r.control_rejected,
+                    "rejected_by": list(r.control_rejected_by),
+                    "example": _num(r.control_example), "parts": _parts(r.control_evidence),
+                    "error": r.control_error},
+        "positive_control": pos,
+        "notes": c.notes, "message": r.error_message,
+    }
+
+
+def summary(claims: Sequence[Mapping]) -> dict:
+    outcomes = {k: sum(c["outcome"] == k for c in claims)
+                for k in ("holds", "refuted", "inconclusive", "error")}
+    pcs = [c["positive_control"] for c in claims if c["positive_control"] is not None]
+    return {
+        "claims": len(claims), "outcomes": outcomes,
+        "as_expected": sum(bool(c["matches_expected"]) for c in claims),
+        "ok": sum(bool(c["ok"]) for c in claims),
+        "controls_rejected": sum(c["control_rejected"] is True for c in claims),
+        "controls_not_applicable": sum(c["control_rejected"] is None for c in claims),
+        "controls_not_rejected": sum(c["control_rejected"] is False for c in claims),
+        "positive_controls": {"required": len(pcs), "passed": sum(p["passed"] is True for p in pcs)},
+        "short": sum(bool(c["short"]) for c in claims),
+    }
+
+
+def to_json(results: Sequence[ClaimResult], meta: Mapping[str, Any]) -> dict:
+    claims = [_claim_json(r) for r in results]
+    return {"version": REPORT_VERSION, "metadata": dict(meta), "summary": summary(claims),
+            "claims": claims}
 
 
 def _fmt(x: Any) -> str:
     if x is None:
         return "-"
+    if isinstance(x, bool):
+        return str(x).lower()
     if isinstance(x, float):
         return f"{x:.3g}" if math.isfinite(x) else str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str):
+        try:
+            return _fmt(float(x))
+        except ValueError:
+            return x
     return str(x)
 
 
-def _verdict(r: ClaimResult) -> str:
-    if r.ok:
-        return "ok"
-    if not r.control_rejected:
-        return "CONTROL NOT REJECTED"
-    return "UNEXPECTED"
+def _control_word(c: Mapping) -> str:
+    if c["control_rejected"] is None:
+        return "n/a"
+    return "rejected" if c["control_rejected"] else "NOT rejected"
 
 
-def to_table(results: Sequence[ClaimResult]) -> str:
-    """Plain-text table for the terminal."""
-    rows = [("claim", "expected", "outcome", "control", "error/tol", "examples", "s", "verdict")]
-    for r in results:
-        w = r.worst
+def summary_line(data: Mapping) -> str:
+    s = data["summary"]
+    o = s["outcomes"]
+    return (f"{s['ok']} of {s['claims']} claims as expected "
+            f"({o['holds']} held, {o['refuted']} refuted, {o['inconclusive']} inconclusive, "
+            f"{o['error']} errors); controls: {s['controls_rejected']} rejected, "
+            f"{s['controls_not_applicable']} not applicable, {s['controls_not_rejected']} "
+            f"not rejected; positive controls {s['positive_controls']['passed']}/"
+            f"{s['positive_controls']['required']} passed")
+
+
+def to_table(data: Mapping) -> str:
+    """Plain-text table for the terminal, from a report dictionary."""
+    rows = [("claim", "expected", "outcome", "control", "worst part: error/tol", "ex", "s",
+             "verdict")]
+    for c in data["claims"]:
+        w = c["worst"]
         rows.append((
-            r.claim.id, r.claim.expected, r.outcome,
-            "rejected" if r.control_rejected else "NOT rejected",
-            f"{_fmt(w.error)}/{_fmt(w.tolerance)}" if w else "-",
-            str(r.examples), f"{r.seconds:.1f}", _verdict(r),
+            c["id"], c["expected"], c["outcome"], _control_word(c),
+            f"{_fmt(w['error'])}/{_fmt(w['tolerance'])}" if w else "-",
+            f"{c['examples_drawn']}/{c['examples_requested']}", f"{c['seconds']:.1f}",
+            c["verdict"],
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    bad = sum(not r.ok for r in results)
-    lines.append("")
-    lines.append(f"{len(results)} claims: {sum(r.outcome == 'holds' for r in results)} held, "
-                 f"{sum(r.outcome == 'refuted' for r in results)} refuted, "
-                 f"{sum(r.outcome == 'error' for r in results)} errors; "
-                 f"{bad} differ from expectation or have an unrejected control")
+    lines += ["", summary_line(data)]
     return "\n".join(lines)
 
 
-def to_markdown(results: Sequence[ClaimResult], profile: str, device: str) -> str:
+def _parts_md(parts: Sequence[Mapping], rejected_by: Sequence[str] = ()) -> list[str]:
+    out = ["| part | predicted | observed | error [lower, upper] | tolerance | margin | status |"
+           + (" rejects control |" if rejected_by is not None else ""),
+           "|---|---|---|---|---|---|---|" + ("---|" if rejected_by is not None else "")]
+    for p in parts:
+        interval = ("" if p["lower"] == p["upper"] else
+                    f" [{_fmt(p['lower'])}, {_fmt(p['upper'])}]"
+                    + (f" ({100 * p['confidence']:.0f}%)" if p.get("confidence") else ""))
+        try:
+            margin = _fmt(float(p["tolerance"]) - float(p["upper"]))
+        except (TypeError, ValueError):
+            margin = "-"
+        row = (f"| {p['name']} | {_fmt(p['predicted'])} | {_fmt(p['observed'])} | "
+               f"{_fmt(p['error'])}{interval} | {_fmt(p['tolerance'])} | {margin} | "
+               f"{p['status']} |")
+        if rejected_by is not None:
+            row += (" yes |" if p["name"] in rejected_by else " |")
+        out.append(row)
+    return out
+
+
+def to_markdown(data: Mapping) -> str:
+    """report.md from a report dictionary (what ``tdcheck report DIR`` re-renders)."""
+    meta = data.get("metadata", {})
     out = [
-        "# tdcheck verification report",
-        "",
-        f"Profile `{profile}`, device `{device}`. An outcome is *holds* when no example "
-        "broke the claim, *refuted* when one did (its numbers are below), *error* when the "
-        "check crashed. Every claim's negative control (a deliberately wrong theory run "
-        "through the same check) must be *rejected*. `expected = refuted` marks a "
-        "documented finding: a paper claim that did not reproduce.",
-        "",
-        "| claim | expected | outcome | control | worst error / tolerance | examples | s |",
-        "|---|---|---|---|---|---|---|",
+        "# tdcheck verification report", "",
+        f"**{summary_line(data)}.**", "",
+        f"Profile `{meta.get('profile')}`, device `{meta.get('device')}`, commit "
+        f"`{meta.get('commit')}`, started {meta.get('started')}, {meta.get('seconds')} s.", "",
+        "Each claim's check returns named parts; a part *passes* when the upper end of the "
+        "interval on its error is within the tolerance (a model-mismatch allowance), *fails* "
+        "when the lower end exceeds it, and is *inconclusive* otherwise. The outcome is "
+        "*refuted* if a part failed, *inconclusive* if one was inconclusive, else *holds*. The "
+        "negative control (a near-miss wrong theory through the same check) is *rejected* only "
+        "by a part that passed under the paper's theory and failed under the control; it is "
+        "*n/a* when no part passed. `expected = refuted` marks a documented finding; such "
+        "claims carry a positive control that must pass.", "",
+        "| claim | expected | outcome | verdict | control | worst part: error / tolerance | "
+        "examples | s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in results:
-        w = r.worst
+    for c in data["claims"]:
+        w = c["worst"]
+        ex = f"{c['examples_drawn']}/{c['examples_requested']}" + (" (short)" if c["short"] else "")
         out.append(
-            f"| `{r.claim.id}` | {r.claim.expected} | **{r.outcome}** | "
-            f"{'rejected' if r.control_rejected else '**NOT rejected**'} | "
-            f"{_fmt(w.error) + ' / ' + _fmt(w.tolerance) if w else '-'} | {r.examples} | "
-            f"{r.seconds:.1f} |"
-        )
+            f"| `{c['id']}` | {c['expected']} | **{c['outcome']}** | {c['verdict']} | "
+            f"{_control_word(c)} | "
+            f"{(w['part'] + ': ' + _fmt(w['error']) + ' / ' + _fmt(w['tolerance'])) if w else '-'}"
+            f" | {ex} | {c['seconds']:.1f} |")
     out.append("")
-    for r in results:
-        c = r.claim
-        out += [f"## `{c.id}`", "", f"**Claim.** {c.statement}", "",
-                f"**Source.** {c.source}. **Kind.** {c.kind}. **Expected.** {c.expected}. "
-                f"**Outcome.** {r.outcome}" + ("" if r.matches_expected else " (UNEXPECTED)") + ".", ""]
-        if r.worst is not None:
-            w = r.worst
-            out += [f"Worst case: predicted {_fmt(w.predicted)}, observed {_fmt(w.observed)}, "
-                    f"error {_fmt(w.error)} against tolerance {_fmt(w.tolerance)}.", "",
-                    f"Error model: {w.error_model}", ""]
-            details = {k: v for k, v in w.details.items() if k != "all_parts"}
-            if details:
-                out += ["```", json.dumps(_num(details), indent=1)[:3000], "```", ""]
-        if r.falsifying_example is not None:
-            out += [f"Falsifying example: `{json.dumps(_num(r.falsifying_example))}`", ""]
-        out.append(f"Control ({c.control_description}): "
-                   + ("rejected" if r.control_rejected else "NOT rejected")
-                   + (f" at `{json.dumps(_num(r.control_example))}`" if r.control_example else "")
-                   + (f", error {_fmt(r.control_worst.error)} vs tolerance "
-                      f"{_fmt(r.control_worst.tolerance)}" if r.control_worst else "") + ".")
-        out.append("")
-        if c.notes:
-            out += [f"Note: {c.notes}", ""]
-        if r.error_message:
-            out += ["```", r.error_message, "```", ""]
+    for c in data["claims"]:
+        out += [f"## `{c['id']}`", "", f"**Claim.** {c['statement']}", "",
+                f"**Source.** {c['source']}. **Kind.** {c['kind']}. **Expected.** "
+                f"{c['expected']}. **Outcome.** {c['outcome']}. **Verdict.** {c['verdict']}.",
+                ""]
+        if c["problems"]:
+            out += ["**Problems.** " + "; ".join(c["problems"]) + ".", ""]
+        if c["parts"]:
+            label = "falsifying example" if c["falsifying_example"] is not None else "worst example"
+            out += [f"Parts at the {label} `{json.dumps(c['worst_example'])}`:", ""]
+            out += _parts_md(c["parts"], c["control_rejected_by"]) + [""]
+            out += ["Error models:", ""]
+            out += [f"- *{p['name']}*: {p['error_model']}" for p in c["parts"]] + [""]
+        if c["details"]:
+            out += ["Details:", "", "```json", json.dumps(c["details"], indent=1), "```", ""]
+        ctl = c["control"]
+        line = f"**Negative control** ({ctl['description']}): {_control_word(c)}"
+        if ctl["rejected_by"]:
+            line += f" by {', '.join(ctl['rejected_by'])}"
+        if ctl["example"] is not None:
+            line += f" at `{json.dumps(ctl['example'])}`"
+        out += [line + ".", ""]
+        if ctl["parts"]:
+            out += _parts_md(ctl["parts"], None) + [""]
+        if ctl["error"]:
+            out += [f"Control error: `{ctl['error']}`", ""]
+        pc = c["positive_control"]
+        if pc is not None:
+            out += [f"**Positive control** ({pc['description']}): "
+                    + ("passed" if pc["passed"] else "**did not pass**") + ".", ""]
+            if pc["parts"]:
+                out += _parts_md(pc["parts"], None) + [""]
+            if pc["error"]:
+                out += [f"Positive control error: `{pc['error']}`", ""]
+        if c["notes"]:
+            out += [f"Note: {c['notes']}", ""]
+        if c["message"]:
+            out += ["```", c["message"], "```", ""]
     return "\n".join(out)
 
 
-def write_reports(results: Sequence[ClaimResult], out_dir: Path, profile: str, device: str) -> tuple[Path, Path]:
+def write_reports(results: Sequence[ClaimResult], out_dir: Path, meta: Mapping[str, Any]
+                  ) -> tuple[Path, Path]:
+    """Write report.json and report.md (rendered from the JSON) into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    data = to_json(results, meta)
     md, js = out_dir / "report.md", out_dir / "report.json"
-    md.write_text(to_markdown(results, profile, device))
-    js.write_text(json.dumps(to_json(results, profile, device), indent=2))
+    js.write_text(json.dumps(data, indent=2, allow_nan=False))
+    md.write_text(to_markdown(data))
     return md, js

@@ -1,34 +1,45 @@
-"""Drive each claim with hypothesis under a profile; run its negative control.
+"""Drive each claim with hypothesis under a profile; run its controls; decide the verdict.
 
-For a claim, the runner (1) runs the check on the pinned examples and on examples drawn
-from the claim's strategy, stopping at the first failing one (which hypothesis shrinks for
-fast claims), keeping the worst evidence (largest error/tolerance); (2) runs the control
-the same way and records whether it was rejected (some example failed).  Outcomes:
-``holds`` (no failing example), ``refuted`` (one failed), ``error`` (the check raised).
+For one claim the runner
 
-Profiles fix how many drawn examples each cost class gets; every profile is derandomised
-with no example database, so a run is reproducible from its profile name.
+1. runs the check on the pinned examples and on examples drawn from the claim's strategy
+   (count by profile and cost), stopping at the first *refuted* example, which hypothesis
+   shrinks for fast claims;
+2. runs the negative control on the same examples, in the same order, and records which
+   named parts **passed under the paper's theory and failed under the control** on the same
+   example.  The control is rejected only if some part did; parts that fail under both, or
+   are identical, prove nothing.  When no part of the check passed on any example (the check
+   was refuted, or every part was inconclusive) nothing can discriminate: the control is
+   *not applicable* and the positive control carries the burden;
+3. runs the positive control, if the claim has one; it must come out ``holds``.
+
+Outcome: ``refuted`` if an example was refuted, else ``inconclusive`` if one was, else
+``holds``; ``error`` if the check raised.  A claim is *ok* (what the exit code is made of)
+when its outcome matches ``expected``, its control was rejected (or is not applicable), and
+its positive control passed.  Every profile is derandomised with no example database, so a
+run is reproducible from its profile name.
 """
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 from verify.claims import Claim, Context, Evidence
 
-__all__ = ["PROFILES", "ClaimResult", "Profile", "run_claim", "run_claims"]
+__all__ = ["PROFILES", "ClaimResult", "Profile", "get_profile", "run_claim", "run_claims"]
 
 
 @dataclass(frozen=True)
 class Profile:
-    """Drawn examples per cost class (pinned examples always run in addition)."""
+    """Drawn examples per cost class (pinned examples always run in addition).
+
+    The profile's name also sets simulation sizes through :meth:`Context.pick`.
+    """
 
     name: str
     fast: int
@@ -37,13 +48,16 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
+    "test": Profile("test", fast=3, slow=0, gpu=0),
     "quick": Profile("quick", fast=12, slow=0, gpu=0),
     "ci": Profile("ci", fast=25, slow=1, gpu=0),
     "thorough": Profile("thorough", fast=200, slow=6, gpu=6),
 }
 
 
-def get_profile(name: str) -> Profile:
+def get_profile(name: str | Profile) -> Profile:
+    if isinstance(name, Profile):
+        return name
     if name not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {name!r}")
     return PROFILES[name]
@@ -51,24 +65,37 @@ def get_profile(name: str) -> Profile:
 
 @dataclass
 class ClaimResult:
-    """What one claim did under one profile (the rows of report.json)."""
+    """What one claim did under one profile (a row of report.json)."""
 
     claim: Claim
-    outcome: str
-    control_rejected: bool
+    outcome: str  # holds | refuted | inconclusive | error
     worst: Evidence | None
-    examples: int
+    worst_example: dict | None
+    examples_drawn: int
+    examples_requested: int
     seconds: float
-    falsifying_example: dict | None = None
-    control_worst: Evidence | None = None
+    control_rejected: bool | None  # None: not applicable (no part of the check passed)
+    control_rejected_by: tuple[str, ...] = ()
+    control_evidence: Evidence | None = None
     control_example: dict | None = None
-    error_message: str | None = None
     control_error: str | None = None
+    positive: Evidence | None = None
+    positive_error: str | None = None
+    falsifying_example: dict | None = None
+    error_message: str | None = None
     extra: dict = field(default_factory=dict)
 
     @property
+    def examples(self) -> int:
+        return self.examples_drawn
+
+    @property
+    def short(self) -> bool:
+        """Fewer examples than the profile asked for, without a falsifying one to explain it."""
+        return self.examples_drawn < self.examples_requested and self.outcome != "refuted"
+
+    @property
     def matches_expected(self) -> bool:
-        """Outcome equals the expected one (an ``open`` claim accepts holds or refuted)."""
         if self.outcome == "error":
             return False
         if self.claim.expected == "open":
@@ -76,111 +103,182 @@ class ClaimResult:
         return self.outcome == self.claim.expected
 
     @property
+    def control_ok(self) -> bool:
+        if self.control_error is not None:
+            return False
+        return self.control_rejected is not False
+
+    @property
+    def positive_passed(self) -> bool | None:
+        if self.claim.positive_control is None:
+            return None
+        return self.positive is not None and self.positive.status == "holds"
+
+    @property
+    def positive_ok(self) -> bool:
+        return self.positive_passed is not False
+
+    @property
     def ok(self) -> bool:
-        """What the suite's exit code is made of."""
-        return self.matches_expected and self.control_rejected
+        return self.matches_expected and self.control_ok and self.positive_ok
+
+    def problems(self) -> list[str]:
+        """Why the claim is not ok, in words (empty when it is)."""
+        out = []
+        if self.outcome == "error":
+            out.append("the check raised an error")
+        elif not self.matches_expected:
+            out.append(f"outcome {self.outcome} but expected {self.claim.expected}")
+        if self.control_error is not None:
+            out.append("the control raised an error")
+        elif self.control_rejected is False:
+            out.append("the control was not rejected by any part that passed under the "
+                       "paper's theory: the check cannot tell the two apart")
+        if self.positive_passed is False:
+            out.append("the positive control did not pass: a 'refuted' here may be a check "
+                       "without power")
+        return out
 
 
-class _Falsified(Exception):
+class _Refuted(Exception):
     def __init__(self, params: dict, evidence: Evidence):
-        super().__init__(f"falsified at {params}")
+        super().__init__(f"refuted at {params}")
         self.params = params
         self.evidence = evidence
 
 
-def _explore(
-    fn: Callable[[dict, Context], Evidence],
-    claim: Claim,
-    ctx: Context,
-    n_drawn: int,
-    shrink: bool,
-) -> tuple[list[tuple[dict, Evidence]], _Falsified | None]:
-    """Run ``fn`` over pinned + drawn examples; return every evidence and the falsification."""
-    seen: list[tuple[dict, Evidence]] = []
+@dataclass
+class _Seen:
+    runs: list[tuple[dict, Evidence]] = field(default_factory=list)
+    before_shrink: int = 0
+    refuted: _Refuted | None = None
+
+
+def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context,
+             n_drawn: int, shrink: bool) -> _Seen:
+    """Run ``fn`` over pinned + drawn examples until one is refuted (then shrink if asked)."""
+    seen = _Seen()
     phases = [Phase.explicit]
     if n_drawn > 0:
         phases += [Phase.generate] + ([Phase.shrink] if shrink else [])
 
     def test(params: dict) -> None:
         ev = fn(dict(params), ctx)
-        seen.append((dict(params), ev))
-        if not ev.passed:
-            raise _Falsified(dict(params), ev)
+        if not isinstance(ev, Evidence):
+            raise TypeError(f"check of {claim.id} returned {type(ev).__name__}, not Evidence")
+        seen.runs.append((dict(params), ev))
+        if seen.refuted is None:
+            seen.before_shrink += 1
+        if ev.status == "refuted":
+            exc = _Refuted(dict(params), ev)
+            if seen.refuted is None:
+                seen.refuted = exc
+            raise exc
 
+    if not claim.examples and n_drawn == 0:
+        return seen
     wrapped = given(claim.strategy)(test)
     for ex in reversed(claim.examples):
         wrapped = example(dict(ex))(wrapped)
     wrapped = settings(
-        max_examples=max(1, n_drawn),
-        derandomize=True,
-        database=None,
-        deadline=None,
-        phases=phases,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
+        max_examples=max(1, n_drawn), derandomize=True, database=None, deadline=None,
+        phases=phases, suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
         print_blob=False,
     )(wrapped)
-    if not claim.examples and n_drawn == 0:
-        return seen, None
     try:
         wrapped()
-    except _Falsified as exc:
-        return seen, exc
-    return seen, None
+    except _Refuted as exc:
+        seen.refuted = exc  # the shrunk example hypothesis re-raises last
+    return seen
 
 
-def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None) -> ClaimResult:
-    """Run one claim and its control under ``profile``."""
-    profile = get_profile(profile) if isinstance(profile, str) else profile
+def _worst(runs: Sequence[tuple[dict, Evidence]]) -> tuple[dict | None, Evidence | None]:
+    if not runs:
+        return None, None
+    order = {"refuted": 2, "inconclusive": 1, "holds": 0}
+
+    def key(item: tuple[dict, Evidence]) -> tuple[int, float]:
+        ev = item[1]
+        w = ev.worst
+        r = w.upper / w.tolerance if w.tolerance > 0 else (float("inf") if w.upper > 0 else 0.0)
+        return order[ev.status], r
+
+    params, ev = max(runs, key=key)
+    return params, ev
+
+
+def _discriminate(check_ev: Evidence, control_ev: Evidence) -> tuple[str, ...]:
+    """Parts that passed under the paper's theory and failed under the control."""
+    names = set(control_ev.names)
+    return tuple(p.name for p in check_ev.parts
+                 if p.passed and p.name in names and control_ev.part(p.name).failed)
+
+
+def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None
+              ) -> ClaimResult:
+    """Run one claim, its negative control and its positive control under ``profile``."""
+    profile = get_profile(profile)
     ctx = ctx or Context(profile=profile.name)
     n_drawn = getattr(profile, claim.cost)
-    shrink = claim.cost == "fast"
+    requested = len(claim.examples) + n_drawn
     start = time.perf_counter()
-    outcome, worst, falsifying, message = "holds", None, None, None
-    seen: list[tuple[dict, Evidence]] = []
+    outcome, message = "holds", None
+    seen = _Seen()
     try:
-        seen, fals = _explore(claim.check, claim, ctx, n_drawn, shrink)
-        if fals is not None:
-            outcome, worst, falsifying = "refuted", fals.evidence, fals.params
-        elif seen:
-            worst = max((ev for _, ev in seen), key=lambda ev: ev.ratio)
-        else:
+        seen = _explore(claim.check, claim, ctx, n_drawn, shrink=claim.cost == "fast")
+        if seen.refuted is not None:
+            outcome = "refuted"
+        elif not seen.runs:
             outcome, message = "error", "no example was run (no pinned example and 0 drawn)"
+        elif any(ev.status == "inconclusive" for _, ev in seen.runs):
+            outcome = "inconclusive"
     except Exception as exc:  # a check that raises is reported, never hidden
-        outcome, message = "error", f"{type(exc).__name__}: {exc}"
-        message += "\n" + traceback.format_exc(limit=3)
-    control_rejected, control_worst, control_example, control_error = False, None, None, None
-    try:
-        cseen, cfals = _explore(claim.control, claim, ctx, max(n_drawn, 1 if not claim.examples else 0), shrink=False)
-        if cfals is not None:
-            control_rejected, control_worst, control_example = True, cfals.evidence, cfals.params
-        elif cseen:
-            control_worst = max((ev for _, ev in cseen), key=lambda ev: ev.ratio)
-    except Exception as exc:
-        control_error = f"{type(exc).__name__}: {exc}"
-    return ClaimResult(
-        claim=claim,
-        outcome=outcome,
-        control_rejected=control_rejected,
-        worst=worst,
-        examples=len(seen),
-        seconds=time.perf_counter() - start,
-        falsifying_example=falsifying,
-        control_worst=control_worst,
-        control_example=control_example,
+        outcome = "error"
+        message = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=4)
+    if seen.refuted is not None:
+        worst_params, worst = seen.refuted.params, seen.refuted.evidence
+    else:
+        worst_params, worst = _worst(seen.runs)
+    result = ClaimResult(
+        claim=claim, outcome=outcome, worst=worst, worst_example=worst_params,
+        examples_drawn=seen.before_shrink, examples_requested=requested, seconds=0.0,
+        control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
         error_message=message,
-        control_error=control_error,
     )
+    # negative control: same examples, same order, part by part
+    candidates = [(p, ev) for p, ev in seen.runs if any(part.passed for part in ev.parts)]
+    if outcome in ("holds", "inconclusive") and candidates:
+        result.control_rejected = False
+        tried: set[str] = set()
+        try:
+            for params, ev in candidates:
+                key = repr(sorted(params.items()))
+                if key in tried:
+                    continue
+                tried.add(key)
+                cev = claim.control(dict(params), ctx)
+                by = _discriminate(ev, cev)
+                if result.control_evidence is None or by:
+                    result.control_evidence, result.control_example = cev, dict(params)
+                if by:
+                    result.control_rejected, result.control_rejected_by = True, by
+                    break
+        except Exception as exc:
+            result.control_error = f"{type(exc).__name__}: {exc}"
+    # positive control
+    if claim.positive_control is not None:
+        try:
+            result.positive = claim.positive_control.run(ctx)
+        except Exception as exc:
+            result.positive_error = f"{type(exc).__name__}: {exc}"
+    result.seconds = time.perf_counter() - start
+    return result
 
 
-def run_claims(
-    claims: Sequence[Claim],
-    profile: Profile | str = "quick",
-    ctx: Context | None = None,
-    progress: bool = True,
-) -> list[ClaimResult]:
-    """Run several claims in order, with a progress bar."""
-    profile = get_profile(profile) if isinstance(profile, str) else profile
+def run_claims(claims: Sequence[Claim], profile: Profile | str = "quick",
+               ctx: Context | None = None, progress: bool = True) -> list[ClaimResult]:
+    """Run several claims in order, with a progress bar naming the current claim."""
+    profile = get_profile(profile)
     iterator: Iterable[Claim] = claims
     bar = None
     if progress:
@@ -194,10 +292,3 @@ def run_claims(
             bar.set_postfix_str(claim.id)
         results.append(run_claim(claim, profile, ctx))
     return results
-
-
-def finite(x: Any) -> Any:
-    """JSON-safe float: inf/nan become strings."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    return x
