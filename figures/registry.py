@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 
 __all__ = ["FIGURES", "FigureSpec", "RenderError", "figure", "render", "write_gallery"]
@@ -73,6 +74,7 @@ class RenderError(RuntimeError):
 
 
 def write_gallery(specs: Sequence[FigureSpec], out: Path) -> Path:
+    """``gallery.md`` and ``gallery.html`` (images by relative path, no network) in ``out``."""
     lines = ["# tdcheck figure gallery", "",
              "Theory is drawn as lines, simulation as points or bands. Each figure has a PNG, "
              "a PDF and the plotted data (`.npz`) beside it.", "",
@@ -83,4 +85,17 @@ def write_gallery(specs: Sequence[FigureSpec], out: Path) -> Path:
     path = Path(out) / "gallery.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+    cards = "\n".join(
+        f'<figure><a href="{escape(s.paper)}/{escape(s.name)}.pdf">'
+        f'<img src="{escape(s.paper)}/{escape(s.name)}.png" alt="{escape(s.name)}"></a>'
+        f"<figcaption><b>{escape(s.paper)} / {escape(s.name)}</b> "
+        f"({escape(s.reproduces)}): {escape(s.caption)}</figcaption></figure>"
+        for s in specs)
+    (Path(out) / "gallery.html").write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>tdcheck figures</title>"
+        "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
+        "figure{display:inline-block;width:560px;vertical-align:top;margin:8px}"
+        "img{width:100%}</style></head><body><h1>tdcheck figure gallery</h1>"
+        "<p>Theory as lines, simulation as points or bands; click a figure for its PDF. "
+        "The plotted data (.npz) lies beside each image.</p>\n" + cards + "\n</body></html>\n")
     return path

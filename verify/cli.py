@@ -1,24 +1,51 @@
-"""The ``tdcheck`` command line: list, equations, verify, figures, bench."""
+"""The ``tdcheck`` command line: list, equations, verify, report, figures, bench, sweep."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["main"]
 
+PROFILE_CHOICES = ("test", "quick", "ci", "thorough")
+DEVICE_CHOICES = ("auto", "cpu", "cuda")
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump)."""
+COMMANDS = {
+    "list": ("papers and their claim ids", "tdcheck list"),
+    "equations": ("the derived equations of a paper (text, LaTeX file or JSON)",
+                  "tdcheck equations markov --latex"),
+    "verify": ("run the claims; write report.md and report.json",
+               "tdcheck verify markov --profile quick"),
+    "report": ("re-render report.md from a report.json", "tdcheck report tdcheck-report"),
+    "figures": ("regenerate the papers' figures (PNG, PDF, data, gallery)",
+                "tdcheck figures markov --open"),
+    "bench": ("speed of the stacked trainer against a plain torch loop",
+              "tdcheck bench --out tdcheck-bench"),
+}
 
-    def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message)
+EPILOG = "examples:\n" + "\n".join(f"  {ex}" for _, ex in COMMANDS.values()) + (
+    "\n\n`tdcheck COMMAND -h` gives a command's options.")
 
 
 class _UsageError(Exception):
     pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and a suggestion for a mistyped command."""
+
+    def error(self, message: str):  # type: ignore[override]
+        if "invalid choice" in message and "argument COMMAND" in message:
+            bad = message.split("'")[1] if "'" in message else ""
+            close = difflib.get_close_matches(bad, list(COMMANDS), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise _UsageError(f"unknown command '{bad}'{hint} (commands: {', '.join(COMMANDS)})")
+        raise _UsageError(message)
 
 
 def _papers(args_papers: Sequence[str]) -> list[str]:
@@ -33,30 +60,19 @@ def _papers(args_papers: Sequence[str]) -> list[str]:
     return list(args_papers)
 
 
-def _cmd_list(args) -> int:
-    from verify.registry import PAPERS, claims_for  # noqa: PLC0415
+def _device(args) -> str:
+    """Resolve ``--device`` once and say which device was chosen."""
+    from numerics.device import select_device  # noqa: PLC0415
 
-    for pid, info in PAPERS.items():
-        print(f"{pid:18s} {info.status:12s} {info.title}")
-        if info.status != "planned":
-            for c in claims_for(pid):
-                print(f"    {c.id:40s} [{c.kind}, expected {c.expected}, {c.cost}]")
-    return 0
+    device = str(select_device(args.device))
+    print(f"tdcheck: device {device}" + (" (auto)" if args.device == "auto" else ""),
+          file=sys.stderr)
+    return device
 
 
-def _cmd_equations(args) -> int:
-    import importlib  # noqa: PLC0415
-
-    import sympy as sp  # noqa: PLC0415
-
-    _papers([args.paper])
-    module = importlib.import_module(f"theory.{args.paper}")
-    for name, expr in module.equations().items():
-        if args.latex:
-            print(f"% {name}\n{sp.latex(expr)}\n")
-        else:
-            print(f"{name}:\n    {sp.sstr(expr)}\n")
-    return 0
+def _progress(args) -> bool:
+    """Progress bars only on a terminal, and never with --no-progress."""
+    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
 
 
 def _cache(args):
@@ -64,21 +80,113 @@ def _cache(args):
 
     if getattr(args, "no_cache", False):
         return RunCache(None)
-    return RunCache(Path(args.cache_dir) if getattr(args, "cache_dir", None) else default_cache_dir())
+    folder = getattr(args, "cache_dir", None)
+    return RunCache(Path(folder) if folder else default_cache_dir())
 
 
+# ---------------------------------------------------------------------- list
+def _cmd_list(args) -> int:
+    from verify.registry import PAPERS, claims_for  # noqa: PLC0415
+
+    rows = []
+    for pid, info in PAPERS.items():
+        claims = claims_for(pid) if info.status != "planned" else []
+        rows.append({"paper": pid, "status": info.status, "title": info.title,
+                     "claims": [{"id": c.id, "kind": c.kind, "expected": c.expected,
+                                 "cost": c.cost} for c in claims]})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    width = 80
+    for row in rows:
+        head = f"{row['paper']} ({row['status']}, {len(row['claims'])} claims)"
+        print(head)
+        for line in textwrap.wrap(row["title"], width - 4):
+            print(f"    {line}")
+        for c in row["claims"]:
+            short = c["id"].split(".", 1)[1]
+            tag = f"{c['expected']}, {c['cost']}"
+            room = width - 6 - len(tag) - 2
+            name = short if len(short) <= room else short[: room - 1] + "~"
+            print(f"      {name:<{room}}  {tag}")
+    print("\n(ids are PAPER.NAME, e.g. markov.basins; `tdcheck list --json` for scripts)")
+    return 0
+
+
+# ---------------------------------------------------------------------- equations
+def _equations(paper: str) -> list[tuple[str, object, str]]:
+    """(name, sympy expression, source) for a paper, in the module's order."""
+    import importlib  # noqa: PLC0415
+
+    _papers([paper])
+    module = importlib.import_module(f"theory.{paper}")
+    sources = getattr(module, "EQUATION_SOURCES", {})
+    out = []
+    for name, value in module.equations().items():
+        expr, source = value if isinstance(value, tuple) else (value, sources.get(name, ""))
+        out.append((name, expr, source or f"theory.{paper}"))
+    return out
+
+
+def _tidy(expr):
+    """A readable form: sign/Abs folded where sympy can, simplified under a small budget."""
+    import sympy as sp  # noqa: PLC0415
+
+    if not isinstance(expr, sp.Basic):
+        return expr
+    try:
+        tidy = sp.simplify(expr.rewrite(sp.Piecewise)) if expr.has(sp.sign, sp.Abs) else expr
+        tidy = tidy if sp.count_ops(tidy) < sp.count_ops(expr) else expr
+        if sp.count_ops(tidy) < 200:
+            cand = sp.simplify(tidy)
+            if sp.count_ops(cand) <= sp.count_ops(tidy):
+                tidy = cand
+        return tidy
+    except Exception:  # simplification is cosmetic: fall back to the derived form
+        return expr
+
+
+def _cmd_equations(args) -> int:
+    import sympy as sp  # noqa: PLC0415
+
+    eqs = [(n, _tidy(e), s) for n, e, s in _equations(args.paper)]
+    if args.format == "json":
+        print(json.dumps([{"name": n, "source": s, "sympy": sp.srepr(e), "text": sp.sstr(e),
+                           "latex": sp.latex(e)} for n, e, s in eqs], indent=1))
+        return 0
+    if args.latex:
+        path = Path(args.out or f"{args.paper}-equations.tex")
+        body = "\n".join(
+            f"\\subsection*{{{_tex_escape(n)}}}\n\\noindent\\textit{{{_tex_escape(s)}}}\n"
+            f"\\begin{{dmath*}}\n{sp.latex(e)}\n\\end{{dmath*}}\n" for n, e, s in eqs)
+        path.write_text(
+            "\\documentclass[10pt]{article}\n\\usepackage[margin=2cm]{geometry}\n"
+            "\\usepackage{amsmath,amssymb}\n\\usepackage{breqn}\n\\begin{document}\n"
+            f"\\section*{{tdcheck: derived equations of \\texttt{{{_tex_escape(args.paper)}}}}}\n"
+            f"{body}\\end{{document}}\n")
+        print(f"wrote {path} ({len(eqs)} equations; compile with pdflatex)")
+        return 0
+    for n, e, s in eqs:
+        print(f"{n}  [{s}]\n    {sp.sstr(e)}")
+    return 0
+
+
+def _tex_escape(text: str) -> str:
+    table = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#",
+             "$": r"\$", "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}"}
+    return "".join(table.get(ch, ch) for ch in text)
+
+
+# ---------------------------------------------------------------------- verify / report
 def _cmd_verify(args) -> int:
     import time  # noqa: PLC0415
 
-    from numerics.device import select_device  # noqa: PLC0415
     from verify.claims import Context  # noqa: PLC0415
     from verify.registry import claims_for  # noqa: PLC0415
     from verify.report import metadata, summary_line, to_json, to_table, write_reports  # noqa: PLC0415
     from verify.runner import get_profile, run_claims  # noqa: PLC0415
 
     profile = get_profile(args.profile)
-    device = str(select_device(args.device))
-    print(f"tdcheck: device {device}, profile {profile.name}", file=sys.stderr)
     papers = _papers(args.paper)
     claims = [c for p in papers for c in claims_for(p)]
     if args.claim:
@@ -87,24 +195,20 @@ def _cmd_verify(args) -> int:
         if unknown:
             raise ValueError(f"unknown claim id(s): {', '.join(sorted(unknown))}")
         claims = [c for c in claims if c.id in wanted]
+    device = _device(args)
     started = time.time()
-    ctx = Context(device=device, profile=profile.name, cache=_cache(args))
+    ctx = Context(device=device, profile=profile.name, cache=_cache(args),
+                  progress=_progress(args))
     results = run_claims(claims, profile, ctx, progress=_progress(args))
     meta = metadata(profile.name, device, started, time.time() - started)
     data = to_json(results, meta)
     print(to_table(data))
-    md, js = write_reports(results, Path(args.out), meta)
-    print(f"\n{summary_line(data)}; report: {md} ({js.name} beside it)")
+    md, _ = write_reports(results, Path(args.out), meta)
+    print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
     return 0 if all(r.ok for r in results) else 1
 
 
-def _progress(args) -> bool:
-    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
-
-
 def _cmd_report(args) -> int:
-    import json  # noqa: PLC0415
-
     from verify.report import summary_line, to_markdown  # noqa: PLC0415
 
     folder = Path(args.dir)
@@ -112,41 +216,48 @@ def _cmd_report(args) -> int:
     if not js.exists():
         raise ValueError(f"no report.json at {js}")
     data = json.loads(js.read_text())
+    if "summary" not in data:
+        raise ValueError(f"{js} is not a tdcheck report of version 2 or later")
     md = js.with_name("report.md")
     md.write_text(to_markdown(data))
-    print(f"{summary_line(data)}; wrote {md}")
+    print(f"{summary_line(data)}. Wrote {md}.")
     return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
 
 
+# ---------------------------------------------------------------------- figures / bench
 def _cmd_figures(args) -> int:
     from figures.registry import RenderError, render  # noqa: PLC0415
-    from numerics.device import select_device  # noqa: PLC0415
 
-    device = str(select_device(args.device))
     papers = _papers(args.paper)
+    device = _device(args)
+    failed: list[str] = []
     try:
         written = render(papers, Path(args.out), quick=args.quick, device=device,
                          progress=_progress(args), cache=_cache(args))
     except RenderError as exc:
-        for path in exc.written:
-            print(path)
-        for line in exc.failed:
-            print(f"tdcheck: figure failed: {line}", file=sys.stderr)
-        return 1
+        written, failed = exc.written, exc.failed
     for path in written:
         print(path)
-    return 0
+    gallery = Path(args.out) / "gallery.html"
+    print(f"gallery: {gallery}")
+    if args.open:
+        import webbrowser  # noqa: PLC0415
+
+        webbrowser.open(gallery.resolve().as_uri())
+    for line in failed:
+        print(f"tdcheck: figure failed: {line}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _cmd_bench(args) -> int:
     from numerics.bench import run_bench  # noqa: PLC0415
     from numerics.device import select_device  # noqa: PLC0415
 
-    device = select_device(args.device)
     if any(m < 1 for m in args.members):
         raise ValueError(f"members must be >= 1, got {args.members}")
     if args.steps < 1:
         raise ValueError(f"steps must be >= 1, got {args.steps}")
+    device = select_device(_device(args))
     table, path = run_bench(Path(args.out), device=device, members=tuple(args.members),
                             steps=args.steps)
     print(table)
@@ -154,47 +265,65 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- parser
+def _add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
+                   help="auto (CUDA when present, else CPU), cpu or cuda; default auto")
+
+
+def _add_cache(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="recompute every simulation run")
+    p.add_argument("--cache-dir", default=None,
+                   help="run cache folder (default $TDCHECK_CACHE_DIR or ~/.cache/tdcheck)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tdcheck", description="Symbolic-numeric checks of theories of "
-                     "transformer training dynamics.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="papers and their claim ids").set_defaults(fn=_cmd_list)
+                     "transformer training dynamics.", epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
-    eq = sub.add_parser("equations", help="derived equations of a paper")
+    li = sub.add_parser("list", help=COMMANDS["list"][0])
+    li.add_argument("--json", action="store_true", help="machine-readable output")
+    li.set_defaults(fn=_cmd_list)
+
+    eq = sub.add_parser("equations", help=COMMANDS["equations"][0])
     eq.add_argument("paper")
-    eq.add_argument("--latex", action="store_true")
+    eq.add_argument("--latex", action="store_true",
+                    help="write a standalone .tex file (see --out) instead of printing")
+    eq.add_argument("--format", choices=("text", "json"), default="text")
+    eq.add_argument("--out", default=None, help="the .tex file (default PAPER-equations.tex)")
     eq.set_defaults(fn=_cmd_equations)
 
-    ve = sub.add_parser("verify", help="run the claims and write report.md / report.json")
-    ve.add_argument("paper", nargs="*")
-    ve.add_argument("--profile", default="quick", help="quick | ci | thorough")
-    ve.add_argument("--device", default="cpu", help="cpu | cuda | auto")
+    ve = sub.add_parser("verify", help=COMMANDS["verify"][0])
+    ve.add_argument("paper", nargs="*", help="papers to verify (default: all implemented)")
+    ve.add_argument("--profile", default="quick", choices=PROFILE_CHOICES,
+                    help="sizes and examples per claim (default quick)")
+    _add_device(ve)
     ve.add_argument("--out", default="tdcheck-report")
     ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
     ve.add_argument("--no-progress", action="store_true")
-    ve.add_argument("--no-cache", action="store_true", help="recompute every simulation run")
-    ve.add_argument("--cache-dir", default=None, help="run cache folder (default "
-                    "$TDCHECK_CACHE_DIR or ~/.cache/tdcheck)")
+    _add_cache(ve)
     ve.set_defaults(fn=_cmd_verify)
 
-    rp = sub.add_parser("report", help="re-render report.md from a report.json")
+    rp = sub.add_parser("report", help=COMMANDS["report"][0])
     rp.add_argument("dir", help="a folder holding report.json, or the file itself")
     rp.set_defaults(fn=_cmd_report)
 
-    fi = sub.add_parser("figures", help="regenerate the papers' figures (PNG, PDF, data)")
+    fi = sub.add_parser("figures", help=COMMANDS["figures"][0])
     fi.add_argument("paper", nargs="*")
     fi.add_argument("--quick", action="store_true", help="fewer seeds and coarser grids")
-    fi.add_argument("--device", default="cpu")
+    _add_device(fi)
     fi.add_argument("--out", default="tdcheck-figures")
+    fi.add_argument("--open", action="store_true", help="open gallery.html in a browser")
     fi.add_argument("--no-progress", action="store_true")
-    fi.add_argument("--no-cache", action="store_true", help="recompute every simulation run")
-    fi.add_argument("--cache-dir", default=None, help="run cache folder (as for verify)")
+    _add_cache(fi)
     fi.set_defaults(fn=_cmd_figures)
 
-    be = sub.add_parser("bench", help="ensemble trainer: stacked vs sequential members")
+    be = sub.add_parser("bench", help=COMMANDS["bench"][0])
     be.add_argument("--out", default="tdcheck-bench")
-    be.add_argument("--device", default="auto")
-    be.add_argument("--members", type=int, nargs="+", default=[1, 8, 64])
+    _add_device(be)
+    be.add_argument("--members", type=int, nargs="+", default=[1, 8, 64, 256])
     be.add_argument("--steps", type=int, default=20)
     be.set_defaults(fn=_cmd_bench)
     return parser
@@ -202,8 +331,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
+    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        parser.print_help()
+        return 0
     try:
-        args = _parser().parse_args(argv)
+        args = parser.parse_args(argv)
+        if getattr(args, "fn", None) is None:
+            parser.print_help()
+            return 0
         return int(args.fn(args))
     except _UsageError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
