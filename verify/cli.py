@@ -128,22 +128,46 @@ def _equations(paper: str) -> list[tuple[str, object, str]]:
     return out
 
 
-def _tidy(expr):
-    """A readable form: sign/Abs folded where sympy can, simplified under a small budget."""
+def _tidy(expr, seconds: float = 2.0):
+    """A readable form: x*sign(x) folded to |x|, then ``simplify`` under a time budget.
+
+    Simplification is cosmetic (the derived form is what the checks use), so a slow or
+    failing simplification falls back to the derived form.
+    """
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
     import sympy as sp  # noqa: PLC0415
 
     if not isinstance(expr, sp.Basic):
         return expr
+    folded = expr
+    for sgn in expr.atoms(sp.sign):
+        arg = sgn.args[0]
+        if isinstance(arg, sp.Symbol) and not isinstance(arg, sp.Dummy):
+            folded = folded.subs(sgn * arg, sp.Abs(arg))
+    if sp.count_ops(folded) > 60 or threading.current_thread() is not threading.main_thread():
+        return folded
+
+    def _timeout(signum, frame):
+        raise TimeoutError
+
+    old = signal.signal(signal.SIGALRM, _timeout)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        tidy = sp.simplify(expr.rewrite(sp.Piecewise)) if expr.has(sp.sign, sp.Abs) else expr
-        tidy = tidy if sp.count_ops(tidy) < sp.count_ops(expr) else expr
-        if sp.count_ops(tidy) < 200:
-            cand = sp.simplify(tidy)
-            if sp.count_ops(cand) <= sp.count_ops(tidy):
-                tidy = cand
-        return tidy
-    except Exception:  # simplification is cosmetic: fall back to the derived form
-        return expr
+        cand = sp.simplify(folded)
+
+        def symbolic_powers(e) -> int:  # log((x**p * y**q)**(1/r)) reads worse than a sum
+            return sum(1 for pw in e.atoms(sp.Pow) if not pw.exp.is_number)
+
+        better = (sp.count_ops(cand) <= sp.count_ops(folded)
+                  and symbolic_powers(cand) <= symbolic_powers(folded))
+        return cand if better else folded
+    except Exception:  # TimeoutError or a simplification bug: keep the derived form
+        return folded
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def _cmd_equations(args) -> int:
