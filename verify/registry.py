@@ -22,10 +22,10 @@ PAPERS: dict[str, Paper] = {
     for p in (
         Paper("markov", "Makkuva et al., Local to Global (NeurIPS 2024)", "implemented"),
         Paper("scan_snap", "Tian et al., Scan and Snap (NeurIPS 2023)", "planned"),
-        Paper("rank_increase", "Abbe et al., Transformers learn through gradual rank "
-              "increase (NeurIPS 2023)", "planned"),
+        Paper("rank_increase", "Boix-Adsera et al., Transformers learn through gradual rank "
+              "increase (NeurIPS 2023)", "implemented"),
         Paper("cooccurrence", "Yang et al., Training dynamics of transformers to recognize "
-              "word co-occurrence (NeurIPS 2024)", "planned"),
+              "word co-occurrence (NeurIPS 2024)", "implemented"),
         Paper("linear_attention", "Ahn et al., Linear attention is (maybe) all you need "
               "(ICLR 2024)", "implemented"),
     )

@@ -1,0 +1,610 @@
+"""Small-initialisation training of diagonal networks and attention heads (Boix-Adserà et al.).
+
+Models, all as parameter dicts for :func:`numerics.ensemble.train` (members stacked on a
+leading axis, one member per initialisation scale α of the ladder):
+
+* ``quadratic``: the diagonal linear network ``g(u ⊙ v)`` with ``g(w) = ½wᵀHw - βᵀw``
+  (spec §3.1); params ``u``, ``v`` [p].
+* ``head``: the diagonal softmax head of spec §1.2-§1.3, ``w = (κ | ν)``,
+  ``u = (w_K, w_V)``, ``v = (w_Q, w_O)``; params ``u``, ``v`` [2d].
+* full head (spec §3.3): ``W_K, W_Q, W_V, W_O`` [d, d], ``f = softmax(X W_K W_Qᵀ Xᵀ) X W_V W_Oᵀ``.
+
+Time is gradient-flow time ``t = lr·steps``; rescaled time is ``τ = t/log(1/α)`` per member.
+Plain GD with step η follows the flow up to O(η): the escape rate of a coordinate is
+``log(1 + η|γ|)/η = |γ|(1 - η|γ|/2 + ...)``, so jump times shift by a relative
+``≈ η|γ|/2`` (:func:`gd_time_shift`), which the claims carry in their error model.
+
+The log form of the flow (:func:`theory.rank_increase.log_flow`) is integrated with
+:func:`numerics.ode.integrate` for quadratics (LSODA; Radau when LSODA returns NaN, which it
+does silently after a sign-flipped re-entry at α ≲ 1e-24) and, for the head (a numeric loss),
+with the same map ``w(σ, κ)`` from theory through ``scipy.integrate.solve_ivp`` (σ clamped to
+[κ - 40, 40] against overflowing trial steps; real trajectories never reach the clamp): it
+stays well conditioned down to α = 1e-64.  Perturbation runs (Fig. 3) kick the log-form flow.
+
+Every run is memoised in-process by its frozen config (several claims share one ladder) and
+goes through the on-disk run cache when one is given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+import torch
+
+from numerics.cache import resolve
+from numerics.ensemble import OptimizerConfig, TrainConfig, train
+from numerics.ode import integrate
+from theory import rank_increase as theory
+
+__all__ = [
+    "HEAD",
+    "HEAD_INIT",
+    "QUAD",
+    "QUAD_INIT",
+    "FullHeadConfig",
+    "FullHeadRun",
+    "LadderConfig",
+    "LadderRun",
+    "LogFlowConfig",
+    "LogFlowRun",
+    "PerturbConfig",
+    "PerturbRun",
+    "active_count",
+    "gd_time_shift",
+    "head_loss_torch",
+    "jump_times",
+    "problem_gradient",
+    "problem_loss",
+    "quadratic_loss_torch",
+    "run_full_head",
+    "run_ladder",
+    "run_log_flow",
+    "run_perturbation",
+    "stable_rank",
+    "standard_full_head",
+    "standard_scale_sweep",
+    "standard_ladder",
+    "standard_log_flow",
+]
+
+DTYPE = torch.float64
+TOY_KAPPA = (2.0, 0.0, 0.0)
+TOY_NU = (1.0, 0.5, 0.0)
+_MEMO: dict = {}
+
+
+def _memo(tag: str, config, compute: Callable, cache):
+    key = (tag, config)
+    if key not in _MEMO:
+        _MEMO[key] = resolve(cache).get_or_compute(config, compute, tag=tag)
+    return _MEMO[key]
+
+
+# ---------------------------------------------------------------------- problems
+@dataclass(frozen=True)
+class Problem:
+    """``kind`` "quadratic" (H, beta) or "head" (the §1.3 toy with n, N, d, seed, teacher)."""
+
+    kind: str = "quadratic"
+    H: tuple[tuple[float, ...], ...] = ()
+    beta: tuple[float, ...] = ()
+    n: int = 16
+    N: int = 4
+    d: int = 3
+    seed: int = 0
+    kappa_star: tuple[float, ...] = TOY_KAPPA
+    nu_star: tuple[float, ...] = TOY_NU
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("quadratic", "head"):
+            raise ValueError(f"kind must be 'quadratic' or 'head', got {self.kind!r}")
+        if self.kind == "quadratic" and len(self.H) != len(self.beta):
+            raise ValueError("beta must have the length of H")
+
+    @property
+    def p(self) -> int:
+        return len(self.beta) if self.kind == "quadratic" else 2 * self.d
+
+
+def quadratic_problem(H, beta) -> Problem:
+    Hn = np.array(sp.Matrix(H).tolist() if isinstance(H, sp.MatrixBase) else H, dtype=float)
+    bn = np.array([float(x) for x in (list(beta) if isinstance(beta, sp.MatrixBase) else beta)])
+    return Problem("quadratic", tuple(tuple(float(x) for x in r) for r in Hn), tuple(bn))
+
+
+def three_coordinate_problem() -> Problem:
+    H, beta, _, _ = theory.three_coordinate_example()
+    return quadratic_problem(H, beta)
+
+
+def head_problem(**kw) -> Problem:
+    return Problem("head", **kw)
+
+
+def _head(problem: Problem) -> theory.HeadProblem:
+    X = theory.teacher_toy(problem.n, problem.N, problem.d, problem.seed,
+                           problem.kappa_star, problem.nu_star)
+    return theory.diagonal_head_problem(X, problem.kappa_star, problem.nu_star)
+
+
+def problem_loss(problem: Problem) -> Callable[[np.ndarray], float]:
+    """g(w) in numpy (theory's loss for the head, the quadratic form otherwise)."""
+    if problem.kind == "head":
+        return _head(problem).loss
+    H, b = np.array(problem.H), np.array(problem.beta)
+    return lambda w: float(0.5 * np.asarray(w) @ H @ np.asarray(w) - b @ np.asarray(w))
+
+
+def problem_gradient(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
+    if problem.kind == "head":
+        return _head(problem).gradient
+    H, b = np.array(problem.H), np.array(problem.beta)
+    return lambda w: H @ np.asarray(w, dtype=float) - b
+
+
+def problem_stages(problem: Problem) -> tuple[theory.Stage, ...]:
+    """Algorithm 1 for the problem: exact rationals for quadratics, numeric for the head."""
+    if problem.kind == "quadratic":
+        H = sp.Matrix(problem.H).applyfunc(sp.nsimplify)
+        b = sp.Matrix(problem.beta).applyfunc(sp.nsimplify)
+        return theory.quadratic_stages(H, b)
+    hp = _head(problem)
+    return theory.incremental_stages(hp.loss, problem.p, gradient=hp.gradient)
+
+
+def quadratic_loss_torch(H: torch.Tensor, beta: torch.Tensor) -> Callable:
+    def loss(params):
+        w = params["u"] * params["v"]
+        return 0.5 * w @ H @ w - beta @ w
+
+    return loss
+
+
+def head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
+    """Diagonal head loss of one member (spec §1.2): u = (w_K, w_V), v = (w_Q, w_O)."""
+    n, _, d = X.shape
+
+    def loss(params):
+        w = params["u"] * params["v"]
+        kappa, nu = w[:d], w[d:]
+        Z = torch.einsum("nai,i,nbi->nab", X, kappa, X)
+        out = torch.softmax(Z, dim=-1) @ X * nu
+        return 0.5 * ((out - Y) ** 2).sum() / n
+
+    return loss
+
+
+def _torch_loss(problem: Problem, device) -> Callable:
+    if problem.kind == "quadratic":
+        return quadratic_loss_torch(torch.tensor(problem.H, dtype=DTYPE, device=device),
+                                    torch.tensor(problem.beta, dtype=DTYPE, device=device))
+    hp = _head(problem)
+    return head_loss_torch(torch.tensor(hp.X, dtype=DTYPE, device=device),
+                           torch.tensor(hp.Y, dtype=DTYPE, device=device))
+
+
+def default_init(p: int, seed: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """θ_0 = (u_0, v_0) ~ N(0, I), numpy seed ``seed`` (spec §3.2 uses seed 1)."""
+    rng = np.random.default_rng(seed)
+    u, v = rng.standard_normal(p), rng.standard_normal(p)
+    return tuple(float(x) for x in u), tuple(float(x) for x in v)
+
+
+# ---------------------------------------------------------------------- GD ladder
+@dataclass(frozen=True)
+class LadderConfig:
+    """GD (or Adam) from α θ_0 for every α of ``alphas``, one ensemble member per α.
+
+    ``tau_max`` is reached by the smallest α; larger α run further in τ.  Steps are
+    ``ceil(tau_max · log(1/min α)/lr)``; ``record_every`` steps between records.
+    """
+
+    problem: Problem
+    alphas: tuple[float, ...] = (1e-2, 1e-3, 1e-4, 1e-6, 1e-8)
+    u0: tuple[float, ...] = ()
+    v0: tuple[float, ...] = ()
+    lr: float = 0.01
+    tau_max: float = 3.2
+    record_every: int = 5
+    optimizer: str = "sgd"
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if not self.alphas or any(not 0 < a < 1 for a in self.alphas):
+            raise ValueError(f"alphas must lie in (0, 1), got {self.alphas}")
+        if len(self.u0) != self.problem.p or len(self.v0) != self.problem.p:
+            raise ValueError(f"u0 and v0 must have length p={self.problem.p}")
+        if not self.lr > 0 or not self.tau_max > 0:
+            raise ValueError("lr and tau_max must be > 0")
+
+    @property
+    def steps(self) -> int:
+        return int(math.ceil(self.tau_max * math.log(1 / min(self.alphas)) / self.lr))
+
+
+@dataclass(frozen=True)
+class LadderRun:
+    """``time`` [T] (t = lr·step), ``tau`` [K, T], ``loss`` [K, T], ``w`` [K, T, p],
+    ``imbalance`` [K, T, p] (u² - v², computed as (u-v)(u+v)), ``b`` [K, T, p] clocks (log|u+v| - log|u0+v0|)/L."""
+
+    config: LadderConfig
+    time: np.ndarray
+    tau: np.ndarray
+    loss: np.ndarray
+    w: np.ndarray
+    imbalance: np.ndarray
+    b: np.ndarray
+    alphas: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def run_ladder(config: LadderConfig, cache=None) -> LadderRun:
+    """All α of the ladder stacked as members of ONE :func:`numerics.ensemble.train` run."""
+    return _memo("rank_increase.ladder", config, lambda: _run_ladder(config), cache)
+
+
+def _run_ladder(config: LadderConfig) -> LadderRun:
+    device = torch.device(config.device)
+    alphas = torch.tensor(config.alphas, dtype=DTYPE, device=device)[:, None]
+    u0 = torch.tensor(config.u0, dtype=DTYPE, device=device)
+    v0 = torch.tensor(config.v0, dtype=DTYPE, device=device)
+    params = {"u": alphas * u0, "v": alphas * v0}
+    opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
+    traj = train(
+        _torch_loss(config.problem, device), params,
+        TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
+                    record_every=config.record_every),
+        observables={
+            "w": lambda p: p["u"] * p["v"],
+            "imbalance": lambda p: (p["u"] - p["v"]) * (p["u"] + p["v"]),
+            "s": lambda p: p["u"] + p["v"],
+        },
+    )
+    L = np.log(1 / np.asarray(config.alphas))[:, None]
+    time = traj.time[0].cpu().numpy()
+    s = traj.observables["s"].cpu().numpy()
+    s0 = np.log(np.abs(np.asarray(config.alphas)[:, None] * (np.asarray(config.u0)
+                                                             + np.asarray(config.v0))))
+    b = (np.log(np.abs(s)) - s0[:, None, :]) / L[:, :, None]
+    return LadderRun(config, time, time[None, :] / L, traj.loss.cpu().numpy(),
+                     traj.observables["w"].cpu().numpy(),
+                     traj.observables["imbalance"].cpu().numpy(), b,
+                     np.asarray(config.alphas))
+
+
+def gd_time_shift(jump_time: float, rate: float, lr: float) -> float:
+    """O(η) shift of a jump time under GD: escape rate log(1+η|γ|)/η vs |γ| (module doc)."""
+    return float(jump_time) * (1.0 / (1.0 - lr * abs(rate) / 2.0) - 1.0)
+
+
+# ---------------------------------------------------------------------- log flow
+@dataclass(frozen=True)
+class LogFlowConfig:
+    """The log-form flow (theory.log_flow) from α θ_0 for each α, sampled on a τ grid."""
+
+    problem: Problem
+    alphas: tuple[float, ...] = (1e-4, 1e-8, 1e-16, 1e-24)
+    u0: tuple[float, ...] = ()
+    v0: tuple[float, ...] = ()
+    tau_max: float = 3.2
+    points: int = 1601
+
+
+@dataclass(frozen=True)
+class LogFlowRun:
+    """``tau`` [T]; ``w``, ``b`` [K, T, p]; ``loss`` [K, T]."""
+
+    config: LogFlowConfig
+    tau: np.ndarray
+    w: np.ndarray
+    b: np.ndarray
+    loss: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _LogSystem:
+    system: object
+    w: tuple
+
+
+def _quadratic_log_system(problem: Problem):
+    p = problem.p
+    w = sp.symbols(f"w0:{p}", real=True)
+    H = sp.Matrix(problem.H)
+    beta = sp.Matrix(problem.beta)
+    wv = sp.Matrix(w)
+    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    return theory.log_flow(g, w)
+
+
+_LOG_SYSTEMS: dict = {}
+
+
+def run_log_flow(config: LogFlowConfig, cache=None) -> LogFlowRun:
+    return _memo("rank_increase.log_flow", config, lambda: _run_log_flow(config), cache)
+
+
+def _run_log_flow(config: LogFlowConfig) -> LogFlowRun:
+    problem = config.problem
+    tau = np.linspace(0.0, config.tau_max, config.points)
+    loss = problem_loss(problem)
+    ws, bs, ls = [], [], []
+    for alpha in config.alphas:
+        sigma0, kappa = theory.log_coordinates(config.u0, config.v0, alpha)
+        L = math.log(1 / alpha)
+        if problem.kind == "quadratic":
+            if problem not in _LOG_SYSTEMS:
+                _LOG_SYSTEMS[problem] = _quadratic_log_system(problem)
+            system = _LOG_SYSTEMS[problem]
+            values = dict(zip(system.params, kappa, strict=True))
+            sig = None
+            # LSODA is fastest but can return NaN silently after a sign-flipped re-entry at
+            # tiny alpha (trial steps overflow e^{2kappa - 2sigma}); Radau then redoes it.
+            for method in ("LSODA", "Radau"):
+                with np.errstate(over="ignore", invalid="ignore"):  # rejected trial steps
+                    sol = integrate(system, sigma0, config.tau_max * L, values,
+                                    t_eval=tau * L, method=method, rtol=1e-10, atol=1e-10)
+                if sol.y.shape[1] == len(tau) and np.all(np.isfinite(sol.y)):
+                    sig = sol.y.T
+                    break
+            if sig is None:
+                raise RuntimeError(f"log flow failed at alpha={alpha:g}")
+        else:
+            sig = _integrate_numeric(problem_gradient(problem), sigma0, kappa, tau * L)
+        w = theory.weights_from_log(sig, kappa[None, :])
+        ws.append(w)
+        bs.append((sig - sigma0[None, :]) / L)
+        ls.append(np.array([loss(x) for x in w]))
+    return LogFlowRun(config, tau, np.stack(ws), np.stack(bs), np.stack(ls))
+
+
+def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
+    """σ̇ = -∇g(w(σ, κ)) for a numeric gradient (the head), LSODA."""
+    from scipy.integrate import solve_ivp
+
+    # Trial steps of the solver may probe σ far below κ (|r| = e^{κ-σ} huge), where
+    # e^{2κ-2σ} overflows; real trajectories keep |r| = O(1), i.e. σ >= κ - O(1), so the
+    # clamp to [κ - 40, 40] never binds on them.
+    lo = np.asarray(kappa) - 40.0
+
+    def rhs(_t, s):
+        return -grad(theory.weights_from_log(np.clip(s, lo, 40.0), kappa))
+
+    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), sigma0, method="LSODA", t_eval=t_eval,
+                    rtol=1e-10, atol=1e-10)
+    if not sol.success:
+        raise RuntimeError(f"log flow failed: {sol.message}")
+    return sol.y.T
+
+
+# ---------------------------------------------------------------------- measurements
+def jump_times(tau: np.ndarray, loss: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """First τ at which ``loss`` crosses each level (linear interpolation; nan if never).
+
+    Levels are the midpoints between consecutive predicted plateau losses (spec §7 a2);
+    each search starts where the previous crossing was found.
+    """
+    out = np.full(len(levels), np.nan)
+    start = 0
+    for k, level in enumerate(levels):
+        below = np.nonzero(loss[start:] <= level)[0]
+        if below.size == 0:
+            break
+        j = start + int(below[0])
+        if j == 0:
+            out[k] = tau[0]
+        else:
+            l0, l1 = loss[j - 1], loss[j]
+            frac = (l0 - level) / (l0 - l1) if l0 != l1 else 0.0
+            out[k] = tau[j - 1] + frac * (tau[j] - tau[j - 1])
+        start = j
+    return out
+
+
+def active_count(w: np.ndarray, threshold: float) -> np.ndarray:
+    """Number of coordinates with |w_i| > threshold (the diagonal rank), over the last axis."""
+    return (np.abs(w) > threshold).sum(axis=-1)
+
+
+def stable_rank(m: np.ndarray) -> np.ndarray:
+    """‖M‖_F²/‖M‖_2² over the last two axes (0 for M = 0)."""
+    s = np.linalg.svd(m, compute_uv=False)
+    top = s[..., 0] ** 2
+    return np.where(top > 0, (s**2).sum(-1) / np.where(top > 0, top, 1.0), 0.0)
+
+
+# ---------------------------------------------------------------------- full head
+@dataclass(frozen=True)
+class FullHeadConfig:
+    """Full d×d head on the §1.3 toy from α θ_0 (θ_0 Gaussian, numpy seed ``seed``)."""
+
+    problem: Problem = field(default_factory=lambda: head_problem())
+    alphas: tuple[float, ...] = (1e-3, 1e-6)
+    seed: int = 1
+    lr: float = 0.01
+    tau_max: float = 3.2
+    record_every: int = 10
+    steps_override: int = 0
+    optimizer: str = "sgd"
+
+    @property
+    def steps(self) -> int:
+        if self.steps_override:
+            return self.steps_override
+        return int(math.ceil(self.tau_max * math.log(1 / min(self.alphas)) / self.lr))
+
+
+@dataclass(frozen=True)
+class FullHeadRun:
+    """``tau`` [K, T]; singular values ``sv_kq``, ``sv_vo`` [K, T, d] of ΔW_KW_Qᵀ, ΔW_VW_Oᵀ;
+    ``loss`` [K, T]; ``grad_M``, ``grad_P`` the gradients at θ = 0 (theory)."""
+
+    config: FullHeadConfig
+    time: np.ndarray
+    tau: np.ndarray
+    loss: np.ndarray
+    sv_kq: np.ndarray
+    sv_vo: np.ndarray
+    grad_M: np.ndarray
+    grad_P: np.ndarray
+
+
+def full_head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
+    n = X.shape[0]
+
+    def loss(params):
+        M = params["WK"] @ params["WQ"].T
+        P = params["WV"] @ params["WO"].T
+        A = torch.softmax(X @ M @ X.transpose(1, 2), dim=-1)
+        return 0.5 * ((A @ X @ P - Y) ** 2).sum() / n
+
+    return loss
+
+
+def run_full_head(config: FullHeadConfig, cache=None) -> FullHeadRun:
+    return _memo("rank_increase.full_head", config, lambda: _run_full_head(config), cache)
+
+
+def _run_full_head(config: FullHeadConfig) -> FullHeadRun:
+    hp = _head(config.problem)
+    d = config.problem.d
+    rng = np.random.default_rng(config.seed)
+    base = {k: rng.standard_normal((d, d)) for k in ("WK", "WQ", "WV", "WO")}
+    alphas = np.asarray(config.alphas)
+    params = {k: torch.tensor(alphas[:, None, None] * v[None], dtype=DTYPE)
+              for k, v in base.items()}
+    M0 = np.einsum("k,ij,lj->kil", alphas**2, base["WK"], base["WQ"])
+    P0 = np.einsum("k,ij,lj->kil", alphas**2, base["WV"], base["WO"])
+    M0t, P0t = torch.tensor(M0), torch.tensor(P0)
+    opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
+    traj = train(
+        full_head_loss_torch(torch.tensor(hp.X, dtype=DTYPE), torch.tensor(hp.Y, dtype=DTYPE)),
+        params, TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
+                            record_every=config.record_every),
+        observables={"M": lambda p: p["WK"] @ p["WQ"].T, "P": lambda p: p["WV"] @ p["WO"].T},
+    )
+    M = traj.observables["M"] - M0t[:, None]
+    P = traj.observables["P"] - P0t[:, None]
+    G_M, G_P = theory.full_head_gradients(hp.X, hp.Y, np.zeros((d, d)), np.zeros((d, d)))
+    L = np.log(1 / alphas)[:, None]
+    time = traj.time[0].numpy()
+    return FullHeadRun(config, time, time[None, :] / L, traj.loss.numpy(),
+                       np.linalg.svd(M.numpy(), compute_uv=False),
+                       np.linalg.svd(P.numpy(), compute_uv=False), G_M, G_P)
+
+
+# ---------------------------------------------------------------------- perturbations
+@dataclass(frozen=True)
+class PerturbConfig:
+    """The log-form flow at one α, kicked at ``tau_perturb``: s = u + v and r = u - v are
+    scaled by (1 + size·ξ), ξ ~ N(0, 1) (seed), i.e. σ += log(1 + size ξ_s), κ += log(1 +
+    size ξ_s) + log(1 + size ξ_r); then continued to ``tau_end`` (spec Fig. 3: the
+    assumptions of strict local minima and of robust stage dynamics)."""
+
+    problem: Problem
+    u0: tuple[float, ...]
+    v0: tuple[float, ...]
+    alpha: float = 1e-24
+    tau_perturb: float = 1.7
+    tau_end: float = 2.0
+    size: float = 1e-2
+    seed: int = 0
+    points: int = 1201
+
+
+@dataclass(frozen=True)
+class PerturbRun:
+    """``tau`` [T] from the kick on; ``w`` and ``w_perturbed`` [T, p]."""
+
+    config: PerturbConfig
+    tau: np.ndarray
+    w: np.ndarray
+    w_perturbed: np.ndarray
+
+
+def run_perturbation(config: PerturbConfig, cache=None) -> PerturbRun:
+    return _memo("rank_increase.perturb", config, lambda: _run_perturbation(config), cache)
+
+
+def _run_perturbation(config: PerturbConfig) -> PerturbRun:
+    sigma0, kappa = theory.log_coordinates(config.u0, config.v0, config.alpha)
+    L = math.log(1 / config.alpha)
+    grad = problem_gradient(config.problem)
+    sig = _integrate_numeric(grad, sigma0, kappa, np.array([0.0, config.tau_perturb * L]))[-1]
+    rng = np.random.default_rng(config.seed)
+    xi_s = rng.standard_normal(sig.shape) * config.size
+    xi_r = rng.standard_normal(sig.shape) * config.size
+    kicked = (sig + np.log1p(xi_s), kappa + np.log1p(xi_s) + np.log1p(xi_r))
+    t = np.linspace(0.0, (config.tau_end - config.tau_perturb) * L, config.points)
+    out = []
+    for s0, k0 in ((sig, kappa), kicked):
+        traj = _integrate_numeric(grad, s0, k0, t)
+        out.append(theory.weights_from_log(traj, k0[None, :]))
+    return PerturbRun(config, config.tau_perturb + t / L, out[0], out[1])
+
+
+# ---------------------------------------------------------------------- standard runs
+QUAD = three_coordinate_problem()
+HEAD = head_problem()
+QUAD_INIT = tuple(tuple(x) for x in theory.three_coordinate_example()[2:])
+HEAD_INIT = default_init(HEAD.p, seed=1)
+Size = str  # "test" (smoke) or "quick"
+
+
+def _pick(size: Size, test, quick):
+    if size not in ("test", "quick"):
+        raise ValueError(f"size must be 'test' or 'quick', got {size!r}")
+    return test if size == "test" else quick
+
+
+def standard_ladder(name: str, size: Size = "quick", optimizer: str = "sgd") -> LadderConfig:
+    """The α ladders shared by the claims and the figures (same config: same cache entry).
+
+    Richardson uses the three smallest α, evenly spaced in L = 9.2, 18.4, 27.6 (quick); the
+    ``test`` size covers the first two stages only.  Adam: lr 0.01 from the same α θ_0.
+    """
+    if name not in ("quadratic", "head"):
+        raise ValueError(f"name must be 'quadratic' or 'head', got {name!r}")
+    problem, (u0, v0) = (QUAD, QUAD_INIT) if name == "quadratic" else (HEAD, HEAD_INIT)
+    if optimizer == "adam":
+        return LadderConfig(problem, alphas=_pick(size, (1e-2, 1e-3, 1e-4), (1e-2, 1e-4, 1e-8)),
+                            u0=u0, v0=v0, lr=0.01, tau_max=_pick(size, 0.6, 1.2),
+                            record_every=2, optimizer="adam")
+    if name == "quadratic":
+        return LadderConfig(QUAD, alphas=_pick(size, (1e-2, 1e-4, 1e-8), (1e-2, 1e-4, 1e-8, 1e-12)),
+                            u0=u0, v0=v0, lr=_pick(size, 0.05, 0.02),
+                            tau_max=_pick(size, 2.5, 6.8), record_every=_pick(size, 2, 5))
+    return LadderConfig(HEAD, alphas=_pick(size, (1e-2, 1e-4, 1e-8), (1e-2, 1e-4, 1e-8, 1e-12)),
+                        u0=u0, v0=v0, lr=_pick(size, 0.02, 0.01), tau_max=_pick(size, 1.5, 2.8),
+                        record_every=_pick(size, 2, 5))
+
+
+def standard_log_flow(name: str, size: Size = "quick") -> LogFlowConfig:
+    """Exact (log-form) flows: quadratic down to α = 1e-64, head down to 1e-24."""
+    if name == "quadratic":
+        u0, v0 = QUAD_INIT
+        return LogFlowConfig(QUAD, alphas=_pick(size, (1e-4, 1e-8, 1e-16, 1e-24),
+                                                (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24, 1e-64)),
+                             u0=u0, v0=v0, tau_max=58.0, points=_pick(size, 11601, 23201))
+    if name != "head":
+        raise ValueError(f"name must be 'quadratic' or 'head', got {name!r}")
+    u0, v0 = HEAD_INIT
+    return LogFlowConfig(HEAD, alphas=_pick(size, (1e-8, 1e-12, 1e-24),
+                                            (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24)),
+                         u0=u0, v0=v0, tau_max=3.2, points=_pick(size, 1601, 3201))
+
+
+def standard_full_head(size: Size = "quick") -> FullHeadConfig:
+    return FullHeadConfig(alphas=_pick(size, (1e-2, 1e-3), (1e-2, 1e-3, 1e-6)),
+                          lr=_pick(size, 0.02, 0.01), record_every=5)
+
+
+def standard_scale_sweep(size: Size = "quick") -> FullHeadConfig:
+    """Full head trained a fixed number of steps from init scales 1e-3 ... 1 (Fig. 7 analogue:
+    post-training stable rank against the init scale)."""
+    return FullHeadConfig(alphas=(1e-3, 1e-2, 0.1, 0.3, 1.0), lr=_pick(size, 0.02, 0.01),
+                          steps_override=_pick(size, 400, 1500), record_every=50)
+

@@ -1,0 +1,245 @@
+"""cooccurrence row: theory against autograd, closed forms, data, model, runs (small sizes)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import solve_ivp
+from scipy.optimize import minimize
+from torch.func import grad, jvp
+
+from numerics import cooccurrence as nc
+from theory import cooccurrence as tc
+
+
+def _autograd_velocity(p, tokens, labels):
+    tok, lab = torch.as_tensor(tokens), torch.as_tensor(labels, dtype=torch.float64)
+    g = grad(lambda q: nc.loss(q, tok, lab))(p)
+    _, vel = jvp(nc.canonical, (p,), ({k: -v for k, v in g.items()},))
+    return {k: v.detach().numpy() for k, v in vel.items()}
+
+
+# ---------------------------------------------------------------------- canonical system
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), private=st.booleans(), sigma=st.sampled_from((0.3, 0.8)))
+def test_canonical_velocity_matches_autograd(seed, private, sigma):
+    """§3.2 is exact: d/dt of the canonical map under -grad equals canonical_velocity."""
+    data = nc.make_dataset(6, 4, seed, private=private, d=None if private else 7)
+    d = int(data.tokens.max()) + 3  # unseen ids too
+    m, m1 = 5, 3
+    p = nc.init_params(d, m, m1, "gaussian", sigma0=sigma, sigma1=sigma)(
+        torch.Generator().manual_seed(seed))
+    want = _autograd_velocity(p, data.tokens, data.labels)
+    got = tc.canonical_velocity(nc.canonical_state(p), data.tokens, data.labels, m, m1)
+    for k in tc.STATE_KEYS:
+        scale = 1.0 + float(np.max(np.abs(want[k])))
+        assert np.max(np.abs(np.asarray(got[k]) - want[k])) <= 1e-12 * scale, k
+
+
+def test_canonical_velocity_fast_and_unseen_rows_zero():
+    data = nc.make_dataset(60, 5, 0)
+    d = 163
+    rng = np.random.default_rng(0)
+    state = {"beta": rng.normal(size=d), "S": 3.0, "M": np.eye(d), "A": rng.normal(size=(d, d)),
+             "K_G": np.eye(d), "Q_G": np.eye(d)}
+    tc.canonical_velocity(state, data.tokens, data.labels, 100, 10)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        v = tc.canonical_velocity(state, data.tokens, data.labels, 100, 10)
+    assert (time.perf_counter() - t0) / 5 < 0.1
+    assert v["A"].shape == (d, d)
+    # with K_G = Q_G = I, dA = 2 Gamma: rows/columns of ids never seen get no gradient
+    state2 = dict(state, beta=np.concatenate([state["beta"], [0.0]]), M=np.eye(d + 1),
+                  A=np.zeros((d + 1, d + 1)), K_G=np.eye(d + 1), Q_G=np.eye(d + 1))
+    v2 = tc.canonical_velocity(state2, data.tokens, data.labels, 100, 10)
+    assert np.all(v2["A"][d] == 0) and np.all(v2["A"][:, d] == 0) and v2["beta"][d] == 0
+
+
+def test_invariants_zero_drift_and_numeric_constancy():
+    assert all(v == 0 for v in tc.invariant_drifts(2).values())
+    assert all(v == 0 for v in tc.invariant_drifts(3).values())
+    data = nc.make_dataset(6, 3, 1)
+    d = int(data.tokens.max()) + 1
+    p = nc.init_params(d, 4, 2, "gaussian", sigma0=0.5, sigma1=0.5)(torch.Generator().manual_seed(3))
+    s0 = nc.canonical_state(p)
+    out = nc.integrate_canonical(s0, data.tokens, data.labels, 4, 2, [0.5, 1.0])
+    i0 = tc.invariants(s0, 2)
+    for s in out:
+        for k, v in tc.invariants(s, 2).items():
+            assert abs(v - i0[k]) <= 1e-8 * (1 + abs(i0[k]))
+    # value_balance equals m1 (||W||^2 - ||W_V||^2) + (S - m1 ||W||^2), from the parameters
+    inv = nc.param_invariants(p)
+    assert i0["value_balance"] == pytest.approx(2 * float(inv[3]), rel=1e-12, abs=1e-12)
+
+
+def test_invariant_manifold_uniform_attention():
+    data = nc.make_dataset(6, 4, 2)
+    d = int(data.tokens.max()) + 1
+    state = {"beta": np.linspace(-1, 1, d), "S": 2.0, "M": np.eye(d), "A": np.zeros((d, d)),
+             "K_G": np.zeros((d, d)), "Q_G": np.zeros((d, d))}
+    v = tc.canonical_velocity(state, data.tokens, data.labels, 7, 3)
+    assert np.all(v["A"] == 0) and np.all(v["K_G"] == 0) and np.all(v["Q_G"] == 0)
+
+
+# ---------------------------------------------------------------------- four-class system
+def test_class_system_closed_forms():
+    sys_ = tc.class_system()
+    assert sys_.params == ()
+    assert tc.initial_rates() == (sp.Rational(1, 6), sp.Rational(1, 6), 0)
+    assert tc.peak_identity() == 0
+    mm = tc.class_max_margin()
+    assert mm.gamma_sq == sp.Rational(1, 17)
+    assert tuple(mm.beta) == (2, 2, -3)
+    assert mm.R_inf == sp.Rational(3, 2)
+
+
+def test_t_half_eight_digits_and_peak():
+    th = tc.t_half()
+    f = tc._class_rhs(tc.WEIGHTS)
+    # independent: Radau integration, crossing of -dG3 - dG1 (symmetric G1 = G2)
+    sol = solve_ivp(f, (0, 10), [0, 0, 0], method="Radau", rtol=1e-12, atol=1e-14,
+                    dense_output=True)
+
+    def h(t):
+        r = f(0, sol.sol(t))
+        return -r[2] - r[0]
+
+    from scipy.optimize import brentq
+    ref = brentq(h, 1.0, 8.0, xtol=1e-14)
+    assert th == pytest.approx(ref, rel=1e-8)
+    assert th == pytest.approx(3.5647220, abs=1e-6)
+    # peak identity: the I2 loss peaks at T_0.5
+    pk = minimize(lambda t: -np.logaddexp(0, sol.sol(t[0])[0] + sol.sol(t[0])[2]), [3.0],
+                  method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-16}).x[0]
+    assert pk == pytest.approx(th, abs=1e-5)
+    assert tc.t_half((2.0, 2.0, -1.0)) == 0.0  # single-target samples misclassified: -dG3 > 0 > dG1
+
+
+def test_sample_max_margin_kkt_and_values():
+    data = nc.make_dataset(60, 5, 0)
+    mm = tc.sample_max_margin(data.tokens, data.labels)
+    assert 1 / mm.gamma_sq == pytest.approx(8.2232704, rel=1e-7)
+    assert mm.R_inf == pytest.approx(1.2686567, rel=1e-7)
+    assert tc.test_loss_exponent(mm) == pytest.approx(0.28301887, rel=1e-6)
+    Z = np.zeros((60, 163))
+    np.add.at(Z, (np.repeat(np.arange(60), 5), data.tokens.ravel()), 1.0)
+    margins = data.labels * (Z @ mm.beta)
+    assert margins.min() >= 1 - 1e-10
+    # independent primal solve (SLSQP) agrees to 6+ digits
+    res = minimize(lambda b: b @ b, mm.beta * 1.1, jac=lambda b: 2 * b, method="SLSQP",
+                   constraints={"type": "ineq", "fun": lambda b: data.labels * (Z @ b) - 1,
+                                "jac": lambda b: data.labels[:, None] * Z},
+                   options={"ftol": 1e-14, "maxiter": 500})
+    assert res.fun == pytest.approx(1 / mm.gamma_sq, rel=1e-6)
+    # class-level data (no random tokens, L = 3 with a padding id used by every sample)
+    # is solved exactly by the sympy KKT enumeration
+    toks = np.array([[0, 1, 2], [0, 2, 3], [1, 2, 3], [2, 3, 3]])
+    ex = tc.sample_max_margin(toks, [1, -1, -1, -1])
+    assert ex.gamma_sq > 0 and np.all(np.array([1, -1, -1, -1]) * (
+        np.array([[1, 1, 1, 0], [1, 0, 1, 1], [0, 1, 1, 1], [0, 0, 1, 2]]) @ ex.beta) >= 1 - 1e-10)
+
+
+def test_small_n_large_L_gives_R_below_one():
+    """Private tokens dominate when n is small against L (Condition 1: n >= Omega~(L^2))."""
+    data = nc.make_dataset(6, 12, 0)
+    assert tc.sample_max_margin(data.tokens, data.labels).R_inf < 1
+
+
+def test_loss_law_solves_ode():
+    t, S, g, t1, l1 = sp.symbols("t S g t1 l1", positive=True)
+    law = tc.loss_law(t, S, g, t1, l1)
+    assert sp.simplify(sp.diff(law, t) + S * g * law**2) == 0
+    assert sp.simplify(law.subs(t, t1) - l1) == 0
+    assert float(tc.loss_law(100, 2, sp.Rational(1, 17))) == pytest.approx(17 / 200)
+    eq = tc.equations()
+    assert eq["class max margin gamma*^2"] == sp.Rational(1, 17)
+    assert eq["drift of kq_balance_2"] == 0
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: tc.sample_max_margin([[0, 1, 9]], [1], d=5), "tokens"),
+    (lambda: tc.sample_max_margin([[0, 1, 2]], [2]), "labels"),
+    (lambda: tc.class_system((0.5, 0.5, 0.1, -0.1)), "weights"),
+    (lambda: tc.t_half((0, 0, 0), (0.5, 0.5)), "weights"),
+    (lambda: tc.loss_law(1, -1, 0.1), "S"),
+    (lambda: tc.loss_law(1, 1, 0), "gamma_sq"),
+    (lambda: tc.canonical_velocity({"beta": [0, 0, 0], "S": 1, "M": np.eye(3), "A": np.eye(3),
+                                    "K_G": np.eye(3), "Q_G": np.eye(3)}, [[0, 1, 2]], [1], 0, 1),
+     "m"),
+    (lambda: tc.invariants({"S": 1, "M": np.eye(2), "A": np.eye(2), "K_G": np.eye(2),
+                            "Q_G": np.eye(2)}, -1), "m1"),
+])
+def test_bad_input_names_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# ---------------------------------------------------------------------- data and model
+def test_dataset_definition_2_1():
+    data = nc.make_dataset(60, 5, 4)
+    assert np.bincount(data.types).tolist() == [30, 10, 10, 10]
+    for row, t, y in zip(data.tokens, data.types, data.labels, strict=True):
+        assert np.sum(row == 2) == 1
+        assert (0 in row) == (t in (0, 1)) and (1 in row) == (t in (0, 2))
+        assert y == (1 if t == 0 else -1)
+    rand = data.tokens[data.tokens >= 3]
+    assert rand.size == nc.random_slots(60, 5) == 160 and np.unique(rand).size == 160
+    val = nc.validation_set(data, 24, 5)
+    assert np.intersect1d(val.tokens[val.tokens >= 3], rand).size == 0
+    rep = nc.make_dataset(60, 5, 0, private=False, d=64)
+    assert rep.tokens.max() < 64 and np.unique(rep.tokens[rep.tokens >= 3]).size < 160
+    with pytest.raises(ValueError, match="n"):
+        nc.make_dataset(10, 5, 0)
+
+
+def test_forward_matches_equation_1_loop():
+    data = nc.make_dataset(6, 4, 0)
+    d = int(data.tokens.max()) + 1
+    m, m1 = 6, 3
+    p = nc.init_params(d, m, m1, "gaussian", sigma0=0.6, sigma1=0.6)(torch.Generator().manual_seed(1))
+    F, _ = nc.forward(p, torch.as_tensor(data.tokens))
+    eye = torch.eye(d, dtype=torch.float64)
+    for i, row in enumerate(data.tokens):
+        X = eye[:, torch.as_tensor(row)]  # d x L
+        total = 0.0
+        for q in range(X.shape[1]):
+            s = X.T @ p["WK"].T @ p["WQ"] @ X[:, q] / math.sqrt(m)
+            total += float(p["a"] @ p["W"] @ p["WV"] @ X @ torch.softmax(s, 0))
+        assert float(F[i]) == pytest.approx(total, rel=1e-12, abs=1e-12)
+
+
+def test_small_run_records_and_identities():
+    cfg = nc.CoConfig(n=12, L=4, m=16, m1=4, members=2, steps=30, record_every=10, n_val=6,
+                      growth=0.05, warm=10)
+    run = nc.run(cfg)
+    assert run.loss.shape == (2, 4) and run.beta.shape == (2, 4, cfg.vocabulary)
+    assert np.all(np.diff(run.tau, axis=1) > 0)
+    assert run.lr_steps[0, 20] == pytest.approx(run.lr_steps[0, 0] * 1.05 ** 10)
+    # exact GD identity for ||W_K||^2 - ||W_Q||^2 and S - m1 ||W||^2
+    pk = np.sum(run.lr_steps**2 * (run.grad_sq["WK"] - run.grad_sq["WQ"]), axis=1)
+    assert np.allclose(run.invariants[:, -1, 1] - run.invariants[:, 0, 1], pk, atol=1e-13)
+    assert np.allclose(run.invariants[:, -1, 2], run.invariants[:, 0, 2], rtol=1e-12)
+    c = nc.canonical(run.final)
+    assert np.allclose(c["beta"].numpy(), nc.canonical(run.final)["beta"].numpy())
+    assert torch.equal(run.final["a"], run.initial["a"])
+
+
+
+def test_fast_claims_at_smoke_size():
+    """The fast claims at profile "test" (the slow ones run in tests/test_claims.py)."""
+    from verify import cooccurrence as vc
+    from verify.runner import run_claims
+
+    claims = vc.claims()
+    assert len(claims) >= 10 and len({c.id for c in claims}) == len(claims)
+    assert all(c.id.startswith("cooccurrence.") for c in claims)
+    for res in run_claims([c for c in claims if c.cost == "fast"], "test", progress=False):
+        assert res.outcome != "error", (res.claim.id, res.error_message)
+        assert res.ok, (res.claim.id, res.problems())

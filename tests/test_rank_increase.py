@@ -1,0 +1,293 @@
+"""rank_increase row: Algorithm 1 (exact and numeric), reduced flows, numerics, claims."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics import rank_increase as nr
+from numerics.ode import integrate
+from theory import rank_increase as tr
+
+R = sp.Rational
+
+
+# ---------------------------------------------------------------------- theory: Algorithm 1
+def test_three_coordinate_table_exact():
+    H, beta, _, _ = tr.three_coordinate_example()
+    stages = tr.quadratic_stages(H, beta)
+    assert [s.jump_time for s in stages] == [R(40, 29), R(185, 94), R(185, 36), R(595, 12)]
+    assert [s.plateau for s in stages] == [
+        (R(145, 214), 0, 0), (R(27, 58), R(47, 145), 0), (0, R(13, 20), R(9, 20)),
+        (R(-1, 2), 1, R(4, 5))]
+    assert [(s.coordinate, s.sign, s.deactivated) for s in stages] == [
+        (0, 1, ()), (1, 1, ()), (2, 1, (0,)), (0, -1, ())]
+    assert [s.clocks for s in stages] == [
+        (1, R(26, 29), R(18, 29)), (1, 1, R(57, 94)), (1, 1, 1), (-1, 1, 1)]
+    assert [s.loss for s in stages] == [R(-841, 3424), R(-6359, 23200), R(-5, 16), R(-259, 800)]
+
+
+def test_float_input_gives_floats_and_same_numbers():
+    H, beta, _, _ = tr.three_coordinate_example()
+    exact = tr.quadratic_stages(H, beta)
+    flt = tr.quadratic_stages(np.array(H.tolist(), dtype=float), [float(b) for b in beta])
+    assert all(isinstance(s.jump_time, float) for s in flt)
+    for a, b in zip(exact, flt, strict=True):
+        assert float(a.jump_time) == pytest.approx(b.jump_time, rel=1e-12)
+        assert np.allclose(np.array(a.plateau, float), b.plateau, atol=1e-12)
+
+
+def test_toy_head_table():
+    X = tr.teacher_toy()
+    head = tr.diagonal_head_problem(X, (2, 0, 0), (1, 0.5, 0))
+    assert head.loss(np.zeros(6)) == pytest.approx(2.96788, abs=1e-5)
+    assert np.allclose(head.gradient(np.zeros(6)), [0, 0, 0, -1.13386, -0.24396, 0], atol=1e-5)
+    stages = tr.incremental_stages(head.loss, 6, gradient=head.gradient)
+    assert [round(float(s.jump_time), 5) for s in stages] == [0.88194, 1.00983, 2.40234]
+    assert [(s.coordinate, s.sign) for s in stages] == [(3, 1), (0, 1), (4, 1)]
+    assert np.allclose(stages[-1].plateau, (2, 0, 0, 1, 0.5, 0), atol=1e-8)
+
+
+@st.composite
+def _quadratic(draw):
+    p = draw(st.integers(2, 3))
+    seed = draw(st.integers(0, 10_000))
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, size=(p, p + 1))
+    H = sp.Matrix(A @ A.T) + sp.eye(p)
+    beta = sp.Matrix(rng.integers(-5, 6, size=p))
+    return H, beta
+
+
+@settings(max_examples=6)
+@given(_quadratic())
+def test_stage_functions_agree_on_quadratics(hb):
+    H, beta = hb
+    w = sp.symbols(f"w0:{H.rows}", real=True)
+    wv = sp.Matrix(w)
+    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    exact = tr.quadratic_stages(H, beta)
+    numeric = tr.incremental_stages(g, w)
+    assert len(exact) == len(numeric)
+    for a, b in zip(exact, numeric, strict=True):
+        assert float(a.jump_time) == pytest.approx(b.jump_time, rel=1e-6)
+        assert np.allclose(np.array(a.plateau, float), b.plateau, rtol=1e-6, atol=1e-9)
+        assert (a.coordinate, a.sign, a.deactivated) == (b.coordinate, b.sign, b.deactivated)
+
+
+@given(st.integers(1, 40), st.integers(-39, 39), st.integers(-9, 9))
+def test_two_coordinate_closed_form_matches_algorithm(b1, b2, r):
+    if b1 <= abs(b2):
+        b1, b2 = abs(b2) + 1, b1 % (abs(b2) + 1)
+    beta1, beta2, rho = R(b1, 10), R(b2, 10), R(r, 10)
+    T1, T2 = tr.two_coordinate_jump_times(beta1, beta2, rho)
+    stages = tr.quadratic_stages([[1, rho], [rho, 1]], [beta1, beta2])
+    assert stages[0].jump_time == T1
+    if T2 == sp.oo:
+        assert len(stages) == 1
+    else:
+        assert stages[1].jump_time == T2
+        assert stages[1].deactivated == ()
+
+
+def test_two_coordinate_spec_numbers():
+    assert tr.two_coordinate_jump_times(1, R(3, 5), R(3, 10)) == (1, R(7, 3))
+    T1, T2 = tr.two_coordinate_jump_times(1.0, 0.6, 0.3)
+    assert float(T2) == pytest.approx(7 / 3)
+
+
+def test_first_jump_times():
+    assert tr.first_jump_time([R(-1, 2), R(1, 3)]) == 2
+    assert tr.first_jump_time([0, 0]) == sp.oo
+    assert tr.first_jump_time_full([[0, 0], [0, 0]], [[3, 0], [0, 4]]) == R(1, 4)
+    assert tr.first_jump_time_full(np.array([[0.0, 2.0], [0.0, 0.0]])) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: tr.quadratic_stages([[1, 2], [2, 1]], [1, 1]), "H"),
+    (lambda: tr.quadratic_stages([[1, 0], [1, 1]], [1, 1]), "H"),
+    (lambda: tr.quadratic_stages([[1, 0], [0, 1]], [1, 1, 1]), "beta"),
+    (lambda: tr.two_coordinate_jump_times(1, R(1, 2), 1), "rho"),
+    (lambda: tr.two_coordinate_jump_times(R(1, 2), 1, 0), "beta1"),
+    (lambda: tr.incremental_stages(lambda w: 0.0, 2), "gradient"),
+])
+def test_bad_input_names_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_clock_path_and_staircase_interpolate_stages():
+    H, beta, _, _ = tr.three_coordinate_example()
+    stages = tr.quadratic_stages(H, beta)
+    knots = [float(s.jump_time) for s in stages]
+    b = tr.clock_path(stages, [0.0] + knots)
+    assert np.allclose(b[0], 0)
+    assert np.allclose(b[1:], np.array([[float(x) for x in s.clocks] for s in stages]))
+    stair = tr.staircase(stages, [0.5, 1.5, 60.0], 0.0)
+    assert np.allclose(stair, [0.0, float(stages[0].loss), float(stages[-1].loss)])
+
+
+def test_vo_first_symbolic():
+    assert tr.kq_gradient_at_zero_vo(2, 2) == (0, 0)
+    assert all(g != 0 for g in tr.kq_gradient_at_zero_vo(2, 1, value_skip=True))
+
+
+# ---------------------------------------------------------------------- theory: reduced flows
+def test_diagonal_flow_conserves_imbalance_and_log_flow_is_equivalent():
+    H, beta, u0, v0 = tr.three_coordinate_example()
+    w = sp.symbols("w0:3", real=True)
+    wv = sp.Matrix(w)
+    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    diag = tr.diagonal_flow(g, w)
+    assert all(diag.drift(f"imbalance_{i}") == 0 for i in range(3))
+    logf = tr.log_flow(g, w)
+    alpha, t_end = 1e-2, 12.0
+    t = np.linspace(0, t_end, 25)
+    y0 = np.concatenate([alpha * np.array(u0), alpha * np.array(v0)])
+    raw = integrate(diag, y0, t_end, t_eval=t, rtol=1e-11, atol=1e-14)
+    w_raw = raw.y[:3] * raw.y[3:]
+    s0, kappa = tr.log_coordinates(u0, v0, alpha)
+    sol = integrate(logf, s0, t_end, dict(zip(logf.params, kappa, strict=True)), t_eval=t)
+    w_log = tr.weights_from_log(sol.y.T, kappa[None, :]).T
+    assert np.max(np.abs(w_raw - w_log)) < 1e-6
+
+
+def test_log_coordinates_roundtrip():
+    u0, v0 = np.array([0.9, -0.6]), np.array([0.4, 0.8])
+    s, k = tr.log_coordinates(u0, v0, 0.1)
+    assert np.allclose(tr.weights_from_log(s, k), 0.01 * u0 * v0)
+    with pytest.raises(ValueError, match="u0"):
+        tr.log_coordinates([1.0], [1.0], 0.1)
+
+
+def test_head_gradients_match_finite_differences():
+    X = tr.teacher_toy(n=4)
+    head = tr.diagonal_head_problem(X, (2, 0, 0), (1, 0.5, 0))
+    w = np.random.default_rng(3).standard_normal(6) * 0.5
+    h = 1e-6
+    fd = [(head.loss(w + h * e) - head.loss(w - h * e)) / (2 * h) for e in np.eye(6)]
+    assert np.allclose(head.gradient(w), fd, atol=1e-7)
+    rng = np.random.default_rng(4)
+    M, P = rng.standard_normal((3, 3)) * 0.3, rng.standard_normal((3, 3)) * 0.3
+    G_M, G_P = tr.full_head_gradients(X, head.Y, M, P)
+
+    def loss(M_, P_):
+        A = np.exp(np.einsum("nai,ij,nbj->nab", X, M_, X))
+        A /= A.sum(-1, keepdims=True)
+        return 0.5 * np.sum((A @ X @ P_ - head.Y) ** 2) / X.shape[0]
+
+    E = np.zeros((3, 3))
+    E[0, 1] = h
+    assert (loss(M + E, P) - loss(M - E, P)) / (2 * h) == pytest.approx(G_M[0, 1], abs=1e-7)
+    assert (loss(M, P + E) - loss(M, P - E)) / (2 * h) == pytest.approx(G_P[0, 1], abs=1e-7)
+    assert np.allclose(tr.full_head_gradients(X, head.Y, np.zeros((3, 3)),
+                                              np.zeros((3, 3)))[0], 0)
+
+
+def test_equations_are_sympy():
+    eqs = tr.equations()
+    assert eqs["imbalance u0^2 - v0^2 drift"] == 0
+    assert eqs["three-coordinate T_4"] == R(595, 12)
+    assert all(isinstance(v, sp.Basic) for v in eqs.values())
+
+
+# ---------------------------------------------------------------------- numerics
+def test_torch_losses_match_theory():
+    head = nr.head_problem(n=4)
+    hp = nr._head(head)
+    fn = nr._torch_loss(head, "cpu")
+    u, v = np.random.default_rng(0).standard_normal((2, 6)) * 0.7
+    params = {"u": torch.tensor(u), "v": torch.tensor(v)}
+    assert float(fn(params)) == pytest.approx(hp.loss(u * v), rel=1e-12)
+    quad = nr.three_coordinate_problem()
+    fq = nr._torch_loss(quad, "cpu")
+    p3 = {"u": torch.tensor(u[:3]), "v": torch.tensor(v[:3])}
+    assert float(fq(p3)) == pytest.approx(nr.problem_loss(quad)(u[:3] * v[:3]), rel=1e-12)
+
+
+def test_ladder_member_equals_single_run():
+    quad = nr.three_coordinate_problem()
+    _, _, u0, v0 = tr.three_coordinate_example()
+    both = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-2, 1e-3), u0=u0, v0=v0, lr=0.05,
+                                          tau_max=0.5, record_every=10))
+    one = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-3,), u0=u0, v0=v0, lr=0.05,
+                                         tau_max=0.5, record_every=10))
+    assert np.array_equal(both.w[1], one.w[0])
+    # GD changes (u-v)(u+v) by exactly (1 - lr^2 g^2) per step: drift is O(lr^2)
+    assert np.allclose(both.imbalance[:, 0], np.array([1e-4, 1e-6])[:, None]
+                       * (np.array(u0) ** 2 - np.array(v0) ** 2))
+
+
+def test_measurements():
+    tau = np.linspace(0, 3, 301)
+    loss = np.where(tau < 1, 2.0, np.where(tau < 2, 1.0, 0.0))
+    assert np.allclose(nr.jump_times(tau, loss, np.array([1.5, 0.5])), [1.0, 2.0], atol=0.011)
+    assert nr.active_count(np.array([[1e-4, 0.5, -0.2]]), 1e-3).tolist() == [2]
+    m = np.outer([1.0, 2.0], [3.0, -1.0])
+    assert float(nr.stable_rank(m)) == pytest.approx(1.0)
+    assert float(nr.stable_rank(np.eye(3))) == pytest.approx(3.0)
+    assert nr.gd_time_shift(1.0, 1.0, 0.01) > 0
+
+
+def test_log_flow_head_matches_spec_numbers():
+    head = nr.head_problem()
+    u0, v0 = nr.default_init(6, 1)
+    run = nr._run_log_flow(nr.LogFlowConfig(head, alphas=(1e-24,), u0=u0, v0=v0,
+                                            tau_max=1.8, points=181))
+    j = int(np.argmin(np.abs(run.tau - 1.7)))
+    assert np.allclose(run.w[0, j], (2, 0, 0, 1, 0, 0), atol=2e-3)
+
+
+# ---------------------------------------------------------------------- claims
+def test_claims_listed_with_controls():
+    from verify import rank_increase as vr
+
+    cl = vr.claims()
+    assert len(cl) >= 10
+    assert len({c.id for c in cl}) == len(cl)
+    for c in cl:
+        assert c.check.func is c.control.func  # one check, two theories
+        assert c.expected == "holds" or c.positive_control is not None
+
+
+def test_jump_time_claim_reports_predicted_and_extrapolated():
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ev = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.PAPER_THEORY)
+    pred = ev.details["ode_quadratic_T_predicted"]
+    extr = ev.details["ode_quadratic_T_extrapolated"]
+    assert pred == pytest.approx([40 / 29, 185 / 94, 185 / 36, 595 / 12])
+    assert np.allclose(extr, pred, rtol=1e-2)
+    assert ev.status == "holds"
+    control = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.MEMORYLESS)
+    assert control.part("ode_quadratic_T2").failed
+
+
+@pytest.mark.parametrize("claim_id", ["rank_increase.algorithm1_tables",
+                                      "rank_increase.imbalance",
+                                      "rank_increase.perturbations"])
+def test_claims_pass_and_controls_are_rejected(claim_id):
+    from verify import rank_increase as vr
+    from verify.runner import run_claim
+
+    claim = next(c for c in vr.claims() if c.id == claim_id)
+    result = run_claim(claim, "test")
+    assert result.ok, result.problems()
+    assert result.control_rejected
+
+
+def test_adam_open_claim_and_its_positive_control():
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    claim = next(c for c in vr.claims() if c.id == "rank_increase.adam")
+    assert claim.positive_control.run(ctx).status == "holds"
+    ev = claim.check({"optimizer": "adam"}, ctx)
+    assert math.isfinite(ev.details["T_extrapolated"])

@@ -1,0 +1,535 @@
+"""Word co-occurrence: Yang, Kailkhura, Wang, Liang, *Training dynamics of transformers to
+recognize word co-occurrence via gradient flow analysis* (NeurIPS 2024).
+
+Reduced theory of one softmax-attention layer (W_K, W_Q, W_V in R^{m x d}, scores scaled by
+1/sqrt(m)) followed by a linear MLP W in R^{m1 x m} with a fixed +-1 output layer a, the output
+summed over all L query positions (the paper's Eq. (1)), trained by gradient flow on the
+logistic loss (Eq. (2)).  Spec: ``shared/papers/cooccurrence.md`` (sections cited as "spec").
+
+Canonical variables (spec §3.2; tokens are one-hot, mu_i = e_i)::
+
+    beta = W_V^T W^T a   (beta_mu = G(mu), Definition E.18),   S = ||W^T a||^2,
+    M = W_V^T W_V,  A = W_K^T W_Q  (A[nu, mu] = key nu, query mu),
+    K_G = W_K^T W_K,  Q_G = W_Q^T W_Q.
+
+They obey an *exact* closed ODE (:func:`canonical_velocity`; Appendix B's gradients written in
+these variables; Eq. (4)-(7), Lemmas C.1-C.4, F.4, F.11 are entrywise forms of it).  It conserves
+``S - m1 tr M``, ``tr K_G - tr Q_G`` and ``tr K_G^2 + tr Q_G^2 - 2 ||A||_F^2`` (balancedness of
+adjacent factors; proved symbolically in :func:`invariant_drifts`), and W_K = W_Q = 0 is an
+invariant manifold (Gamma Q_G = K_G Gamma = 0 there; attention exactly uniform).
+
+The four-class system (spec §3.3; the system written in the proof of Lemma F.6) is the
+gradient flow, in tau = S t, of ``sum_k pi_k log(1 + exp(-q_k))`` with class margins
+``q = (G1+G2+G3, -(G1+G3), -(G2+G3), -G3)`` (uniform attention, random tokens ignored, S
+constant, the m1 M r term dropped).  Its asymptotics follow the implicit bias of the logistic
+loss on separable data (Soudry et al. 2018): beta/|beta| -> the hard-margin direction,
+``L(t) ~ 1/(S gamma*^2 t)`` and ``-dG3/dG1 -> R_inf = -beta*_3 / beta*_1``.
+
+Choices where the paper is ambiguous (spec "Open doubts"):
+
+* T_0.5 (Lemma 4.3 / Theorem E.19 says only "there exists") is taken as the first tau with
+  ``-dG3/dtau >= max(dG1/dtau, dG2/dtau)``; in the four-class system this is exactly the peak of
+  the single-target (I2/I3) losses, since ``dq2/dtau = -(dG1 + dG3)/dtau``
+  (:func:`peak_identity`).
+* The sample-level max margin uses *uniform attention*: z_i = token counts of sample i (repeated
+  tokens count twice), beta has one coordinate per token id.  Private random tokens are extra
+  features, so gamma*^2 exceeds the class-level 1/17 (spec §3.5, our derivation, re-derived here).
+* The 1/t law's constant S gamma*^2 is our sharpening of Theorem F.8's Theta(sigma1^2 m m1);
+  the paper proves only the order.  R_inf (ours) sharpens Lemma F.6's R* in (1, 2).
+* The test-loss exponent kappa (reviewers' question, spec §6.1): unseen tokens keep their
+  initial G, so the test margins are the class margins of beta*'s mu1..mu3 entries, and with
+  beta(t) ~ beta* log(tau) the test loss falls like tau^-kappa, kappa = min_k q_k(beta*_{1:3})
+  (:func:`test_loss_exponent`).  This is our hypothesis, not the paper's (Theorem 3.3 claims
+  only L(T*) <= 1/poly(m)).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
+from typing import NamedTuple
+
+import numpy as np
+import sympy as sp
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq, minimize
+from scipy.special import expit
+
+from theory.flow import ReducedSystem, gradient_flow, simplify_zero
+
+__all__ = [
+    "CLASS_LABELS",
+    "EQUATION_SOURCES",
+    "CLASS_TOKENS",
+    "G1",
+    "G2",
+    "G3",
+    "TAU",
+    "WEIGHTS",
+    "MaxMargin",
+    "canonical_velocity",
+    "class_gamma",
+    "class_margins",
+    "class_max_margin",
+    "class_system",
+    "class_velocity",
+    "equations",
+    "initial_rates",
+    "invariant_drifts",
+    "invariants",
+    "loss_law",
+    "peak_identity",
+    "sample_max_margin",
+    "t_half",
+    "test_loss_exponent",
+]
+
+G1, G2, G3 = sp.symbols("G1 G2 G3", real=True)
+TAU = sp.Symbol("tau", positive=True)
+#: class proportions of Definition 2.1 / Assumption 2.3(i): I1 (both), I2 (mu1), I3 (mu2), I4.
+WEIGHTS = (sp.Rational(1, 2), sp.Rational(1, 6), sp.Rational(1, 6), sp.Rational(1, 6))
+#: special-token counts (mu1, mu2, mu3) of each class and its label.
+CLASS_TOKENS = ((1, 1, 1), (1, 0, 1), (0, 1, 1), (0, 0, 1))
+CLASS_LABELS = (1, -1, -1, -1)
+STATE_KEYS = ("beta", "S", "M", "A", "K_G", "Q_G")
+
+
+class MaxMargin(NamedTuple):
+    """Hard-margin problem ``min |beta|^2`` s.t. ``y_i z_i . beta >= 1``.
+
+    ``gamma_sq = 1/|beta|^2`` is the squared max margin; ``R_inf = -beta[2]/beta[0]`` the limit
+    of ``-dG3/dG1`` (spec §3.5).
+    """
+
+    gamma_sq: object
+    beta: object
+    R_inf: object
+
+
+# ---------------------------------------------------------------------- validation
+def _positive(name: str, value) -> None:
+    if isinstance(value, sp.Basic) and not value.is_number:
+        return
+    v = float(value)
+    if not (v > 0 and math.isfinite(v) or v == math.inf):
+        raise ValueError(f"{name} must be > 0, got {value}")
+
+
+def _weights(weights: Sequence) -> tuple:
+    w = tuple(weights)
+    if len(w) != 4:
+        raise ValueError(f"weights must be 4 positive numbers summing to 1, got {weights}")
+    vals = [float(x) for x in w]
+    if any(not x > 0 for x in vals) or abs(sum(vals) - 1) > 1e-12:
+        raise ValueError(f"weights must be 4 positive numbers summing to 1, got {weights}")
+    return tuple(sp.nsimplify(x) if not isinstance(x, sp.Basic) else x for x in w)
+
+
+def _data(tokens, labels, d: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    tok = np.asarray(tokens)
+    if tok.ndim != 2 or tok.size == 0:
+        raise ValueError(f"tokens must be a non-empty [n, L] integer array, got shape {tok.shape}")
+    if not np.issubdtype(tok.dtype, np.integer):
+        if not np.all(np.equal(np.mod(tok, 1), 0)):
+            raise ValueError("tokens must be integer token ids")
+        tok = tok.astype(np.int64)
+    lab = np.asarray(labels, dtype=float).reshape(-1)
+    if lab.shape[0] != tok.shape[0]:
+        raise ValueError(f"labels must have length n = {tok.shape[0]}, got {lab.shape[0]}")
+    if not np.all(np.isin(lab, (-1.0, 1.0))):
+        raise ValueError(f"labels must be +1 or -1, got values {sorted(set(lab.tolist()))}")
+    dd = int(tok.max()) + 1 if d is None else int(d)
+    if tok.min() < 0 or tok.max() >= dd:
+        raise ValueError(f"tokens must be ids in [0, d) with d = {dd}, got range "
+                         f"[{int(tok.min())}, {int(tok.max())}]")
+    return tok.astype(np.int64), lab, dd
+
+
+# ---------------------------------------------------------------------- canonical system §3.2
+def canonical_velocity(state: Mapping, tokens, labels, m: float, m1: float) -> dict:
+    """d/dt of the canonical variables under gradient flow on Eq. (1)-(2); exact (spec §3.2).
+
+    ``state``: "beta" [d], "S", "M", "A", "K_G", "Q_G" [d, d].  With key h, query l of sample i,
+    ``P_{h,l} = softmax_h(A[T_h, T_l]/sqrt(m))``, ``c_h = sum_l P_{h,l}``,
+    ``F_i = sum_h beta[T_h] c_h``, ``g_i = 1/(1 + exp(y_i F_i))``::
+
+        r      = (1/n) sum_i g_i y_i sum_h c_h e_{T_h}                    (= -dL/dbeta)
+        Gamma  = (1/(n sqrt m)) sum_i g_i y_i sum_{h,l} P_{h,l}(beta[T_h] - Gbar_l) e_{T_h} e_{T_l}^T
+        dbeta  = S r + m1 M r,  dS = 2 m1 beta.r,  dM = beta r^T + r beta^T,
+        dA     = Gamma Q_G + K_G Gamma,  dK_G = A Gamma^T + Gamma A^T,  dQ_G = A^T Gamma + Gamma^T A.
+    """
+    _positive("m", m)
+    _positive("m1", m1)
+    beta = np.asarray(state["beta"], dtype=float).reshape(-1)
+    d = beta.shape[0]
+    tok, y, _ = _data(tokens, labels, d)
+    S = float(state["S"])
+    M, A, K, Q = (np.asarray(state[k], dtype=float) for k in ("M", "A", "K_G", "Q_G"))
+    for name, mat in (("M", M), ("A", A), ("K_G", K), ("Q_G", Q)):
+        if mat.shape != (d, d):
+            raise ValueError(f"{name} must have shape ({d}, {d}), got {mat.shape}")
+    n = tok.shape[0]
+    scores = A[tok[:, :, None], tok[:, None, :]] / math.sqrt(m)  # [n, key h, query l]
+    scores = scores - scores.max(axis=1, keepdims=True)
+    P = np.exp(scores)
+    P /= P.sum(axis=1, keepdims=True)
+    c = P.sum(axis=2)  # [n, h]
+    bt = beta[tok]  # [n, L]
+    F = np.sum(bt * c, axis=1)
+    g = expit(-y * F)
+    w = g * y / n
+    r = np.bincount(tok.ravel(), weights=(w[:, None] * c).ravel(), minlength=d)
+    gbar = np.einsum("ihl,ih->il", P, bt)
+    D = P * (bt[:, :, None] - gbar[:, None, :])
+    flat = (tok[:, :, None] * d + tok[:, None, :]).ravel()
+    gam = np.bincount(flat, weights=(w[:, None, None] * D).ravel(), minlength=d * d)
+    gam = gam.reshape(d, d) / math.sqrt(m)
+    return {
+        "beta": S * r + m1 * (M @ r),
+        "S": 2.0 * m1 * float(beta @ r),
+        "M": np.outer(beta, r) + np.outer(r, beta),
+        "A": gam @ Q + K @ gam,
+        "K_G": A @ gam.T + gam @ A.T,
+        "Q_G": A.T @ gam + gam.T @ A,
+    }
+
+
+def invariants(state: Mapping, m1: float) -> dict[str, float]:
+    """Conserved quantities of the canonical flow (spec §3.2)."""
+    _positive("m1", m1)
+    M, A, K, Q = (np.asarray(state[k], dtype=float) for k in ("M", "A", "K_G", "Q_G"))
+    return {
+        "value_balance": float(state["S"]) - m1 * float(np.trace(M)),
+        "kq_balance": float(np.trace(K) - np.trace(Q)),
+        "kq_balance_2": float(np.sum(K * K.T) + np.sum(Q * Q.T) - 2.0 * np.sum(A * A)),
+    }
+
+
+@cache
+def invariant_drifts(d: int = 2) -> dict[str, sp.Expr]:
+    """Time derivatives of the three invariants along the canonical ODE, simplified.
+
+    Generic symbols: beta, r in R^d, S, m1; M, K_G, Q_G symmetric; A, Gamma arbitrary d x d
+    (r and Gamma are whatever the data make them, so the identity holds for every data set).
+    All three come out 0.
+    """
+    sym = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{min(i, j)}{max(i, j)}"))  # noqa: E731
+    gen = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{i}{j}"))  # noqa: E731
+    beta = sp.Matrix(sp.symbols(f"b0:{d}"))
+    r = sp.Matrix(sp.symbols(f"r0:{d}"))
+    S, m1 = sp.symbols("S m1", positive=True)
+    K, Q = sym("K"), sym("Q")
+    A, Gam = gen("A"), gen("g")
+    dS = 2 * m1 * (beta.T * r)[0]
+    dM = beta * r.T + r * beta.T
+    dA = Gam * Q + K * Gam
+    dK = A * Gam.T + Gam * A.T
+    dQ = A.T * Gam + Gam.T * A
+    return {
+        "value_balance": simplify_zero(dS - m1 * dM.trace()),
+        "kq_balance": simplify_zero(dK.trace() - dQ.trace()),
+        "kq_balance_2": simplify_zero(
+            2 * (K * dK).trace() + 2 * (Q * dQ).trace() - 4 * (A.T * dA).trace()
+        ),
+    }
+
+
+# ---------------------------------------------------------------------- four-class system §3.3
+def class_margins(G: Sequence) -> tuple:
+    """q_k = y_k z_k . G for the four classes (I1..I4)."""
+    return tuple(
+        y * sum(z_i * g for z_i, g in zip(z, G, strict=True))
+        for z, y in zip(CLASS_TOKENS, CLASS_LABELS, strict=True)
+    )
+
+
+def class_loss(weights: Sequence = WEIGHTS) -> sp.Expr:
+    """``sum_k pi_k log(1 + exp(-q_k))`` (Eq. (2) with class proportions, uniform attention)."""
+    w = _weights(weights)
+    q = class_margins((G1, G2, G3))
+    return sum((pk * sp.log(1 + sp.exp(-qk)) for pk, qk in zip(w, q, strict=True)), sp.S.Zero)
+
+
+@cache
+def _class_system(weights: tuple) -> ReducedSystem:
+    return gradient_flow(
+        class_loss(weights),
+        (G1, G2, G3),
+        (),
+        name="cooccurrence four-class",
+        assumptions=(
+            "spec §3.3: uniform attention (Definition F.1, Corollary F.17), random tokens "
+            "ignored (Theorem E.15, Lemma F.14), S constant (Proposition E.12, Lemma F.10), "
+            "m1 M r dropped (sigma0^2/sigma1^2 small, Condition 1); time tau = S t"
+        ),
+    )
+
+
+def class_system(weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> ReducedSystem:
+    """Four-class gradient flow in tau = S t (spec §3.3; proof of Lemma F.6).
+
+    ``dG1/dtau = pi1 g1 - pi2 g2``, ``dG2/dtau = pi1 g1 - pi3 g3``,
+    ``dG3/dtau = pi1 g1 - pi2 g2 - pi3 g3 - pi4 g4`` with ``g_k = 1/(1 + e^{q_k})``.
+    """
+    return _class_system(_weights(weights))
+
+
+def initial_rates(weights: Sequence = WEIGHTS) -> tuple:
+    """(dG1, dG2, dG3)/dtau at G = 0 (all g = 1/2): (1/6, 1/6, 0); Lemmas 4.1/4.2 cancellation."""
+    sys_ = class_system(weights)
+    return tuple(sp.nsimplify(sp.simplify(x.subs({G1: 0, G2: 0, G3: 0}))) for x in sys_.rhs)
+
+
+def peak_identity(weights: Sequence = WEIGHTS) -> sp.Expr:
+    """``dq2/dtau + (dG1/dtau + dG3/dtau)``, which simplifies to 0 (spec §3.5 "peak identity")."""
+    sys_ = class_system(weights)
+    q2 = class_margins((G1, G2, G3))[1]
+    dq2 = sum((sp.diff(q2, s) * f for s, f in zip(sys_.state, sys_.rhs, strict=True)), sp.S.Zero)
+    return simplify_zero(dq2 + sys_.rhs[0] + sys_.rhs[2])
+
+
+def _class_rhs(weights: tuple):
+    pi = np.array([float(x) for x in weights])
+
+    def f(_t, G):
+        q = np.array([G[0] + G[1] + G[2], -(G[0] + G[2]), -(G[1] + G[2]), -G[2]])
+        pg = pi * expit(-q)
+        return np.array([pg[0] - pg[1], pg[0] - pg[2], pg[0] - pg[1] - pg[2] - pg[3]])
+
+    return f
+
+
+@lru_cache(maxsize=64)
+def _cached_rhs(weights: tuple):
+    return _class_rhs(_weights(weights))
+
+
+def class_velocity(G: Sequence, weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> np.ndarray:
+    """r = dG/dtau of the four-class system at G (numbers; spec §3.3)."""
+    return _cached_rhs(tuple(weights))(0.0, np.asarray(G, dtype=float))
+
+
+def class_gamma(G: Sequence, L: int, m: float,
+                weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> np.ndarray:
+    """-dL/dA on mu1..mu3 at uniform attention, random tokens ignored (spec §3.3), [key, query].
+
+    ``Gamma[nu, mu] = (1/(L sqrt m)) sum_{k: mu, nu in class k} pi_k g_k Y_k (G_nu - F_k/L)``,
+    F_k = Y_k q_k.  With K_G ~ Q_G ~ kappa I, dA/dt ~ 2 kappa Gamma: the signs of Theorem 3.2.
+    """
+    _positive("m", m)
+    if int(L) < 3:
+        raise ValueError(f"L must be >= 3, got {L}")
+    w = [float(x) for x in _weights(weights)]
+    G = np.asarray(G, dtype=float)
+    q = np.array(class_margins(list(G)), dtype=float)
+    out = np.zeros((3, 3))
+    for k, (z, y) in enumerate(zip(CLASS_TOKENS, CLASS_LABELS, strict=True)):
+        present = [i for i in range(3) if z[i]]
+        F = y * q[k]
+        gk = float(expit(-q[k]))
+        for nu in present:
+            for mu in present:
+                out[nu, mu] += w[k] * gk * y * (G[nu] - F / L)
+    return out / (L * math.sqrt(m))
+
+
+def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> float:
+    """First tau with ``-dG3/dtau >= max(dG1/dtau, dG2/dtau)`` in the four-class system.
+
+    Lemma 4.3 / Theorem E.19's T_0.5 (our reading, module docstring).  Root-found on the dense
+    output of an rtol = 1e-12 integration (8 significant digits).
+    """
+    w = _weights(weights)
+    G0 = np.asarray(G0, dtype=float)
+    if G0.shape != (3,) or not np.all(np.isfinite(G0)):
+        raise ValueError(f"G0 must be 3 finite numbers, got {G0}")
+    f = _class_rhs(w)
+
+    def h(y):
+        v = f(0.0, y)
+        return -v[2] - max(v[0], v[1])
+
+    if h(G0) >= 0:
+        return 0.0
+    t_end = 1.0
+    while t_end < 1e6:
+        sol = solve_ivp(f, (0.0, t_end), G0, method="DOP853", rtol=1e-12, atol=1e-14,
+                        dense_output=True)
+        grid = np.linspace(0.0, t_end, 2001)
+        vals = np.array([h(sol.sol(t)) for t in grid])
+        hit = np.nonzero(vals >= 0)[0]
+        if hit.size:
+            k = int(hit[0])
+            return float(brentq(lambda t, s=sol: h(s.sol(t)), grid[k - 1], grid[k], xtol=1e-14,
+                                rtol=1e-15))
+        t_end *= 4
+    raise ValueError(f"no T_0.5 before tau = 1e6 from G0 = {G0.tolist()}")
+
+
+# ---------------------------------------------------------------------- max margin §3.5
+@cache
+def class_max_margin() -> MaxMargin:
+    """Class-level hard-margin SVM solved exactly by enumerating KKT active sets (sympy).
+
+    Rows ``y_k z_k`` of the four classes; returns gamma*^2 = 1/17, beta* = (2, 2, -3),
+    R_inf = 3/2 (support I1, I2, I3; spec §7(b)3).
+    """
+    rows = [sp.Matrix([y * z for z in zs]).T for zs, y in zip(CLASS_TOKENS, CLASS_LABELS,
+                                                                 strict=True)]
+    best = None
+    for k in range(1, 5):
+        for support in itertools.combinations(range(4), k):
+            Z = sp.Matrix.vstack(*[rows[i] for i in support])
+            gram = Z * Z.T
+            if gram.det() == 0:
+                continue
+            alpha = gram.inv() * sp.ones(k, 1)
+            if any(a < 0 for a in alpha):
+                continue
+            beta = Z.T * alpha
+            if all((row * beta)[0] >= 1 for row in rows):
+                norm = (beta.T * beta)[0]
+                if best is None or norm < best[0]:
+                    best = (norm, beta)
+    norm, beta = best
+    return MaxMargin(sp.Integer(1) / norm, tuple(beta), -beta[2] / beta[0])
+
+
+def sample_max_margin(tokens, labels, d: int | None = None) -> MaxMargin:
+    """Sample-level hard-margin SVM on token counts z_i (uniform attention; spec §3.5).
+
+    Dual ``min_alpha >= 0  1/2 alpha^T K alpha - sum alpha`` (L-BFGS-B), then an exact
+    active-set polish: on the support solve ``K_SS alpha_S = 1`` and swap indices until the
+    multipliers are >= 0 and every margin >= 1 (8+ significant digits).
+    """
+    tok, y, dd = _data(tokens, labels, d)
+    n = tok.shape[0]
+    Z = np.zeros((n, dd))
+    np.add.at(Z, (np.repeat(np.arange(n), tok.shape[1]), tok.ravel()), 1.0)
+    X = y[:, None] * Z
+    K = X @ X.T
+    res = minimize(
+        lambda a: (0.5 * a @ K @ a - a.sum(), K @ a - 1.0),
+        np.full(n, 0.1),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * n,
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000},
+    )
+    alpha = res.x
+    support = set(np.nonzero(alpha > 1e-6 * max(alpha.max(), 1e-300))[0].tolist())
+    for _ in range(4 * n):
+        idx = np.array(sorted(support))
+        a_s, *_ = np.linalg.lstsq(K[np.ix_(idx, idx)], np.ones(idx.size), rcond=None)
+        beta = X[idx].T @ a_s
+        margins = X @ beta
+        neg = idx[a_s < -1e-12]
+        viol = np.nonzero(margins < 1 - 1e-10)[0]
+        if neg.size == 0 and viol.size == 0:
+            break
+        if neg.size:
+            support.discard(int(idx[int(np.argmin(a_s))]))
+        else:
+            support.add(int(viol[int(np.argmin(margins[viol]))]))
+    else:
+        raise ValueError("sample_max_margin: active set did not settle (data not separable?)")
+    if not np.all(margins >= 1 - 1e-8):
+        raise ValueError("tokens/labels are not linearly separable with uniform attention")
+    return MaxMargin(float(1.0 / (beta @ beta)), beta, float(-beta[2] / beta[0]))
+
+
+def test_loss_exponent(mm: MaxMargin) -> float:
+    """kappa = min_k q_k(beta*[:3]): test loss ~ tau^-kappa on samples with unseen tokens.
+
+    Our hypothesis for the reviewers' validation-loss question (module docstring).
+    """
+    b = [float(x) for x in mm.beta[:3]]
+    return float(min(class_margins(b)))
+
+
+def loss_law(t, S, gamma_sq, t1=0, loss1=sp.oo) -> sp.Expr:
+    """Theorem F.8 with our constant: ``L(t) = 1/(S gamma*^2 (t - t1) + 1/L(t1))``.
+
+    Solution of ``dL/dt = -S gamma*^2 L^2`` (see :func:`equations`, "loss law ODE").
+    """
+    _positive("S", S)
+    _positive("gamma_sq", gamma_sq)
+    _positive("loss1", loss1)
+    S, gamma_sq, t1, loss1 = (sp.sympify(x) for x in (S, gamma_sq, t1, loss1))
+    return 1 / (S * gamma_sq * (sp.sympify(t) - t1) + 1 / loss1)
+
+
+def _loss_law_dsolve() -> sp.Expr:
+    t = sp.Symbol("t", positive=True)
+    c, l1 = sp.symbols("C L_1", positive=True)
+    f = sp.Function("L")
+    sol = sp.dsolve(sp.Eq(f(t).diff(t), -c * f(t) ** 2), f(t), ics={f(0): l1})
+    return sp.simplify(sol.rhs)
+
+
+def equations() -> dict[str, sp.Expr]:
+    """Named derived results for ``tdcheck equations cooccurrence``."""
+    sys_ = class_system(WEIGHTS)
+    mm = class_max_margin()
+    drifts = invariant_drifts(2)
+    S, m1, t, t1, l1 = sp.symbols("S m1 t t_1 L_1", positive=True)
+    gs = sp.Symbol("gamma_*^2", positive=True)
+    q = class_margins((G1, G2, G3))
+    out: dict[str, sp.Expr] = {
+        "class loss (tau = S t)": sys_.loss,
+        "dG1/dtau": sys_.rhs[0],
+        "dG2/dtau": sys_.rhs[1],
+        "dG3/dtau": sys_.rhs[2],
+        "class margins q1..q4": sp.Tuple(*q),
+        "initial rates (dG/dtau at G = 0)": sp.Tuple(*initial_rates()),
+        "peak identity dq2/dtau + dG1/dtau + dG3/dtau": peak_identity(),
+        "class max margin gamma*^2": mm.gamma_sq,
+        "class max-margin direction beta*": sp.Tuple(*mm.beta),
+        "R_inf = lim -dG3/dG1": mm.R_inf,
+        "loss law ODE dL/dt = -C L^2, L(0) = L_1": _loss_law_dsolve(),
+        "loss law L(t)": loss_law(t, S, gs, t1, l1),
+        "class-level L S t -> 1/gamma*^2": 1 / mm.gamma_sq,
+        "T_0.5 (tau, G0 = 0)": sp.Float(t_half(), 10),
+        "test exponent kappa (class level)": sp.nsimplify(test_loss_exponent(mm)),
+    }
+    for name, drift in drifts.items():
+        out[f"drift of {name}"] = drift
+    out["invariant value_balance"] = S - m1 * sp.Symbol("tr(M)")
+    d = sp.Symbol("d", integer=True, positive=True)
+    beta, r = sp.MatrixSymbol("beta", d, 1), sp.MatrixSymbol("r", d, 1)
+    M, A, Kg, Qg, Gam = (sp.MatrixSymbol(x, d, d) for x in ("M", "A", "K_G", "Q_G", "Gamma"))
+    out.update({
+        "canonical dbeta/dt": S * r + m1 * M * r,
+        "canonical dS/dt": 2 * m1 * beta.T * r,
+        "canonical dM/dt": beta * r.T + r * beta.T,
+        "canonical dA/dt": Gam * Qg + Kg * Gam,
+        "canonical dK_G/dt": A * Gam.T + Gam * A.T,
+        "canonical dQ_G/dt": A.T * Gam + Gam.T * A,
+    })
+    return out
+
+
+#: where each entry of :func:`equations` comes from (``tdcheck equations``).
+EQUATION_SOURCES = {
+    "class loss (tau = S t)": "spec §3.3; proof of Lemma F.6",
+    "dG1/dtau": "spec §3.3; Lemma F.6",
+    "dG2/dtau": "spec §3.3; Lemma F.6",
+    "dG3/dtau": "spec §3.3; Lemma F.6",
+    "initial rates (dG/dtau at G = 0)": "Lemmas 4.1-4.2 (E.4, E.16)",
+    "peak identity dq2/dtau + dG1/dtau + dG3/dtau": "spec §3.5 (ours): I2 peak = T_0.5",
+    "class max margin gamma*^2": "spec §3.5 (ours): KKT, support I1-I3",
+    "class max-margin direction beta*": "spec §3.5 (ours)",
+    "R_inf = lim -dG3/dG1": "spec §3.5 (ours); Lemma F.6's R* in (1, 2)",
+    "loss law ODE dL/dt = -C L^2, L(0) = L_1": "Theorem F.8",
+    "loss law L(t)": "Theorem F.8 with C = S gamma*^2 (ours)",
+    "T_0.5 (tau, G0 = 0)": "Lemma 4.3 / Theorem E.19 (our definition)",
+    "test exponent kappa (class level)": "reviewers' question; spec §6.1 (ours)",
+    "canonical dbeta/dt": "spec §3.2 (Appendix B; Eq. (4), Lemma F.4)",
+    "canonical dS/dt": "spec §3.2; Eq. (5) / Lemma F.4",
+    "canonical dM/dt": "spec §3.2; Lemma F.11",
+    "canonical dA/dt": "spec §3.2; Eq. (7), Lemma F.16",
+    "canonical dK_G/dt": "spec §3.2; Lemma C.3",
+    "canonical dQ_G/dt": "spec §3.2; Lemma C.4",
+}
