@@ -21,7 +21,7 @@ PAPERS: dict[str, Paper] = {
     p.id: p
     for p in (
         Paper("markov", "Makkuva et al., Local to Global (NeurIPS 2024)", "implemented"),
-        Paper("scan_snap", "Tian et al., Scan and Snap (NeurIPS 2023)", "planned"),
+        Paper("scan_snap", "Tian et al., Scan and Snap (NeurIPS 2023)", "implemented"),
         Paper("rank_increase", "Boix-Adsera et al., Transformers learn through gradual rank "
               "increase (NeurIPS 2023)", "implemented"),
         Paper("cooccurrence", "Yang et al., Training dynamics of transformers to recognize "

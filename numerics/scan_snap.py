@@ -1,0 +1,540 @@
+"""Scan and snap (Tian et al., NeurIPS 2023): data, the Y/Z model, its flows, and statistics.
+
+* **Data** (:func:`make_facts`): the authors' ``Dataset2`` (``decoder_only.py``, spec §5).  Token
+  ids: ``num_common`` global common tokens (CTs) first, then ``num_common_per_last`` CTs per
+  query, then ``num_unique_per_next`` distinct tokens (DTs) per class, then the query ids
+  ``last_token_offset + m``, then the next-token ids.  Unnormalised probabilities 1 (CTs) and
+  ``linspace(0.1, 1, n)`` (DTs), normalised per class; classes are drawn uniformly.
+* **Model** (:func:`member_loss`): the authors' ``Model2`` in the paper's canonical parameters
+  (spec §1): attention logits ``Z`` (``K2.weight``), decoder ``Y`` (``K1.weight^T``), the query
+  masked out of attention, ``LN(X^T b)`` then ``logits = Y^T LN(.)``, batch-mean cross-entropy.
+  The model sees X only through the count vector N (``X^T b = N e^{z_m} / N.e^{z_m}``), so a
+  sequence is stored as its counts: exact, and cheap.  ``residual=True`` is ``Model2``'s
+  ``residual`` flag (the query one-hot added before normalising).
+* **Per-parameter learning rates** (eta_Y on Y, eta_Z on Z, per member) with the shared
+  trainer's single per-member rate: the trainer's rate is eta_Z and Y is stored as
+  ``Yhat = Y / a`` with ``a = sqrt(eta_Y/eta_Z)``; the model multiplies by ``a`` (carried in the
+  batch).  Then ``grad_Yhat = a grad_Y`` and every SGD / heavy-ball update of Yhat moves Y by
+  ``a^2 eta_Z (.) = eta_Y (.)``: exactly the two-optimiser update of the authors' code (momentum
+  is linear).  Not valid for Adam (scale-invariant), which this row does not use.
+* **Population flow** (:func:`run_population_flow`): the exact T -> infinity gradient flow of the
+  class-averaged loss, ``Y' = eta_Y sum_n (1/K) f_n (e_n - alpha_n)^T`` and
+  ``z_m' = eta_Z sum_n (1/K) diag(f_n) P_perp Y (e_n - alpha_n)`` (spec §2.2, explicit P(n)),
+  integrated with ``solve_ivp`` on torch float64 gradients.  Time is per-sample SGD time.
+* **Reduced ODE** (:func:`run_reduced`): :func:`theory.scan_snap.reduced_system` integrated.
+
+Choices: member replicates share the seed across learning rates (common random numbers: the
+same initialisation and the same batches at every (eta_Y, eta_Z)), which makes rate
+comparisons paired; the Fig. 6 entropy is the spec §3.5 metric (Shannon entropy, natural log,
+of ``c_n`` restricted to class n's DTs and renormalised, from the true P, averaged over n).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy.integrate import solve_ivp
+
+from numerics.cache import RunCache, resolve
+from numerics.device import select_device
+from numerics.ensemble import OptimizerConfig, TrainConfig, train
+from numerics.ode import integrate
+from theory import scan_snap as theory
+
+__all__ = [
+    "PUBLISHED_FIG6",
+    "DataConfig",
+    "Facts",
+    "FlowConfig",
+    "FlowResult",
+    "ReducedConfig",
+    "ReducedResult",
+    "SGDConfig",
+    "SGDResult",
+    "attention",
+    "dt_entropy",
+    "dt_shares",
+    "fig4_config",
+    "fig6_config",
+    "init_member",
+    "make_facts",
+    "member_loss",
+    "peak_times",
+    "population_loss",
+    "run_population_flow",
+    "run_reduced",
+    "run_sgd",
+    "run_snap_system",
+    "sample_batch",
+]
+
+
+# ---------------------------------------------------------------------- data (spec §5)
+@dataclass(frozen=True)
+class DataConfig:
+    """``Dataset2`` arguments (defaults: ``config/decoder_only.yaml``, spec §4-5)."""
+
+    num_last: int = 1
+    num_next_per_last: int = 2
+    num_common: int = 10
+    num_common_per_last: int = 0
+    num_unique_per_next: int = 10
+    unique_min: float = 0.1
+    unique_max: float = 1.0
+    common_prob: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("num_last", "num_next_per_last", "num_unique_per_next"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("num_common", "num_common_per_last"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 < self.unique_min <= self.unique_max:
+            raise ValueError(f"unique_min must lie in (0, unique_max], got {self.unique_min}")
+
+
+@dataclass(frozen=True, eq=False)
+class Facts:
+    """The classes of a data set: ``probs`` [K, M] (P(l|n), zero outside the context ids),
+    ``query`` [K] (psi(n)), ``label`` [K] (next-token id), vocabulary size ``M``,
+    ``n_context`` context ids, DTs per class and the CTs."""
+
+    probs: np.ndarray
+    query: np.ndarray
+    label: np.ndarray
+    M: int
+    n_context: int
+    dts: tuple[tuple[int, ...], ...]
+    cts: tuple[int, ...]
+
+    @property
+    def K(self) -> int:
+        return int(self.probs.shape[0])
+
+
+def make_facts(config: DataConfig) -> Facts:
+    """Build ``Dataset2``'s facts (id layout and probabilities as in ``decoder_only.py``)."""
+    c = config
+    num_next = c.num_last * c.num_next_per_last
+    cpl_offset = c.num_common
+    unique_offset = cpl_offset + c.num_common_per_last * c.num_last
+    last_offset = unique_offset + c.num_unique_per_next * num_next
+    next_offset = last_offset + c.num_last
+    M = next_offset + num_next
+    probs = np.zeros((num_next, M))
+    query = np.zeros(num_next, dtype=np.int64)
+    label = np.zeros(num_next, dtype=np.int64)
+    dts = []
+    idx = 0
+    unique = np.linspace(c.unique_min, c.unique_max, c.num_unique_per_next)
+    for m in range(c.num_last):
+        cpl = range(cpl_offset + m * c.num_common_per_last,
+                    cpl_offset + (m + 1) * c.num_common_per_last)
+        for _ in range(c.num_next_per_last):
+            start = unique_offset + c.num_unique_per_next * idx
+            probs[idx, : c.num_common] = c.common_prob
+            probs[idx, list(cpl)] = c.common_prob
+            probs[idx, start: start + c.num_unique_per_next] = unique
+            probs[idx] /= probs[idx].sum()
+            query[idx] = last_offset + m
+            label[idx] = next_offset + idx
+            dts.append(tuple(range(start, start + c.num_unique_per_next)))
+            idx += 1
+    cts = tuple(range(c.num_common)) + tuple(
+        range(cpl_offset, cpl_offset + c.num_common_per_last * c.num_last))
+    return Facts(probs, query, label, M, last_offset, tuple(dts), cts)
+
+
+def sample_batch(facts: Facts, batch: int, length: int, gen: torch.Generator,
+                 dtype: torch.dtype = torch.float64) -> dict[str, torch.Tensor]:
+    """One ``Dataset2.generate`` batch as counts: classes uniform, ``length - 1`` contextual
+    tokens i.i.d. from P(l|n) (the code's L is the paper's T); returns counts [B, M],
+    query [B], label [B]."""
+    if batch < 1 or length < 2:
+        raise ValueError(f"batch must be >= 1 and length >= 2, got {batch}, {length}")
+    probs = torch.as_tensor(facts.probs, dtype=torch.float64)
+    cls = torch.randint(facts.K, (batch,), generator=gen)
+    tokens = torch.multinomial(probs[cls], length - 1, replacement=True, generator=gen)
+    counts = torch.zeros(batch, facts.M, dtype=dtype)
+    counts.scatter_add_(1, tokens, torch.ones_like(tokens, dtype=dtype))
+    return {"counts": counts, "query": torch.as_tensor(facts.query)[cls],
+            "label": torch.as_tensor(facts.label)[cls]}
+
+
+# ---------------------------------------------------------------------- model (spec §1)
+def member_loss(params: dict[str, torch.Tensor], batch: dict[str, torch.Tensor],
+                residual: bool = False) -> torch.Tensor:
+    """Batch-mean cross-entropy of ``Model2`` for ONE member (Eqn 1-2).
+
+    ``params``: ``Y`` (stored as Yhat = Y/a), ``Z`` [M, M]; ``batch``: ``counts`` [B, M],
+    ``query`` [B], ``label`` [B], ``y_scale`` [] (a), and ``qhot`` [B, M] when ``residual``.
+    """
+    Z = params["Z"]
+    Y = params["Y"] * batch["y_scale"]
+    zq = Z[batch["query"]]
+    w = batch["counts"] * torch.exp(zq - zq.max(dim=1, keepdim=True).values)
+    bag = w / w.sum(dim=1, keepdim=True)
+    if residual:
+        bag = bag + batch["qhot"]
+    u = bag / bag.norm(dim=1, keepdim=True)
+    return F.cross_entropy(u @ Y, batch["label"])
+
+
+def population_loss(params: dict[str, torch.Tensor], facts: Facts,
+                    residual: bool = False) -> torch.Tensor:
+    """Class-averaged T -> infinity loss (X^T b -> c_n, Lemma 2), ``Y`` unscaled."""
+    P = torch.as_tensor(facts.probs, dtype=params["Z"].dtype, device=params["Z"].device)
+    batch = {"counts": P, "query": torch.as_tensor(facts.query, device=P.device),
+             "label": torch.as_tensor(facts.label, device=P.device),
+             "y_scale": torch.ones((), dtype=P.dtype, device=P.device),
+             "qhot": F.one_hot(torch.as_tensor(facts.query, device=P.device), facts.M).to(P.dtype)}
+    return member_loss(params, batch, residual)
+
+
+def init_member(M: int, zero_init: bool, gen: torch.Generator,
+                dtype: torch.dtype = torch.float64) -> dict[str, torch.Tensor]:
+    """``Model2`` init: zeros, or ``nn.Linear``'s default U(-1/sqrt(M), 1/sqrt(M)) for both."""
+    if zero_init:
+        return {"Y": torch.zeros(M, M, dtype=dtype), "Z": torch.zeros(M, M, dtype=dtype)}
+    bound = 1.0 / math.sqrt(M)
+    Y = (torch.rand(M, M, generator=gen, dtype=dtype) * 2 - 1) * bound
+    Z = (torch.rand(M, M, generator=gen, dtype=dtype) * 2 - 1) * bound
+    return {"Y": Y, "Z": Z}
+
+
+# ---------------------------------------------------------------------- statistics (spec §4)
+def attention(z_rows: np.ndarray, facts: Facts) -> np.ndarray:
+    """c_n = P(l|n) e^{z_{psi(n) l}} / sum: ``z_rows`` [..., K, M] -> [..., K, M]."""
+    z = np.asarray(z_rows, dtype=float)
+    logw = np.where(facts.probs > 0, np.log(np.where(facts.probs > 0, facts.probs, 1.0)) + z,
+                    -np.inf)
+    logw = logw - logw.max(axis=-1, keepdims=True)
+    w = np.exp(logw)
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def dt_shares(z_rows: np.ndarray, facts: Facts) -> list[np.ndarray]:
+    """Per class n, c_n restricted to G_DT(n) and renormalised: list of [..., |G_DT(n)|]."""
+    c = attention(z_rows, facts)
+    out = []
+    for n, d in enumerate(facts.dts):
+        s = c[..., n, list(d)]
+        out.append(s / s.sum(axis=-1, keepdims=True))
+    return out
+
+
+def dt_entropy(z_rows: np.ndarray, facts: Facts) -> np.ndarray:
+    """The Fig. 6 metric: class-averaged Shannon entropy (nats) of the DT-renormalised c_n."""
+    ents = []
+    for s in dt_shares(z_rows, facts):
+        ents.append(-(s * np.log(np.where(s > 0, s, 1.0))).sum(axis=-1))
+    return np.mean(ents, axis=0)
+
+
+def peak_times(t: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Time at which each column of ``shares`` [T, n] peaks (first maximum)."""
+    return np.asarray(t)[np.argmax(np.asarray(shares), axis=0)]
+
+
+# ---------------------------------------------------------------------- SGD ensembles
+@dataclass(frozen=True)
+class SGDConfig:
+    """Members = every (eta_Z, ratio, seed); ``ratio = eta_Y/eta_Z``.
+
+    Defaults: the published sweep (``figure_6.log``: L = T = 128, batch 128, 100 iterations,
+    SGD momentum 0.9, wd 0).  ``momentum = 0`` gives plain SGD; with ``exact=True`` the batch is
+    the population (T -> infinity, all classes with weight 1/K): deterministic GD.
+    """
+
+    data: DataConfig = field(default_factory=DataConfig)
+    eta_Z: tuple[float, ...] = (1.0,)
+    ratio: tuple[float, ...] = (1.0,)
+    seeds: tuple[int, ...] = (1,)
+    steps: int = 100
+    batch: int = 128
+    length: int = 128
+    momentum: float = 0.9
+    zero_init: bool = False
+    residual: bool = False
+    exact: bool = False
+    record_every: int = 1
+    dtype: str = "float64"
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if not self.eta_Z or any(not v > 0 for v in self.eta_Z):
+            raise ValueError(f"eta_Z must be positive rates, got {self.eta_Z}")
+        if not self.ratio or any(not v > 0 for v in self.ratio):
+            raise ValueError(f"ratio must be positive, got {self.ratio}")
+        if not self.seeds:
+            raise ValueError("seeds must not be empty")
+        if self.steps < 1:
+            raise ValueError(f"steps must be >= 1, got {self.steps}")
+
+    @property
+    def members(self) -> list[tuple[float, float, int]]:
+        return list(itertools.product(self.eta_Z, self.ratio, self.seeds))
+
+
+@dataclass(frozen=True, eq=False)
+class SGDResult:
+    """``steps`` [T]; ``zq`` [members, T, K, M] (row psi(n) of Z for each class n);
+    ``loss`` [members, T]; ``y_rowsum``/``z_rowsum`` [members, T, M] (Y 1, Z 1);
+    ``members`` (eta_Z, ratio, seed) per member; final ``Y``, ``Z`` [members, M, M]."""
+
+    config: SGDConfig
+    facts: Facts
+    steps: np.ndarray
+    zq: np.ndarray
+    loss: np.ndarray
+    y_rowsum: np.ndarray
+    z_rowsum: np.ndarray
+    members: tuple[tuple[float, float, int], ...]
+    Y: np.ndarray
+    Z: np.ndarray
+
+    def entropy(self) -> np.ndarray:
+        """DT entropy [members, T]."""
+        return dt_entropy(self.zq, self.facts)
+
+    def select(self, eta_Z: float, ratio: float) -> np.ndarray:
+        """Member indices with these rates (one per seed)."""
+        return np.array([i for i, (ez, r, _) in enumerate(self.members)
+                         if math.isclose(ez, eta_Z) and math.isclose(r, ratio)])
+
+
+def _sgd_compute(config: SGDConfig) -> SGDResult:
+    dtype = getattr(torch, config.dtype)
+    device = select_device(config.device)
+    facts = make_facts(config.data)
+    members = config.members
+    n = len(members)
+    seeds = sorted(set(config.seeds))
+    gens = {s: torch.Generator().manual_seed(int(s)) for s in seeds}
+    inits = {s: init_member(facts.M, config.zero_init, gens[s], dtype) for s in seeds}
+    scale = torch.tensor([math.sqrt(r) for _, r, _ in members], dtype=dtype)
+    params = {
+        "Y": torch.stack([inits[s]["Y"] / math.sqrt(r) for _, r, s in members]).to(device),
+        "Z": torch.stack([inits[s]["Z"] for _, _, s in members]).to(device),
+    }
+    member_seed = [seeds.index(s) for _, _, s in members]
+    qhot_all = F.one_hot(torch.as_tensor(facts.query), facts.M).to(dtype)
+
+    def batch_fn(step: int) -> dict[str, torch.Tensor]:
+        if config.exact:
+            P = torch.as_tensor(facts.probs, dtype=dtype)
+            b = {"counts": P, "query": torch.as_tensor(facts.query),
+                 "label": torch.as_tensor(facts.label), "qhot": qhot_all}
+            out = {k: v.unsqueeze(0).expand(n, *v.shape) for k, v in b.items()}
+        else:
+            per_seed = [sample_batch(facts, config.batch, config.length, gens[s], dtype)
+                        for s in seeds]
+            for b in per_seed:
+                b["qhot"] = F.one_hot(b["query"], facts.M).to(dtype)
+            idx = torch.tensor(member_seed)
+            out = {k: torch.stack([b[k] for b in per_seed])[idx] for k in per_seed[0]}
+        out["y_scale"] = scale
+        return {k: v.to(device) for k, v in out.items()}
+
+    queries = torch.as_tensor(facts.query, device=device)
+    observables = {
+        "zq": lambda p: p["Z"][queries],
+        "y_rowsum": lambda p: p["Y"].sum(dim=1),
+        "z_rowsum": lambda p: p["Z"].sum(dim=1),
+    }
+    opt = (OptimizerConfig("momentum", momentum=config.momentum) if config.momentum > 0
+           else OptimizerConfig("sgd"))
+    tc = TrainConfig(steps=config.steps, lr=tuple(float(ez) for ez, _, _ in members),
+                     optimizer=opt, record_every=config.record_every,
+                     description="scan_snap SGD")
+
+    def loss_fn(p, b):
+        return member_loss(p, b, config.residual)
+
+    traj = train(loss_fn, params, tc, batch_fn=batch_fn, observables=observables)
+    sc = scale.to(device).reshape(-1, 1, 1)
+    return SGDResult(
+        config=config,
+        facts=facts,
+        steps=traj.steps.cpu().numpy(),
+        zq=traj.observables["zq"].cpu().double().numpy(),
+        loss=traj.loss.cpu().double().numpy(),
+        y_rowsum=(traj.observables["y_rowsum"] * scale.to(device).reshape(-1, 1, 1)
+                  ).cpu().double().numpy(),
+        z_rowsum=traj.observables["z_rowsum"].cpu().double().numpy(),
+        members=tuple(members),
+        Y=(traj.params["Y"] * sc).cpu().double().numpy(),
+        Z=traj.params["Z"].cpu().double().numpy(),
+    )
+
+
+def run_sgd(config: SGDConfig, cache: RunCache | None = None) -> SGDResult:
+    """Train every member of ``config`` in one stacked run (cached by config)."""
+    return resolve(cache).get_or_compute(config, lambda: _sgd_compute(config), "scan_snap.sgd")
+
+
+def fig6_config(num_last: int, seeds: int, device: str = "cpu") -> SGDConfig:
+    """Fig. 6 sweep (``figure_6.log``): random init, momentum 0.9, one panel, all 16 rates;
+    recorded every 10 iterations (the table needs the final state only)."""
+    return SGDConfig(data=DataConfig(num_last=num_last), eta_Z=(0.5, 1.0, 2.0, 3.0),
+                     ratio=(1.0, 2.0, 5.0, 10.0), seeds=tuple(range(1, seeds + 1)),
+                     zero_init=False, record_every=10, device=device)
+
+
+def fig4_config(seeds: int, device: str = "cpu") -> SGDConfig:
+    """Fig. 4 command (``figure_4.log``): num_last 2, one next token each, zero init, lr_z 1,
+    ratios 1 and 10, momentum 0.9, 100 iterations, recorded every iteration."""
+    return SGDConfig(data=DataConfig(num_last=2, num_next_per_last=1), eta_Z=(1.0,),
+                     ratio=(1.0, 10.0), seeds=tuple(range(1, seeds + 1)), zero_init=True,
+                     device=device)
+
+
+# ---------------------------------------------------------------------- population flow
+@dataclass(frozen=True)
+class FlowConfig:
+    """Exact T -> infinity gradient flow of (Y, Z) from ``zero_init``, saved at ``t_eval``."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    eta_Y: float = 10.0
+    eta_Z: float = 1.0
+    t_eval: tuple[float, ...] = (0.0, 1.0, 10.0, 100.0)
+    residual: bool = False
+    rtol: float = 1e-9
+    atol: float = 1e-11
+
+
+@dataclass(frozen=True, eq=False)
+class FlowResult:
+    """``t`` [T]; ``zq`` [T, K, M]; ``Y`` [T, M, M]; ``zdot`` [T, K, M] (dz/dt of the rows)."""
+
+    config: FlowConfig
+    facts: Facts
+    t: np.ndarray
+    zq: np.ndarray
+    Y: np.ndarray
+    zdot: np.ndarray
+
+
+def _flow_compute(config: FlowConfig) -> FlowResult:
+    facts = make_facts(config.data)
+    M = facts.M
+    rows = np.unique(facts.query)
+    n_rows = len(rows)
+    row_of = {int(r): i for i, r in enumerate(rows)}
+    full_rows = torch.as_tensor(rows)
+
+    def grads(y: np.ndarray) -> np.ndarray:
+        Yt = torch.tensor(y[: M * M].reshape(M, M), dtype=torch.float64, requires_grad=True)
+        zr = torch.tensor(y[M * M:].reshape(n_rows, M), dtype=torch.float64, requires_grad=True)
+        Z = torch.zeros(M, M, dtype=torch.float64).index_put((full_rows,), zr)
+        loss = population_loss({"Y": Yt, "Z": Z}, facts, config.residual)
+        gY, gz = torch.autograd.grad(loss, (Yt, zr))
+        return np.concatenate([-config.eta_Y * gY.numpy().ravel(),
+                               -config.eta_Z * gz.numpy().ravel()])
+
+    y0 = np.zeros(M * M + n_rows * M)
+    t_eval = np.asarray(config.t_eval, dtype=float)
+    sol = solve_ivp(lambda t, y: grads(y), (0.0, float(t_eval[-1])), y0, method="RK45",
+                    t_eval=t_eval, rtol=config.rtol, atol=config.atol)
+    if not sol.success:
+        raise RuntimeError(f"population flow failed: {sol.message}")
+    Ys = sol.y[: M * M].T.reshape(-1, M, M)
+    zr = sol.y[M * M:].T.reshape(-1, n_rows, M)
+    sel = [row_of[int(q)] for q in facts.query]
+    zdot = np.stack([grads(sol.y[:, i])[M * M:].reshape(n_rows, M)[sel]
+                     for i in range(sol.y.shape[1])])
+    return FlowResult(config, facts, sol.t, zr[:, sel], Ys, zdot)
+
+
+def run_population_flow(config: FlowConfig, cache: RunCache | None = None) -> FlowResult:
+    """Integrate the exact population flow (cached by config)."""
+    return resolve(cache).get_or_compute(config, lambda: _flow_compute(config),
+                                         "scan_snap.population_flow")
+
+
+# ---------------------------------------------------------------------- reduced ODEs
+@dataclass(frozen=True)
+class ReducedConfig:
+    """:func:`theory.scan_snap.reduced_system` for the context tokens of one shared query.
+
+    ``probs`` rows are P(l|n) over the context tokens (a tuple of tuples); ``M`` is the
+    vocabulary (softmax) size entering gamma.
+    """
+
+    probs: tuple[tuple[float, ...], ...]
+    M: int
+    eta_Y: float
+    eta_Z: float
+    t_eval: tuple[float, ...]
+    rtol: float = 1e-10
+    atol: float = 1e-12
+
+
+@dataclass(frozen=True, eq=False)
+class ReducedResult:
+    """``t`` [T], ``h`` [T], ``z`` [T, L]."""
+
+    config: ReducedConfig
+    t: np.ndarray
+    h: np.ndarray
+    z: np.ndarray
+
+
+def _reduced_compute(config: ReducedConfig) -> ReducedResult:
+    sys = theory.reduced_system(config.probs, config.M, config.eta_Y, config.eta_Z)
+    f = sys.lambdify("numpy")
+    L = len(config.probs[0])
+    t_eval = np.asarray(config.t_eval, dtype=float)
+    sol = solve_ivp(lambda t, y: f(t, y), (0.0, float(t_eval[-1])), np.zeros(L + 1),
+                    method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol)
+    if not sol.success:
+        raise RuntimeError(f"reduced ODE failed: {sol.message}")
+    return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T)
+
+
+def run_reduced(config: ReducedConfig, cache: RunCache | None = None) -> ReducedResult:
+    """Integrate the Lemma 4 reduced system from Z(0) = 0, h(0) = 0 (cached by config)."""
+    return resolve(cache).get_or_compute(config, lambda: _reduced_compute(config),
+                                         "scan_snap.reduced")
+
+
+def run_snap_system(M: int, K: int, eta_Y: float, eta_Z: float, C0: float,
+                    t_eval: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Integrate :func:`theory.scan_snap.snap_system` from (h, z) = (0, 0): (t, h, B = -z)."""
+    sys = theory.snap_system(M, K, eta_Y, eta_Z, C0)
+    t_eval = np.asarray(t_eval, dtype=float)
+    sol = integrate(sys, (0.0, 0.0), float(t_eval[-1]), t_eval=t_eval, method="LSODA",
+                    rtol=1e-12, atol=1e-14)
+    if not sol.success:
+        raise RuntimeError(f"snap system failed: {sol.message}")
+    return sol.t, sol.y[0], -sol.y[1]
+
+
+# ---------------------------------------------------------------------- published numbers
+#: Fig. 6 (``figure_6_data.pkl``, spec §4): (num_last, eta_Z) -> {ratio: (mean, +-)}; 10 seeds,
+#: random init, SGD momentum 0.9, 100 iterations; num_next_per_last = 2.
+PUBLISHED_FIG6: dict[tuple[int, float], dict[float, tuple[float, float]]] = {
+    (1, 0.5): {1: (1.971, .028), 2: (2.007, .032), 5: (2.066, .017), 10: (2.092, .016)},
+    (1, 1.0): {1: (1.871, .052), 2: (1.937, .052), 5: (2.022, .036), 10: (2.053, .030)},
+    (1, 2.0): {1: (1.699, .101), 2: (1.810, .099), 5: (1.934, .068), 10: (1.900, .200)},
+    (1, 3.0): {1: (1.551, .155), 2: (1.708, .152), 5: (1.786, .170), 10: (1.825, .331)},
+    (3, 0.5): {1: (2.019, .010), 2: (1.988, .012), 5: (2.031, .007), 10: (2.063, .005)},
+    (3, 1.0): {1: (1.963, .015), 2: (1.920, .018), 5: (1.982, .009), 10: (2.024, .008)},
+    (3, 2.0): {1: (1.842, .024), 2: (1.809, .027), 5: (1.899, .018), 10: (1.955, .020)},
+    (3, 3.0): {1: (1.737, .032), 2: (1.715, .038), 5: (1.821, .030), 10: (1.839, .100)},
+    (5, 0.5): {1: (2.026, .005), 2: (1.994, .007), 5: (2.020, .007), 10: (2.055, .006)},
+    (5, 1.0): {1: (1.995, .007), 2: (1.931, .011), 5: (1.971, .010), 10: (2.014, .009)},
+    (5, 2.0): {1: (1.906, .012), 2: (1.816, .022), 5: (1.884, .020), 10: (1.926, .025)},
+    (5, 3.0): {1: (1.817, .021), 2: (1.718, .032), 5: (1.802, .033), 10: (1.831, .050)},
+    (10, 0.5): {1: (2.033, .004), 2: (2.012, .004), 5: (2.018, .004), 10: (2.051, .003)},
+    (10, 1.0): {1: (2.027, .003), 2: (1.975, .005), 5: (1.976, .006), 10: (2.015, .006)},
+    (10, 2.0): {1: (1.990, .005), 2: (1.888, .009), 5: (1.899, .013), 10: (1.947, .015)},
+    (10, 3.0): {1: (1.940, .006), 2: (1.805, .013), 5: (1.829, .019), 10: (1.875, .023)},
+}

@@ -1,0 +1,312 @@
+"""scan_snap row: theory closed forms (against mpmath and sympy), numerics, claims at smoke size."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theory import scan_snap as ts
+
+Ms = st.integers(2, 5000)
+Ks = st.integers(1, 20)
+rates = st.floats(0.01, 50)
+times = st.floats(0, 1e6)
+
+
+def _mp_root(t, M, eta_Y):
+    """h(t) from Lemma 6 at 50 digits (mpmath findroot on x = M h)."""
+    with mpmath.workdps(50):
+        u = mpmath.mpf(M) * mpmath.mpf(eta_Y) * mpmath.mpf(t)
+        if u == 0:
+            return mpmath.mpf(0)
+        f = lambda x: mpmath.expm1(x) + (M - 1) * x - u
+        hi = min(u / M, mpmath.log1p(u))
+        x = mpmath.findroot(f, (hi * mpmath.mpf("0.5"), hi), solver="anderson")
+        return x / M
+
+
+# ---------------------------------------------------------------------- theory: decoder
+@given(times, Ms, rates)
+def test_decoder_scale_to_1e10_relative(t, M, eta_Y):
+    exact = _mp_root(t, M, eta_Y)
+    got = ts.decoder_scale(t, M, eta_Y)
+    assert isinstance(got, float)
+    if exact == 0:
+        assert got == 0.0
+    else:
+        assert abs(got - float(exact)) <= 1e-10 * float(exact)
+
+
+@pytest.mark.parametrize("t", [1e-300, 1e-20, 1e-9, 1e-3])
+def test_decoder_scale_small_t(t):
+    # t << 1/(M eta_Y): h = eta_Y t/M (1 - O(eta_Y t)), still to 1e-10 relative
+    exact = float(_mp_root(t, 1000, 2.0))
+    assert ts.decoder_scale(t, 1000, 2.0) == pytest.approx(exact, rel=1e-10)
+
+
+def test_decoder_scale_solves_the_implicit_equation_symbolically():
+    h = sp.Function("h")
+    t = sp.Symbol("t", positive=True)
+    M, eY = ts.M_SYM, ts.ETA_Y
+    implicit = sp.exp(M * h(t)) + (M - 1) * M * h(t) - M * eY * t - 1
+    hdot = sp.solve(sp.diff(implicit, t), sp.diff(h(t), t))[0]
+    assert sp.simplify(hdot - eY / ((M - 1) + sp.exp(M * h(t)))) == 0
+
+
+def test_decoder_scale_steps_and_gap_bound():
+    M, eta = 50, 0.5
+    assert ts.decoder_scale_steps(0, M, eta) == 0.0
+    assert ts.decoder_scale_steps(1, M, eta) == pytest.approx(eta / (M - 1 + 1))
+    gaps = [ts.decoder_scale_steps(s, M, eta) - ts.decoder_scale(s, M, eta) for s in range(0, 300, 7)]
+    assert min(gaps) >= 0 and max(gaps) <= ts.decoder_gap_bound(M, eta)
+
+
+@given(st.floats(1e-3, 1e4), Ms, Ks, rates, rates)
+def test_integrated_speed_is_the_integral_of_gamma(t, M, K, eY, eZ):
+    # numeric spot check of dGamma/dt = eta_Z gamma (central difference, O(dt^2) error);
+    # the exact identity is proved symbolically below
+    dt = 1e-5 * t
+    num = (ts.integrated_speed(t + dt, M, K, eY, eZ) - ts.integrated_speed(t - dt, M, K, eY, eZ))
+    assert num / (2 * dt) == pytest.approx(eZ * ts.speed_control(t, M, K, eY), rel=1e-5)
+
+
+def test_gamma_integral_identity_symbolic():
+    h, M, K, eY, eZ = ts.H, ts.M_SYM, ts.K_SYM, ts.ETA_Y, ts.ETA_Z
+    gamma = (M - 1) ** 2 * h / ((M - 1) + sp.exp(M * h))
+    dt_dh = K * ((M - 1) + sp.exp(M * h)) / eY
+    Gamma = eZ * K * (M - 1) ** 2 * h**2 / (2 * eY)
+    assert sp.simplify(sp.diff(Gamma, h) - eZ * gamma * dt_dh) == 0
+
+
+def test_growth_exponent_corrected_vs_printed():
+    assert ts.growth_exponent(0, 100, 3, 1, 1, 0.5) == 0.0
+    diff = ts.printed_growth_exponent(7, 100, 3, 1, 1, 0.5) - ts.growth_exponent(7, 100, 3, 1, 1, 0.5)
+    assert diff == pytest.approx(0.25 * math.log(0.5), rel=1e-12)
+    # spec §3.2: B(100) = 1.771 exact, 1.859 from Eqn 14's late form (M = 1000, K = 10)
+    assert ts.growth_exponent(100, 1000, 10, 1, 1, 1) == pytest.approx(1.771, abs=5e-4)
+    assert ts.growth_exponent_regime(100, 1000, 10, 1, 1, 1, "late") == pytest.approx(1.859, abs=5e-4)
+
+
+def test_snap_system_invariant_symbolic():
+    sys = ts.snap_system(100, 3, 10, 1, 0.5)
+    assert sys.params == ()
+    assert sys.drift("snap") == 0
+    gen = ts.snap_system(ts.M_SYM, ts.K_SYM, ts.ETA_Y, ts.ETA_Z, ts.C0_SYM)
+    assert set(gen.params) == {ts.M_SYM, ts.K_SYM, ts.ETA_Y, ts.ETA_Z, ts.C0_SYM}
+    assert gen.drift("snap") == 0
+
+
+def test_speed_peak():
+    # spec §3.2: M = 1000, K = 10, eta_Y = 1 -> x = 5.42, t = 56.5, before t0' = 69.1
+    x = ts.speed_peak_scale(1000)
+    assert math.exp(x) * (x - 1) == pytest.approx(999, rel=1e-13)
+    tp = ts.speed_peak_time(1000, 10, 1)
+    assert tp == pytest.approx(56.4, abs=0.1) and tp < ts.scan_time(1000, 10, 1)
+    g = [ts.speed_control(tp * f, 1000, 10, 1) for f in (0.999, 1.0, 1.001)]
+    assert g[1] >= g[0] and g[1] >= g[2]
+    assert ts.speed_peak_scale(2) > 1
+
+
+def test_regimes_and_times():
+    assert ts.snap_time(1000, 10, 1) == pytest.approx(2 * 10 * math.log(1000))
+    # Theorem 1(b): gamma -> ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t); the printed ln(eta_Y t/K)
+    # is still 25 % off at t = 1e12 (spec §3.2)
+    exact = [ts.speed_control(t, 1000, 10, 1) / ts.late_speed_asymptote(t, 1000, 10, 1)
+             for t in (1e6, 1e9, 1e12)]
+    printed = ts.speed_control(1e12, 1000, 10, 1) / ts.late_speed_asymptote(1e12, 1000, 10, 1, True)
+    assert abs(exact[2] - 1) < abs(exact[1] - 1) < abs(exact[0] - 1) < 0.2
+    assert abs(exact[2] - 1) < 0.01 and abs(printed - 1) > 0.2
+    with pytest.raises(ValueError, match="regime"):
+        ts.growth_exponent_regime(1, 10, 1, 1, 1, 1, "middle")
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "name"),
+    [
+        (ts.decoder_scale, (-1, 10, 1), "t"),
+        (ts.decoder_scale, (1, 1, 1), "M"),
+        (ts.decoder_scale, (1, 2.5, 1), "M"),
+        (ts.decoder_scale, (1, 10, 0), "eta_Y"),
+        (ts.decoder_scale_steps, (-1, 10, 1), "s"),
+        (ts.speed_control, (1, 10, 0, 1), "K"),
+        (ts.integrated_speed, (1, 10, 1, 1, -1), "eta_Z"),
+        (ts.growth_exponent, (1, 10, 1, 1, 1, 0), "C0"),
+        (ts.reduced_system, ([[0.5, 0.6]], 10, 1, 1), "probs"),
+        (ts.reduced_system, ([[1.5, -0.5]], 10, 1, 1), "probs"),
+        (ts.snap_system, (10, 1, 1, 1, -2), "C0"),
+    ],
+)
+def test_bad_input_names_the_parameter(fn, args, name):
+    with pytest.raises(ValueError, match=name):
+        fn(*args)
+
+
+# ---------------------------------------------------------------------- theory: tokens
+PROBS = np.array([[0.4, 0.1, 0.2, 0.3, 0, 0, 0], [0.4, 0, 0, 0, 0.1, 0.2, 0.3]])
+
+
+def test_token_types_signs_winners_order():
+    assert ts.distinct_tokens(PROBS) == ((1, 2, 3), (4, 5, 6))
+    assert ts.common_tokens(PROBS) == (0,)
+    assert ts.predicted_drift_signs(PROBS) == (-1, 1, 1, 1, 1, 1, 1)
+    assert ts.winners(PROBS) == (3, 6)
+    assert ts.scan_order(PROBS, 1) == (4, 5, 6)
+
+
+def test_reduced_system_signs_and_invariants():
+    sys = ts.reduced_system(PROBS, 30, 10, 1)
+    assert sys.params == ()
+    f = sys.lambdify("numpy")
+    y0 = np.r_[0.01, np.zeros(7)]
+    rhs = f(0.0, y0)
+    signs = np.sign(rhs[1:]).astype(int)
+    assert tuple(signs) == ts.predicted_drift_signs(PROBS)
+    rng = np.random.default_rng(1)
+    states = np.c_[rng.uniform(0, 0.2, 4), rng.normal(size=(4, 7))]
+    for name in sys.invariants:
+        drift, scale = ts.invariant_drift(sys, name, states)
+        assert np.all(np.abs(drift) <= 1e-13 * scale + 1e-300)
+
+
+def test_gain_bounds_and_relative_gain():
+    lo, hi = ts.gain_bounds(0.25, 1.0)
+    assert lo == pytest.approx(math.exp(0.5)) and hi == pytest.approx(math.exp(2))
+    assert ts.relative_gain(2.0, 1.0) == pytest.approx(3.0)
+    assert ts.dt_invariant(1.0, 2.0) == pytest.approx(0.75)
+
+
+def test_equations_are_sympy():
+    eq = ts.equations()
+    assert len(eq) >= 12
+    assert all(isinstance(v, sp.Basic) for v in eq.values())
+
+
+# ---------------------------------------------------------------------- numerics
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from numerics import scan_snap as ns  # noqa: E402
+
+
+def test_facts_layout_matches_dataset2():
+    f = ns.make_facts(ns.DataConfig(num_last=1))  # Syn-Medium panel 1: M = 10 + 20 + 1 + 2
+    assert f.M == 33 and f.n_context == 30 and f.K == 2
+    assert f.cts == tuple(range(10)) and f.dts == (tuple(range(10, 20)), tuple(range(20, 30)))
+    assert tuple(f.query) == (30, 30) and tuple(f.label) == (31, 32)
+    assert f.probs[0, 0] == pytest.approx(1 / 15.5) and f.probs[0, 10] == pytest.approx(0.1 / 15.5)
+    g = ns.make_facts(ns.DataConfig(num_last=2, num_next_per_last=1))  # Fig. 4: M = 34
+    assert g.M == 34 and tuple(g.query) == (30, 31)
+    # initial DT entropy H(p ~ 1..10) = 2.1513 (spec §3.5)
+    assert float(ns.dt_entropy(np.zeros((2, 33)), f)) == pytest.approx(2.15128, abs=1e-5)
+
+
+def test_count_model_equals_one_hot_model2():
+    """member_loss on counts == Model2.forward on one-hot sequences (decoder_only.py)."""
+    f = ns.make_facts(ns.DataConfig(num_last=2, num_next_per_last=1))
+    gen = torch.Generator().manual_seed(0)
+    Z = torch.randn(f.M, f.M, generator=gen, dtype=torch.float64)
+    Y = torch.randn(f.M, f.M, generator=gen, dtype=torch.float64)
+    L = 9
+    probs = torch.as_tensor(f.probs)
+    cls = torch.tensor([0, 1, 1, 0])
+    tokens = torch.multinomial(probs[cls], L - 1, replacement=True, generator=gen)
+    x = torch.cat([tokens, torch.as_tensor(f.query)[cls, None]], dim=1)
+    for residual in (False, True):
+        X = F.one_hot(x, f.M).double()
+        logit = torch.bmm(X[:, :-1] @ Z.T, X[:, -1].unsqueeze(2)).squeeze(2)  # K2(X_key) . x_T
+        comb = torch.bmm(torch.softmax(logit, 1).unsqueeze(1), X[:, :-1]).squeeze(1)
+        if residual:
+            comb = comb + X[:, -1]
+        comb = comb / comb.norm(dim=1, keepdim=True)
+        ref = F.cross_entropy(comb @ Y, torch.as_tensor(f.label)[cls])  # K1.weight = Y^T
+        counts = torch.zeros(4, f.M, dtype=torch.float64).scatter_add_(
+            1, tokens, torch.ones_like(tokens, dtype=torch.float64))
+        batch = {"counts": counts, "query": torch.as_tensor(f.query)[cls],
+                 "label": torch.as_tensor(f.label)[cls], "y_scale": torch.tensor(1.0),
+                 "qhot": F.one_hot(torch.as_tensor(f.query)[cls], f.M).double()}
+        assert float(ns.member_loss({"Y": Y, "Z": Z}, batch, residual)) == pytest.approx(
+            float(ref), rel=1e-12)
+
+
+def test_per_parameter_rates_equal_two_optimisers():
+    """Yhat = Y/sqrt(eta_Y/eta_Z) under one rate == torch SGD with lr_y, lr_z and momentum."""
+    data = ns.DataConfig(num_last=1, num_common=3, num_unique_per_next=3)
+    cfg = ns.SGDConfig(data=data, eta_Z=(0.7,), ratio=(5.0,), seeds=(3,), steps=6, exact=True)
+    res = ns.run_sgd(cfg)
+    f = res.facts
+    init = ns.init_member(f.M, False, torch.Generator().manual_seed(3))
+    Y = init["Y"].clone().requires_grad_(True)
+    Z = init["Z"].clone().requires_grad_(True)
+    opt_y = torch.optim.SGD([Y], lr=3.5, momentum=0.9)
+    opt_z = torch.optim.SGD([Z], lr=0.7, momentum=0.9)
+    for _ in range(6):
+        opt_y.zero_grad()
+        opt_z.zero_grad()
+        ns.population_loss({"Y": Y, "Z": Z}, f).backward()
+        opt_y.step()
+        opt_z.step()
+    assert np.allclose(res.Y[0], Y.detach().numpy(), rtol=1e-10, atol=1e-13)
+    assert np.allclose(res.Z[0], Z.detach().numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_population_gradient_is_lemma1():
+    """-dJ/dY = sum_n (1/K) f_n (e_n - alpha_n)^T (Eqn 3 in the T -> infinity limit)."""
+    f = ns.make_facts(ns.DataConfig(num_last=1, num_common=2, num_unique_per_next=3))
+    gen = torch.Generator().manual_seed(1)
+    Y = torch.randn(f.M, f.M, generator=gen, dtype=torch.float64, requires_grad=True)
+    Z = torch.randn(f.M, f.M, generator=gen, dtype=torch.float64)
+    (gY,) = torch.autograd.grad(ns.population_loss({"Y": Y, "Z": Z}, f), (Y,))
+    c = torch.as_tensor(ns.attention(Z[torch.as_tensor(f.query)].numpy(), f))
+    fn = c / c.norm(dim=1, keepdim=True)
+    alpha = torch.softmax(fn @ Y.detach(), dim=1)
+    e = F.one_hot(torch.as_tensor(f.label), f.M).double()
+    expected = sum(torch.outer(fn[n], e[n] - alpha[n]) for n in range(f.K)) / f.K
+    assert torch.allclose(-gY, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_reduced_and_population_flows_start_at_the_theory():
+    data = ns.DataConfig(num_last=1, num_common=1, num_unique_per_next=2)
+    f = ns.make_facts(data)
+    flow = ns.run_population_flow(ns.FlowConfig(data=data, eta_Y=10.0, t_eval=(0.0, 0.5, 2.0)))
+    assert np.all(flow.zq[0] == 0) and np.all(np.isfinite(flow.zq))
+    P = tuple(map(tuple, f.probs[:, : f.n_context]))
+    red = ns.run_reduced(ns.ReducedConfig(P, f.M, 10.0, 1.0, (0.0, 0.5, 2.0)))
+    # h(t/K) of the reduced system is Lemma 6's root
+    assert red.h[-1] == pytest.approx(ts.decoder_scale(2.0 / f.K, f.M, 10.0), rel=1e-8)
+    # Z 1 = 0 along both flows (Lemma 1)
+    assert np.abs(flow.zq[-1, 0].sum()) < 1e-10 and np.abs(red.z[-1].sum()) < 1e-10
+
+
+# ---------------------------------------------------------------------- claims at smoke size
+@pytest.mark.parametrize("claim_id", ["scan_snap.growth_exponent", "scan_snap.regimes_small_M",
+                                      "scan_snap.theorem2_signs", "scan_snap.winner_sgd"])
+def test_claim_at_test_profile(claim_id):
+    """A sample of claims at profile "test" (tests/test_claims.py runs all of them once the row
+    is registered): a holds claim whose control must be rejected, a refuted finding with its
+    positive control, a population-flow claim and an SGD claim."""
+    from verify import scan_snap as vs
+    from verify.claims import Context
+    from verify.runner import run_claim
+
+    claim = next(c for c in vs.claims() if c.id == claim_id)
+    r = run_claim(claim, "test", Context(profile="test"))
+    assert r.outcome != "error", r.error_message
+    assert r.ok, r.problems()
+
+
+def test_reduced_system_builds_fast_at_k3_l16():
+    import time
+
+    P = np.zeros((3, 16))
+    for n in range(3):
+        P[n, 0] = 1.0
+        P[n, 1 + 5 * n: 6 + 5 * n] = np.linspace(0.1, 1, 5)
+    P /= P.sum(axis=1, keepdims=True)
+    start = time.perf_counter()
+    sys = ts.reduced_system(P, 1000, 10, 1)
+    assert time.perf_counter() - start < 10 and sys.params == () and len(sys.state) == 17
+    assert sum(1 for k in sys.invariants if k.startswith("dt[")) == 12
