@@ -1,4 +1,9 @@
-"""Figures of Makkuva et al., *Local to Global* (spec §4)."""
+"""Figures of Makkuva et al., *Local to Global* (spec §4).
+
+Full-model figures load the runs of the verify claims through ``numerics.markov.run_full``
+and ``run_rank_one`` with the same configs (``quick`` = the test sizes, else the quick
+verify sizes), so with a shared ``cache`` a figure after ``tdcheck verify`` retrains nothing.
+"""
 
 from __future__ import annotations
 
@@ -77,13 +82,13 @@ def _phase(out: Path, quick: bool, key: str, label: str) -> list[Path]:
 @figure("markov", "phase_portrait_sum_lt_1", "Fig. 1a (code: energy_lines1.pdf)",
         "b*-flow field, energy contours, separatrix (orange), Gamma* (purple) and critical "
         "types on e = 0, p = q = 0.1")
-def phase_lt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def phase_lt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     return _phase(out, quick, "sum_lt_1", "Fig. 1a")
 
 
 @figure("markov", "phase_portrait_sum_gt_1", "Fig. 1c (code: energy_lines2.pdf)",
         "as Fig. 1a for p = q = 0.9: small initialisations flow to the unigram line")
-def phase_gt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def phase_gt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     return _phase(out, quick, "sum_gt_1", "Fig. 1c")
 
 
@@ -124,20 +129,20 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
     ax.contour(ww, ee, energy, levels=[e_sep], colors=COLORS["separatrix"], linewidths=1.5)
     ax.set_xlabel("w")
     ax.set_ylabel("e")
-    ax.set_title(f"{label}: basins, p = q = {p} (green I*, red I_min)")
+    ax.set_title(f"{label}: basins I* (green), I_min (red), p = q = {p}", fontsize=8)
     ax.legend(loc="lower left", fontsize=7)
     return save(fig, out, f"basins_{key}", {"w": w, "e": e, "global": grid, "flow_points": pts})
 
 
 @figure("markov", "basins_sum_lt_1", "Fig. 1b (code: regions1.pdf)",
         "basins from the energy rule (shaded) and where integrated flows end (points)")
-def basins_lt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def basins_lt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     return _basins(out, quick, "sum_lt_1", "Fig. 1b")
 
 
 @figure("markov", "basins_sum_gt_1", "Fig. 1d (code: regions2.pdf)",
         "as Fig. 1b for p + q > 1: the origin lies in the local basin")
-def basins_gt(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def basins_gt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     return _basins(out, quick, "sum_gt_1", "Fig. 1d")
 
 
@@ -147,13 +152,19 @@ def _band(ax, x, runs, color, label):
     ax.plot(x, med, "o-", color=color, ms=2.5, lw=1, label=label)
 
 
+def _adam(p: float, q: float, init: str, quick: bool, device: str, cache) -> nm.FullRunResult:
+    """The runs of the verify claims (same configs: a verify before retrains nothing)."""
+    budget = nm.BUDGETS["test" if quick else "quick"]
+    return nm.run_full(nm.adam_run_config(p, q, init, budget, device), cache)
+
+
 @figure("markov", "init_loss_curves", "Fig. 4 (code: loss_avg.pdf)",
         "full model, standard Gaussian vs the authors' initialisation at p = 0.5, q = 0.8 "
-        "(median and range over 4 seeds), unigram and bigram lines from theory")
-def init_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+        "(median and range over seeds), unigram and bigram lines from theory")
+def init_loss(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     p, q = 0.5, 0.8
-    std = nm.adam_run(p, q, "gaussian", device)
-    good = nm.adam_run(p, q, "authors", device)
+    std = _adam(p, q, "gaussian", quick, device, cache)
+    good = _adam(p, q, "authors", quick, device, cache)
     fig, axes = new_figure(width=5.0)
     ax = axes[0, 0]
     _band(ax, std.steps, std.eval_loss, COLORS["sim"], "standard init (N(0, 0.02^2))")
@@ -161,8 +172,9 @@ def init_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]
     uni, bi = float(tm.unigram_loss(p, q)), float(tm.bigram_loss(p, q))
     ax.axhline(uni, color=COLORS["local"], ls="--", label=f"unigram H(pi) = {uni:.4f}")
     ax.axhline(bi, color=COLORS["global"], ls="--", label=f"bigram H_rate = {bi:.4f}")
+    ax.axvline(0.6 * std.run.steps, color="0.5", ls=":", lw=1, label="Fig. 4's last iteration")
     ax.set_ylim(0.6, 0.9)
-    ax.set_xlabel("iteration (AdamW, lr 2e-3, one-cycle)")
+    ax.set_xlabel("iteration (AdamW, lr 2e-3, one-cycle as the authors)")
     ax.set_ylabel("test loss (nats)")
     ax.set_title("Fig. 4: p = 0.5, q = 0.8")
     ax.legend()
@@ -171,58 +183,73 @@ def init_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]
                  "unigram": uni, "bigram": bi})
 
 
+def _u_rank_one(y: np.ndarray) -> np.ndarray:
+    """Gap u = f1 - f0 of the rank-one state (e, s, c1, c2, b) [theory.rank_one_logits]."""
+    e, s, c1, c2, _ = y
+    def logit(x):
+        pre = e * x + s
+        return e * (pre + c2 * np.maximum(0, c1 * pre))
+    return logit(1) - logit(0)
+
+
 @figure("markov", "full_vs_reduced", "authors' loss-comparison.pdf (rebuttal)",
-        "full model, rank-one init, plain GD vs the (e, w, b) ODE at matched time t = lr * "
-        "steps, p = 0.2, q = 0.3, (e0, w0, b0) = (1, -1, 0)")
-def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+        "full model from a rank-one init with inert attention, plain GD on the exact "
+        "population loss, against the exact rank-one restriction (up to its first ReLU "
+        "kink) and the paper's (e, w, b) ODE, at matched time t = lr * steps; p = 0.2, "
+        "q = 0.3, (e0, w0, b0) = (1, -1, 0)")
+def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu",
+                    cache=None) -> list[Path]:
     p, q, e0, w0, b0 = 0.2, 0.3, 1.0, -1.0, 0.0
-    res = nm.gd_run(p, q, e0, w0, b0, device)
-    t = res.time[0]
-    sol = integrate(tm.system(p, q, bias="trained"), (e0, w0, b0), float(t[-1]),
-                    t_eval=np.linspace(0, t[-1], 400))
-    u_ode = sol.y[0] ** 2 * (1 + 2 * sol.y[1] * np.abs(sol.y[1]))
-    loss_fn = tm.system(p, q, bias="trained").lambdify_loss("numpy")
-    loss_ode = np.array([loss_fn(y) for y in sol.y.T])
+    t_end, seq_len = (4.0, 16) if quick else (30.0, 64)
     fig, axes = new_figure(ncols=2, width=4.0)
-    ax = axes[0, 0]
-    for k in range(res.canonical.shape[0]):
-        ax.plot(t, res.canonical[k, :, 2], "o", ms=2.5, color=COLORS["sim"],
-                label="full model (GD)" if k == 0 else None)
-    ax.plot(sol.t, u_ode, color=COLORS["theory"], label="(e, w, b) ODE")
-    ax.axhline(float(tm.optimal_gap(p, q)), color=COLORS["optimum"], ls="--", label="u*")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlim(left=0)
-    ax.set_xlabel("gradient-flow time t = lr * steps")
-    ax.set_ylabel("gap u = f1 - f0")
-    ax.legend()
-    ax = axes[0, 1]
-    for k in range(res.eval_loss.shape[0]):
-        ax.plot(t, res.eval_loss[k], "o", ms=2.5, color=COLORS["sim"],
-                label="full model (GD)" if k == 0 else None)
-    ax.plot(sol.t, loss_ode, color=COLORS["theory"], label="(e, w, b) ODE")
-    ax.axhline(float(tm.bigram_loss(p, q)), color=COLORS["global"], ls="--", label="bigram")
-    ax.axhline(float(tm.unigram_loss(p, q)), color=COLORS["local"], ls="--", label="unigram")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlim(left=0)
-    ax.set_xlabel("gradient-flow time t = lr * steps")
-    ax.set_ylabel("loss (nats)")
-    ax.legend()
-    return save(fig, out, "full_vs_reduced",
-                {"t_full": t, "u_full": res.canonical[:, :, 2], "loss_full": res.eval_loss,
-                 "t_ode": sol.t, "u_ode": u_ode, "loss_ode": loss_ode})
+    data = {}
+    for lr, marker in ((0.2, "s"), (0.05, "o")):
+        res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=lr, t_end=t_end,
+                                            record_dt=0.2, seq_len=seq_len, device=device),
+                              cache)
+        u = res.logits[:, 1] - res.logits[:, 0]
+        axes[0, 0].plot(res.time, u, marker, ms=2.5, color=COLORS["sim"], alpha=0.6,
+                        label=f"full model, GD step {lr}")
+        axes[0, 1].plot(res.time, res.state[:, 1], marker, ms=2.5, color=COLORS["sim"],
+                        alpha=0.6, label=f"full model, GD step {lr}")
+        data[f"t_gd_{lr}"], data[f"u_gd_{lr}"], data[f"s_gd_{lr}"] = res.time, u, res.state[:, 1]
+    values = {tm.P: p, tm.Q: q, tm.NPOS: float(seq_len - 1)}
+    sol = integrate(tm.rank_one_system(), tm.rank_one_state(e0, w0, b0), t_end, values,
+                    t_eval=np.linspace(0, t_end, 400),
+                    events=(lambda t, y: y[1], lambda t, y: y[0] + y[1]))
+    axes[0, 0].plot(sol.t, _u_rank_one(sol.y), color=COLORS["theory"], lw=1.5,
+                    label="rank-one restriction (to first kink)")
+    axes[0, 1].plot(sol.t, sol.y[1], color=COLORS["theory"], lw=1.5,
+                    label="rank-one restriction (to first kink)")
+    ewb = integrate(tm.system(p, q, bias="trained"), (e0, w0, b0), t_end,
+                    t_eval=np.linspace(0, t_end, 400))
+    u_ewb = ewb.y[0] ** 2 * (1 + 2 * ewb.y[1] * np.abs(ewb.y[1]))
+    axes[0, 0].plot(ewb.t, u_ewb, "--", color=COLORS["sim2"], lw=1.5, label="(e, w, b) ODE")
+    axes[0, 1].plot(ewb.t, -ewb.y[0] / 2, "--", color=COLORS["sim2"], lw=1.5,
+                    label="(e, w, b) ODE: s = -e/2")
+    axes[0, 0].axhline(float(tm.optimal_gap(p, q)), color=COLORS["optimum"], ls=":", label="u*")
+    axes[0, 0].set_ylabel("gap u = f1 - f0")
+    axes[0, 1].set_ylabel("position scalar s")
+    for ax in axes[0]:
+        ax.set_xlabel("gradient-flow time t = lr * steps")
+        ax.legend(fontsize=7)
+    data.update({"t_rank_one": sol.t, "u_rank_one": _u_rank_one(sol.y), "t_ewb": ewb.t,
+                 "u_ewb": u_ewb})
+    return save(fig, out, "full_vs_reduced", data)
 
 
 @figure("markov", "rank_energy", "code: energy1.py (energy1-4.pdf); paper Fig. 5",
         "top-singular-value energy of W_V and W_1 over training from Gaussian init "
-        "(median and range over 4 seeds)")
-def rank_energy(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+        "(median and range over seeds)")
+def rank_energy(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     for ax, (p, q) in zip(axes[0], ((0.5, 0.8), (0.2, 0.3)), strict=True):
-        res = nm.adam_run(p, q, "gaussian", device)
+        res = _adam(p, q, "gaussian", quick, device, cache)
         _band(ax, res.steps, res.spectrum_wv[:, :, 0], COLORS["sim"], "W_V")
         _band(ax, res.steps, res.spectrum_w1[:, :, 0], COLORS["sim2"], "W_1")
         ax.axhline(0.9, color=COLORS["theory"], ls=":", label="0.9 (claim)")
+        ax.axvline(100, color="0.5", ls=":", lw=1)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("iteration")
         ax.set_ylabel("energy fraction sigma_1^2 / sum sigma_i^2")

@@ -1,65 +1,351 @@
-"""``tdcheck bench``: the ensemble trainer on the markov full model, stacked vs sequential.
+"""``tdcheck bench``: the stacked trainer against the authors' way of training, honestly.
 
-For each K, the same K members (seeds 0..K-1) are trained for ``steps`` Adam steps once
-stacked (one vmapped step per iteration) and once one after another (K runs of one member);
-the speed-up is sequential / stacked wall time.  Timings exclude a warm-up step.
+For each model (the markov and linear-attention full models at their quick-profile sizes)
+and each ensemble size K the same K members (init seeds ``seed + i``, data seeds
+``seed + 10_000 + i``, the same steps) are trained twice:
+
+* **loop** -- the authors' way: an ``nn.Module`` holding one member's parameters, wrapping
+  the very loss function the claims train, ``torch.optim`` (AdamW for markov, SGD with
+  momentum and per-member norm clipping for linear attention), members one after another.
+  For large K only ``loop_members`` members are timed and the time is scaled by
+  K / timed (``loop_members_timed`` in the JSON says how many were);
+* **stacked** -- :func:`numerics.ensemble.train` on all K members at once.
+
+Both timings include initialisation and data sampling and exclude a warm-up run.  The
+machine's dense matmul throughput in the same dtype (``peak_gflops``) is measured by a
+short probe (best of a few square ``n x n`` products).  The FLOP model of one member-step is
+*counted*, not estimated: ``torch.utils.flop_counter.FlopCounterMode`` over one member's
+forward and backward pass.  It counts matrix products only (mm, bmm, einsum's contractions);
+elementwise work (softmax, masks, the optimiser) is left out, so ``fraction_of_peak`` is the
+share of the machine's matmul rate that the model's matmuls reach, a lower bound on how busy
+the machine is.
+
+``max_member_gap`` is the largest parameter difference between loop member 0 and stacked
+member 0 after training (float32): the two ways compute the same thing.
+
+bench.json::
+
+    {"device", "threads", "peak_gflops", "dtype", "steps", "probe_size", "models": [
+        {"model", "k", "loop_s", "stacked_s", "speedup_vs_loop", "member_steps_per_s",
+         "gflops", "fraction_of_peak", "loop_members_timed", "flops_per_member_step",
+         "max_member_gap"}]}
+
+``member_steps_per_s`` and ``gflops`` are the stacked trainer's.  ``bench.png`` beside it
+plots speed-up and fraction of peak against K.  Timings on a shared machine are noisy: run
+the bench on an otherwise idle one before quoting it.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
+from torch import nn
 
-from numerics import markov as nm
-from numerics.ensemble import OptimizerConfig, TrainConfig, member_generators, stack_members, train
+from numerics.ensemble import (
+    OptimizerConfig,
+    Params,
+    TrainConfig,
+    member_generators,
+    stack_members,
+    train,
+)
 
-__all__ = ["run_bench"]
+__all__ = ["BenchCase", "bench_cases", "matmul_peak_gflops", "member_step_flops", "run_bench"]
+
+DTYPE = torch.float32
+DATA_OFFSET = 10_000
+CPU_MEMBER_CHUNK = 16  # members per vmapped call on a CPU: at K = 64, chunks of 4-16 ran
+# 1.4-1.7x faster than one call (2 shared cores); below 16 members no chunking
 
 
-def _time_train(cfg: nm.MarkovConfig, members: int, seed: int, steps: int,
-                device: torch.device) -> float:
-    gens = member_generators(members, seed, device)
-    params = stack_members(nm.init_gaussian(cfg, dtype=torch.float32, device=device), gens)
-    data = member_generators(members, seed + 10_000, device)
-    config = TrainConfig(steps=steps, lr=2e-3, optimizer=OptimizerConfig("adam"),
-                         record_every=steps)
-    loss = nm.train_loss(cfg)
-    train(loss, params, TrainConfig(steps=1, lr=2e-3, optimizer=OptimizerConfig("adam")),
-          lambda s: nm.sample_chains(cfg, data, device))  # warm-up
+@dataclass(frozen=True)
+class BenchCase:
+    """One model as both trainers see it.
+
+    ``sample(generators)`` returns a stacked batch (leading member axis, one generator per
+    member); ``loss(params, batch)`` is one member's loss; ``make_optimizer`` builds the
+    ``torch.optim`` optimiser equal to ``optimizer`` for the loop.
+    """
+
+    name: str
+    description: str
+    init: Callable[[torch.Generator], Params]
+    loss: Callable[[Params, Any], torch.Tensor]
+    sample: Callable[[Sequence[torch.Generator]], Any]
+    lr: float
+    optimizer: OptimizerConfig
+    make_optimizer: Callable[[list[tuple[str, nn.Parameter]]], torch.optim.Optimizer]
+    clip: float | None = None
+
+
+def _first(batch: Any) -> Any:
+    """Member 0 of a stacked batch (a tensor or a tuple of tensors)."""
+    if isinstance(batch, tuple):
+        return tuple(t[0] for t in batch)
+    return batch[0]
+
+
+def _markov_case(device: torch.device, small: bool) -> BenchCase:
+    from numerics import markov as nm  # noqa: PLC0415
+
+    # the quick profile's full model (numerics.markov.Budget's defaults: d=4, N=64, batch 32)
+    budget = nm.Budget() if hasattr(nm, "Budget") else None
+    d, n, b = (budget.d, budget.seq_len, budget.batch) if budget else (4, 64, 32)
+    if small:
+        d, n, b = 4, 16, 4
+    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=d, seq_len=n, batch=b)
+    lr = 2e-3
+    # the authors' AdamW: betas (0.9, 0.95), weight decay 1e-3 outside the no-decay group
+    opt = nm.authors_adamw() if hasattr(nm, "authors_adamw") else OptimizerConfig(
+        "adam", betas=(0.9, 0.95), weight_decay=1e-3)
+    no_decay = set(getattr(opt, "no_decay", ()))
+
+    def make_optimizer(named: list[tuple[str, nn.Parameter]]) -> torch.optim.Optimizer:
+        groups = [{"params": [p for k, p in named if k not in no_decay]},
+                  {"params": [p for k, p in named if k in no_decay], "weight_decay": 0.0}]
+        return torch.optim.AdamW([g for g in groups if g["params"]], lr=lr, betas=opt.betas,
+                                 eps=opt.eps, weight_decay=opt.weight_decay)
+
+    return BenchCase(
+        name="markov",
+        description=f"markov full model d={cfg.d}, N={cfg.seq_len}, batch {cfg.batch}, AdamW",
+        init=nm.init_gaussian(cfg, dtype=DTYPE, device=device),
+        loss=nm.train_loss(cfg),
+        sample=lambda gens: nm.sample_chains(cfg, gens, device),
+        lr=lr,
+        optimizer=opt,
+        make_optimizer=make_optimizer,
+    )
+
+
+def _linear_attention_case(device: torch.device, small: bool) -> BenchCase:
+    from numerics import linear_attention as nl  # noqa: PLC0415
+
+    # Setting 1 of the optimiser comparison (quick profile): d=5, n=20, 3 layers, 1000 prompts
+    cfg = nl.ICLConfig(n=20, layers=3, batch=1000)
+    if small:
+        cfg = nl.ICLConfig(n=6, layers=2, batch=16)
+    lr, momentum, clip = 0.02, 0.9, 1.0
+
+    def sample(gens):
+        parts = [nl.sample_prompts(cfg, g, dtype=DTYPE, device=device) for g in gens]
+        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+
+    return BenchCase(
+        name="linear_attention",
+        description=(f"linear attention d={cfg.d}, n={cfg.n}, L={cfg.layers}, "
+                     f"batch {cfg.batch}, SGD-momentum, clip {clip}"),
+        init=nl.init_params(cfg, dtype=DTYPE, device=device),
+        loss=nl.prompt_loss,
+        sample=sample,
+        lr=lr,
+        optimizer=OptimizerConfig("momentum", momentum=momentum),
+        make_optimizer=lambda named: torch.optim.SGD([p for _, p in named], lr=lr,
+                                                     momentum=momentum),
+        clip=clip,
+    )
+
+
+def bench_cases(device: torch.device, small: bool = False) -> list[BenchCase]:
+    """The benchmarked models; ``small`` shrinks them to smoke size (tests)."""
+    return [_markov_case(device, small), _linear_attention_case(device, small)]
+
+
+# ---------------------------------------------------------------------- the two trainers
+class _Member(nn.Module):
+    """One member as the authors write it: parameters in a module, the loss as forward."""
+
+    def __init__(self, params: Params, loss: Callable[[Params, Any], torch.Tensor]):
+        super().__init__()
+        self.params = nn.ParameterDict({k: nn.Parameter(v.clone()) for k, v in params.items()})
+        self._loss = loss
+
+    def forward(self, batch: Any) -> torch.Tensor:
+        return self._loss(dict(self.params.items()), batch)
+
+
+def _sync(device: torch.device) -> None:
     if device.type == "cuda":
-        torch.cuda.synchronize()
+        torch.cuda.synchronize(device)
+
+
+def train_loop_member(case: BenchCase, index: int, seed: int, steps: int,
+                      device: torch.device) -> Params:
+    """Member ``index`` trained alone with ``torch.optim``; returns its final parameters."""
+    gen = member_generators(1, seed + index, device)[0]
+    data = member_generators(1, seed + DATA_OFFSET + index, device)
+    model = _Member(case.init(gen), case.loss)
+    opt = case.make_optimizer(list(model.params.items()))
+    for _ in range(steps):
+        loss = model(_first(case.sample(data)))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if case.clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), case.clip)
+        opt.step()
+    return {k: v.detach() for k, v in model.params.items()}
+
+
+def train_stacked(case: BenchCase, members: int, seed: int, steps: int,
+                  device: torch.device, member_chunk: int | None = None,
+                  compile: bool = False) -> Params:
+    """All members with :func:`numerics.ensemble.train`; returns the stacked parameters."""
+    params = stack_members(case.init, member_generators(members, seed, device))
+    data = member_generators(members, seed + DATA_OFFSET, device)
+    config = TrainConfig(steps=steps, lr=case.lr, optimizer=case.optimizer, clip=case.clip,
+                         record_every=max(1, steps), member_chunk=member_chunk,
+                         compile=compile)
+    return train(case.loss, params, config, lambda step: case.sample(data)).params
+
+
+def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
+    _sync(device)
     start = time.perf_counter()
-    train(loss, params, config, lambda s: nm.sample_chains(cfg, data, device))
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - start
+    out = fn()
+    _sync(device)
+    return time.perf_counter() - start, out
 
 
-def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8, 64),
-              steps: int = 20) -> tuple[str, Path]:
-    cfg = nm.MarkovConfig(p=0.5, q=0.8, d=4, seq_len=64, batch=32)
+# ---------------------------------------------------------------------- FLOPs
+def member_step_flops(case: BenchCase, device: torch.device) -> int:
+    """Matmul FLOPs of one member's forward + backward pass, counted by torch."""
+    from torch.utils.flop_counter import FlopCounterMode  # noqa: PLC0415
+
+    params = case.init(member_generators(1, 0, device)[0])
+    batch = _first(case.sample(member_generators(1, DATA_OFFSET, device)))
+    counter = FlopCounterMode(display=False)
+    with counter:
+        torch.func.grad(case.loss)(params, batch)
+    return int(counter.get_total_flops())
+
+
+def matmul_peak_gflops(device: torch.device, size: int = 1024, dtype=DTYPE,
+                       seconds: float = 0.3) -> float:
+    """Dense ``size x size`` matmul throughput (GFLOP/s), best of repeated timed products."""
+    a = torch.randn(size, size, dtype=dtype, device=device)
+    b = torch.randn(size, size, dtype=dtype, device=device)
+    a @ b  # warm-up
+    best = 0.0
+    spent = 0.0
+    while spent < seconds:
+        dt, _ = _timed(lambda: a @ b, device)
+        spent += dt
+        best = max(best, 2 * size**3 / max(dt, 1e-12) / 1e9)
+    return best
+
+
+# ---------------------------------------------------------------------- the bench
+def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_members: int,
+                seed: int, device: torch.device, peak: float, chunk: int | None,
+                compile: bool) -> list[dict]:
+    flops = member_step_flops(case, device)
+    train_stacked(case, 1, seed, 1, device)  # warm-up: kernels, vmap, allocator
+    train_loop_member(case, 0, seed, 1, device)
     rows = []
+    for k in members:
+        if compile:  # compile outside the timing (torch.compile caches per shape)
+            train_stacked(case, k, seed, 1, device, chunk, compile)
+        stacked_s, stacked = _timed(
+            lambda k=k: train_stacked(case, k, seed, steps, device, chunk, compile), device)
+        timed = min(k, loop_members)
+        loop_s, loop0 = _timed(lambda t=timed: [train_loop_member(case, i, seed, steps, device)
+                                                for i in range(t)][0], device)
+        loop_s *= k / timed
+        gap = max(float((stacked[n][0] - v).abs().max()) for n, v in loop0.items())
+        gflops = k * steps * flops / stacked_s / 1e9
+        rows.append({
+            "model": case.name, "k": k, "loop_s": round(loop_s, 6),
+            "stacked_s": round(stacked_s, 6),
+            "speedup_vs_loop": round(loop_s / stacked_s, 3),
+            "member_steps_per_s": round(k * steps / stacked_s, 2),
+            "gflops": _sig(gflops), "fraction_of_peak": _sig(gflops / peak),
+            "loop_members_timed": timed, "flops_per_member_step": flops,
+            "max_member_gap": gap,
+        })
+    return rows
+
+
+def _sig(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def _plot(data: dict, out: Path) -> Path:
+    from figures.style import new_figure, plt  # noqa: PLC0415
+
+    fig, axes = new_figure(ncols=2, width=3.8, height=3.0)
+    for model in dict.fromkeys(r["model"] for r in data["models"]):
+        rows = [r for r in data["models"] if r["model"] == model]
+        ks = [r["k"] for r in rows]
+        axes[0, 0].plot(ks, [r["speedup_vs_loop"] for r in rows], "o-", label=model)
+        axes[0, 1].plot(ks, [r["fraction_of_peak"] for r in rows], "o-", label=model)
+    axes[0, 0].axhline(1.0, color="k", lw=0.8, ls=":")
+    axes[0, 0].set(xscale="log", xlabel="members K", ylabel="speed-up vs torch loop",
+                   title="stacked trainer / loop")
+    axes[0, 1].set(xscale="log", yscale="log", xlabel="members K",
+                   ylabel="matmul GFLOP/s / peak",
+                   title=f"peak {data['peak_gflops']:.1f} GFLOP/s, {data['threads']} thr.")
+    axes[0, 0].legend()
+    path = out / "bench.png"
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return path
+
+
+def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8, 64, 256),
+              steps: int = 20, loop_members: int = 4, probe_size: int = 1024,
+              small: bool = False, seed: int = 0, member_chunk: int | str | None = "auto",
+              compile: bool = False) -> tuple[str, Path]:
+    """Run the bench, write ``bench.json`` and ``bench.png`` into ``out``; (table, json path).
+
+    ``small`` runs the models at smoke size (the tests); the sizes otherwise are the quick
+    profile's.  ``member_chunk`` is the trainer's option ("auto": CPU_MEMBER_CHUNK members
+    per vmapped call on a CPU, all at once on a GPU).  ``compile`` times the trainer with ``torch.compile`` (compile time excluded).
+    """
+    if steps < 1 or not members or min(members) < 1 or loop_members < 1:
+        raise ValueError("steps, members and loop_members must be >= 1")
+    device = torch.device(device)
+    if member_chunk == "auto":
+        member_chunk = CPU_MEMBER_CHUNK if device.type == "cpu" else None
+    peak = matmul_peak_gflops(device, probe_size)
+    cases = bench_cases(device, small)
+    rows: list[dict] = []
     try:
         from tqdm.auto import tqdm  # noqa: PLC0415
     except ImportError:  # pragma: no cover
         tqdm = None
-    for k in tqdm(members, desc="bench", unit="K") if tqdm else members:
-        stacked = _time_train(cfg, k, 0, steps, device)
-        sequential = sum(_time_train(cfg, 1, i, steps, device) for i in range(k))
-        rows.append({"members": k, "stacked_s": round(stacked, 4),
-                     "sequential_s": round(sequential, 4),
-                     "speedup": round(sequential / stacked, 3)})
+    for case in tqdm(cases, desc="bench", unit="model") if tqdm else cases:
+        rows += _bench_case(case, members, steps, loop_members, seed, device, peak,
+                            member_chunk, compile)
+    data = {"device": str(device), "threads": torch.get_num_threads(),
+            "peak_gflops": round(peak, 3), "dtype": str(DTYPE).removeprefix("torch."),
+            "steps": steps, "probe_size": probe_size, "member_chunk": member_chunk,
+            "compile": compile,
+            "cases": {c.name: c.description for c in cases}, "models": rows}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "bench.json"
-    path.write_text(json.dumps({"device": str(device), "steps": steps,
-                                "model": "markov full model d=4, N=64, batch 32, float32, Adam",
-                                "ensemble": rows}, indent=2))
-    lines = [f"device {device}, {steps} Adam steps per run",
-             f"{'members':>8} {'stacked s':>10} {'sequential s':>13} {'speedup':>8}"]
-    lines += [f"{r['members']:>8} {r['stacked_s']:>10.3f} {r['sequential_s']:>13.3f} "
-              f"{r['speedup']:>8.2f}" for r in rows]
-    return "\n".join(lines), path
+    path.write_text(json.dumps(data, indent=2))
+    _plot(data, out)
+    return _table(data), path
+
+
+def _table(data: dict) -> str:
+    lines = [f"device {data['device']}, {data['threads']} threads, {data['dtype']}, "
+             f"{data['steps']} steps per run; matmul peak {data['peak_gflops']:.1f} GFLOP/s; "
+             f"member_chunk {data['member_chunk']}, compile {data['compile']}",
+             f"{'model':<17} {'K':>5} {'loop s':>9} {'stacked s':>10} {'speedup':>8} "
+             f"{'m-steps/s':>10} {'GFLOP/s':>8} {'of peak':>8}"]
+    for r in data["models"]:
+        scaled = "*" if r["loop_members_timed"] < r["k"] else " "
+        lines.append(f"{r['model']:<17} {r['k']:>5} {r['loop_s']:>8.2f}{scaled} "
+                     f"{r['stacked_s']:>10.2f} {r['speedup_vs_loop']:>8.2f} "
+                     f"{r['member_steps_per_s']:>10.1f} {r['gflops']:>8.2f} "
+                     f"{r['fraction_of_peak']:>8.4f}")
+    lines.append("* loop time scaled from the members timed (loop_members_timed)")
+    return "\n".join(lines)

@@ -24,26 +24,52 @@ Choices (the paper's text was unavailable, spec §0):
 * The rank-one initialisation from canonical (e0, w0, b0) uses an all-positive hidden sign
   vector, so that the full model's logits equal the canonical logits exactly at t = 0
   (the authors' random hidden signs shift b; spec §2).  It needs e0 > 0.
+* Optimiser as the authors' code (github.com/Bond1995/Markov, ``main.py`` and
+  ``get_parameter_group_specs``): AdamW, betas (0.9, 0.95), weight decay 1e-3 on the
+  attention and feed-forward matrices only (``NO_DECAY``: wte, wpe, b), and
+  ``OneCycleLR(pct_start=0.02, div_factor=100, final_div_factor=0.05, cos,
+  cycle_momentum=False)`` (:func:`one_cycle`; the final rate is max/5).
+
+Simulations follow one pattern: a frozen config (:class:`FullRun`, :class:`RankOneRun`), a
+result dataclass, and ``run_xxx(config, cache=None)`` (memoised in the process and kept in
+``numerics.cache.RunCache``), used by both ``verify`` and ``figures``.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import sympy as sp
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from numerics.ensemble import Params
-from theory import markov as theory
-from theory.flow import numeric
+from numerics.cache import RunCache, resolve
+from numerics.device import select_device
+from numerics.ensemble import (
+    OptimizerConfig,
+    Params,
+    TrainConfig,
+    member_generators,
+    stack_members,
+    train,
+)
 
 __all__ = [
+    "BUDGETS",
     "CANONICAL_FIELDS",
+    "NO_DECAY",
+    "Budget",
+    "FullRun",
+    "FullRunResult",
     "MarkovConfig",
+    "RankOneResult",
+    "RankOneRun",
+    "adam_run_config",
+    "authors_adamw",
     "canonical",
     "conditional_loss",
     "forward",
@@ -51,9 +77,11 @@ __all__ = [
     "init_gaussian",
     "init_rank_one",
     "one_cycle",
+    "per_sequence_loss",
     "rank_energy",
-    "reduced_init",
-    "reduced_population_loss",
+    "rank_one_population_loss",
+    "run_full",
+    "run_rank_one",
     "sample_chains",
     "stationary",
     "train_loss",
@@ -315,58 +343,65 @@ def canonical(params: Params, x: torch.Tensor) -> torch.Tensor:
     )
 
 
-# ---------------------------------------------------------------------- reduced model
-@lru_cache(maxsize=1)
-def _reduced_loss_torch():
-    expr = numeric(theory.reduced_loss(theory.E, theory.W, theory.B, theory.P, theory.Q))
-    return sp.lambdify((theory.E, theory.W, theory.B, theory.P, theory.Q), expr, modules="torch")
-
-
-def reduced_population_loss(p: float, q: float) -> Callable[[Params], torch.Tensor]:
-    """Exact population loss L(e, w, b) of spec §3.2 on params {"e", "w", "b"} (torch)."""
-    theory.stationary_distribution(p, q)  # validates p, q
-    f = _reduced_loss_torch()
-    return lambda params: f(params["e"], params["w"], params["b"], p, q)
-
-
-def reduced_init(
-    e0: float, w0: float, b0: float, dtype=torch.float64, device="cpu"
-) -> Callable[[torch.Generator], Params]:
-    """The reduced (e, w, b) model's parameters (deterministic; the generator is unused)."""
-    return lambda g: {
-        k: torch.tensor(float(v), dtype=dtype, device=device)
-        for k, v in (("e", e0), ("w", w0), ("b", b0))
-    }
-
-
 # ---------------------------------------------------------------------- schedule
 def one_cycle(
-    total: int, warmup: float = 0.02, div: float = 100.0, final_div: float = 1e4
+    total: int, pct_start: float = 0.02, div_factor: float = 100.0,
+    final_div_factor: float = 0.05,
 ) -> Callable[[int], float]:
-    """Cosine one-cycle multiplier: linear warm-up from 1/div to 1, cosine to 1/final_div."""
-    if total < 1:
-        raise ValueError(f"total must be >= 1, got {total}")
-    up = max(1, int(warmup * total))
+    """The authors' schedule as a multiplier of the maximum rate (spec §2).
+
+    Exactly ``torch.optim.lr_scheduler.OneCycleLR(total_steps=total, pct_start=0.02,
+    div_factor=100, final_div_factor=0.05, anneal_strategy="cos", cycle_momentum=False)``
+    (their ``main.py``): cosine warm-up from 1/div_factor over the first ``pct_start * total
+    - 1`` steps, then cosine annealing to 1/(div_factor * final_div_factor) = 1/5 at step
+    ``total - 1``.  ``schedule(k)`` is the rate used by optimiser step k (tested against
+    torch).  When ``pct_start * total <= 1`` torch's warm-up phase is empty (torch itself
+    divides by zero there); the schedule then starts at the maximum.
+    """
+    if total < 2:
+        raise ValueError(f"total must be >= 2, got {total}")
+    if not 0 < pct_start < 1:
+        raise ValueError(f"pct_start must lie in (0, 1), got {pct_start}")
+    start, low = 1.0 / div_factor, 1.0 / (div_factor * final_div_factor)
+    up_end = float(pct_start * total) - 1
+    last = float(total - 1)
+
+    def cos_anneal(a: float, b: float, frac: float) -> float:
+        return b + (a - b) / 2.0 * (math.cos(math.pi * frac) + 1)
 
     def schedule(step: int) -> float:
-        if step < up:
-            return 1 / div + (1 - 1 / div) * step / up
-        frac = min(1.0, (step - up) / max(1, total - up))
-        low = 1 / final_div
-        return low + (1 - low) * 0.5 * (1 + math.cos(math.pi * frac))
+        if up_end > 0 and step <= up_end:
+            return cos_anneal(start, 1.0, step / up_end)
+        begin = max(up_end, 0.0)
+        frac = min(1.0, max(0.0, (step - begin) / (last - begin)))
+        return cos_anneal(1.0, low, frac)
 
     return schedule
 
 
-# ---------------------------------------------------------------------- cached runs
+# The authors' AdamW parameter groups (their ``get_parameter_group_specs``, nanoGPT's rule;
+# spec §2): biases, the output bias b and the embeddings wte, wpe get no weight decay; the
+# attention and feed-forward matrices are decayed.  (In Markov-Simple2, where wte is a
+# bias-free Linear(1, d), their rule would decay wte; we follow Markov-Simple, the d = 8
+# setting of the paper, where wte is an Embedding.)
+NO_DECAY = ("wte", "wpe", "b")
+
+
+def authors_adamw() -> OptimizerConfig:
+    """AdamW with the authors' betas (0.9, 0.95), weight decay 1e-3 on their decay group."""
+    return OptimizerConfig("adam", betas=(0.9, 0.95), weight_decay=1e-3, no_decay=NO_DECAY)
+
+
+# ---------------------------------------------------------------------- full-model runs
 @dataclass(frozen=True)
 class FullRun:
     """One batched training run of the full model: everything that determines its result.
 
     ``init`` is ``gaussian`` (authors' base), ``authors`` (their good init) or
-    ``rank_one`` (from ``canonical0`` = (e0, w0, b0)).  ``optimizer`` is ``adam`` (AdamW
-    with the authors' betas (0.9, 0.95) and weight decay 1e-3) or ``gd`` (plain GD, no
-    momentum).  Member i uses init seed ``seed + i`` and data seed ``seed + 10_000 + i``.
+    ``rank_one`` (from ``canonical0`` = (e0, w0, b0)).  ``optimizer`` is ``adam`` (the
+    authors' AdamW, :func:`authors_adamw`) or ``gd`` (plain GD, no momentum).  Member i
+    uses init seed ``seed + i`` and data seed ``seed + 10_000 + i``; the evaluation
+    sequences use seed ``seed + 20_000``.
     """
 
     config: MarkovConfig
@@ -388,25 +423,26 @@ class FullRun:
             raise ValueError(f"init must be gaussian, authors or rank_one, got {self.init!r}")
         if self.optimizer not in ("adam", "gd"):
             raise ValueError(f"optimizer must be adam or gd, got {self.optimizer!r}")
-        if self.members < 1 or self.steps < 1:
-            raise ValueError("members and steps must be >= 1")
+        if self.members < 1 or self.steps < 2:
+            raise ValueError("members must be >= 1 and steps >= 2")
 
 
 @dataclass(frozen=True)
 class FullRunResult:
-    """Recorded arrays (numpy, float64): time [K, T]; eval_loss [K, T] (Rao-Blackwellised,
-    nats); eval_se [K] (standard error of the final eval loss over eval sequences);
-    canonical [K, T, 9] (binary only, fields ``CANONICAL_FIELDS``); spectra of W_V and W_1
-    as cumulative energy fractions [K, T, d]."""
+    """Recorded arrays (numpy, float64): steps [T]; time [K, T]; eval_loss [K, T]
+    (Rao-Blackwellised, nats, on the shared evaluation sequences); eval_se [K, T] (its
+    standard error over those sequences); canonical [K, T, 9] (binary only, fields
+    ``CANONICAL_FIELDS``); spectra of W_V and W_1 as cumulative energy fractions
+    [K, T, d]."""
 
     run: FullRun
-    steps: object
-    time: object
-    eval_loss: object
-    eval_se: object
-    canonical: object
-    spectrum_wv: object
-    spectrum_w1: object
+    steps: np.ndarray
+    time: np.ndarray
+    eval_loss: np.ndarray
+    eval_se: np.ndarray
+    canonical: np.ndarray | None
+    spectrum_wv: np.ndarray
+    spectrum_w1: np.ndarray
     seconds: float
 
 
@@ -415,50 +451,51 @@ def _cumulative_energy(matrix: torch.Tensor) -> torch.Tensor:
     return torch.cumsum(sv**2, -1) / (sv**2).sum(-1).clamp_min(1e-300)
 
 
-@lru_cache(maxsize=64)
-def run_full(run: FullRun) -> FullRunResult:
-    """Train ``run.members`` members together and record what the claims and figures need.
+def per_sequence_loss(params: Params, x: torch.Tensor, config: MarkovConfig) -> torch.Tensor:
+    """Rao-Blackwellised loss of each sequence [B] (its mean is :func:`conditional_loss`)."""
+    logits = forward(params, x)[:, :-1]
+    target = _target_probs(config, x, logits.dtype)
+    if config.binary:
+        ce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    else:
+        ce = -(target * torch.log_softmax(logits, dim=-1)).sum(-1)
+    return ce.mean(-1)
 
-    Cached on the (frozen) run description, so claims, controls and figures share runs.
-    """
-    import time as _time  # noqa: PLC0415
 
-    from numerics.device import select_device  # noqa: PLC0415
-    from numerics.ensemble import (  # noqa: PLC0415
-        OptimizerConfig,
-        TrainConfig,
-        member_generators,
-        stack_members,
-        train,
-    )
+def _np64(t: torch.Tensor | None) -> np.ndarray | None:
+    return None if t is None else t.detach().to("cpu", torch.float64).numpy()
 
-    start = _time.perf_counter()
+
+def _init_for(run: FullRun, dtype, device) -> Callable[[torch.Generator], Params]:
+    cfg = run.config
+    if run.init == "gaussian":
+        return init_gaussian(cfg, dtype=dtype, device=device)
+    if run.init == "authors":
+        return init_authors(cfg, dtype=dtype, device=device)
+    if run.canonical0 is None:
+        raise ValueError("canonical0 = (e0, w0, b0) is needed for the rank-one init")
+    return init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
+
+
+def _compute_full(run: FullRun) -> FullRunResult:
+    start = time.perf_counter()
     device = select_device(run.device)
     dtype = {"float32": torch.float32, "float64": torch.float64}[run.dtype]
     cfg = run.config
-    if run.init == "gaussian":
-        init = init_gaussian(cfg, dtype=dtype, device=device)
-    elif run.init == "authors":
-        init = init_authors(cfg, dtype=dtype, device=device)
-    else:
-        if run.canonical0 is None:
-            raise ValueError("canonical0 = (e0, w0, b0) is needed for the rank-one init")
-        init = init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
-    params = stack_members(init, member_generators(run.members, run.seed, device))
+    params = stack_members(_init_for(run, dtype, device),
+                           member_generators(run.members, run.seed, device))
     data_gens = member_generators(run.members, run.seed + 10_000, device)
     x_eval = sample_chains(cfg, member_generators(1, run.seed + 20_000, device), device,
                            batch=run.eval_batch)[0]
+    n_eval = x_eval.shape[0]
     observables = {
-        "eval": lambda p: conditional_loss(p, x_eval, cfg),
+        "eval": lambda p: per_sequence_loss(p, x_eval, cfg),
         "wv": lambda p: _cumulative_energy(p["wv"]),
         "w1": lambda p: _cumulative_energy(p["w1"]),
     }
     if cfg.binary:
         observables["canonical"] = lambda p: canonical(p, x_eval)
-    if run.optimizer == "adam":
-        opt = OptimizerConfig("adam", betas=(0.9, 0.95), weight_decay=1e-3)
-    else:
-        opt = OptimizerConfig("sgd")
+    opt = authors_adamw() if run.optimizer == "adam" else OptimizerConfig("sgd")
     config = TrainConfig(
         steps=run.steps,
         lr=run.lr,
@@ -467,59 +504,194 @@ def run_full(run: FullRun) -> FullRunResult:
         schedule=one_cycle(run.steps) if run.schedule else None,
         description=f"markov {run.init} p={cfg.p} q={cfg.q}",
     )
-    traj = train(train_loss(cfg), params, config, lambda step: sample_chains(cfg, data_gens, device),
-                 observables)
-    with torch.no_grad():
-        per_seq = torch.stack([
-            torch.stack([conditional_loss({k: v[m] for k, v in traj.params.items()},
-                                          x_eval[i : i + 1], cfg) for i in range(x_eval.shape[0])])
-            for m in range(run.members)
-        ])
-    se = per_seq.std(dim=1) / math.sqrt(x_eval.shape[0])
-
-    def np64(t):
-        return None if t is None else t.detach().to("cpu", torch.float64).numpy()
-
+    traj = train(train_loss(cfg), params, config,
+                 lambda step: sample_chains(cfg, data_gens, device), observables)
+    per_seq = traj.observables["eval"]  # [K, T, B]
     return FullRunResult(
         run=run,
         steps=traj.steps.numpy(),
-        time=np64(traj.time),
-        eval_loss=np64(traj.observables["eval"]),
-        eval_se=np64(se),
-        canonical=np64(traj.observables.get("canonical")),
-        spectrum_wv=np64(traj.observables["wv"]),
-        spectrum_w1=np64(traj.observables["w1"]),
-        seconds=_time.perf_counter() - start,
+        time=_np64(traj.time),
+        eval_loss=_np64(per_seq.mean(-1)),
+        eval_se=_np64(per_seq.std(-1) / math.sqrt(n_eval)),
+        canonical=_np64(traj.observables.get("canonical")),
+        spectrum_wv=_np64(traj.observables["wv"]),
+        spectrum_w1=_np64(traj.observables["w1"]),
+        seconds=time.perf_counter() - start,
     )
 
 
+_memo_full = lru_cache(maxsize=32)(_compute_full)
+
+
+def run_full(run: FullRun, cache: RunCache | None = None) -> FullRunResult:
+    """Train ``run.members`` members together and record what the claims and figures need.
+
+    Memoised in the process (check and control share runs) and in ``cache`` on disk
+    (verify and figures share runs).
+    """
+    return resolve(cache).get_or_compute(run, lambda: _memo_full(run), "markov.run_full")
+
+
 # ---------------------------------------------------------------------- standard runs
-# The runs shared by the markov claims and figures (sizes explained in verify/markov.py).
-def full_config(p: float, q: float, states: int = 2, **kw) -> MarkovConfig:
-    d = 4 if states == 2 else 8
-    return MarkovConfig(p=p, q=q, states=states, d=d, seq_len=64, batch=32, **kw)
+@dataclass(frozen=True)
+class Budget:
+    """Sizes of the standard full-model runs (a profile picks one; see verify/markov.py)."""
+
+    steps: int = 1000
+    members: int = 4
+    d: int = 4
+    seq_len: int = 64
+    batch: int = 32
+    eval_batch: int = 256
+    record_every: int = 50
 
 
-def adam_run(p: float, q: float, init: str, device: str = "cpu", seed: int = 0,
-             members: int = 4) -> FullRunResult:
+# Sizes shared by verify (by profile) and figures (quick flag), so that figures after a
+# verify retrain nothing.  Reasons in verify/markov.py's module docstring.
+BUDGETS: dict[str, Budget] = {
+    "test": Budget(steps=300, members=4, d=4, seq_len=16, batch=8, eval_batch=64,
+                   record_every=20),
+    "quick": Budget(steps=1000, members=8, d=4, seq_len=32, batch=16, eval_batch=128,
+                    record_every=50),
+    "paper": Budget(steps=1000, members=1, d=8, seq_len=1024, batch=16, eval_batch=64,
+                    record_every=50),
+}
+
+
+def full_config(p: float, q: float, budget: Budget, states: int = 2, **kw) -> MarkovConfig:
+    d = budget.d if states == 2 else max(budget.d, 8)
+    return MarkovConfig(p=p, q=q, states=states, d=d, seq_len=budget.seq_len,
+                        batch=budget.batch, **kw)
+
+
+def adam_run_config(p: float, q: float, init: str, budget: Budget, device: str = "cpu",
+                    seed: int = 0, states: int = 2) -> FullRun:
     """The authors' optimiser and schedule on the full model (module doc)."""
-    return run_full(FullRun(full_config(p, q), init=init, members=members, seed=seed,
-                                  steps=1000, lr=2e-3, optimizer="adam", device=device))
+    return FullRun(full_config(p, q, budget, states=states), init=init,
+                   members=budget.members, seed=seed, steps=budget.steps, lr=2e-3,
+                   optimizer="adam", record_every=budget.record_every, device=device,
+                   eval_batch=budget.eval_batch)
 
 
-def multi_state_run(states: int, p: float, device: str = "cpu", seed: int = 0) -> FullRunResult:
-    return run_full(FullRun(full_config(p, 0.5, states=states), init="gaussian",
-                                  members=3, seed=seed, steps=1000, lr=2e-3,
-                                  optimizer="adam", device=device))
+# ---------------------------------------------------------------------- rank-one GD
+@dataclass(frozen=True)
+class RankOneRun:
+    """Plain GD on the full model's exact population loss, from a rank-one init with inert
+    attention (W_V = W_O = 0), where the restriction ``theory.markov.rank_one_system`` is
+    exact (module doc of theory/markov.py; [our derivation]).
+
+    With W_V = W_O = 0 the attention output and all attention gradients vanish, so the logit
+    at position n depends on x_n alone, and with a stationary first symbol every position
+    has law pi: the population loss is the pi-weighted loss of the two constant sequences
+    with soft targets P(x_{n+1} = 1 | x_n), averaged over the N - 1 target positions.
+    ``lr`` is the step; the run covers gradient-flow time [0, t_end] and records the state
+    every ``record_dt`` of time (a multiple of ``lr``).
+    """
+
+    p: float
+    q: float
+    e0: float
+    w0: float
+    b0: float
+    lr: float
+    t_end: float
+    record_dt: float
+    d: int = 4
+    seq_len: int = 64
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        for name in ("lr", "t_end", "record_dt"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        ratio = self.record_dt / self.lr
+        if abs(ratio - round(ratio)) > 1e-9:
+            raise ValueError(f"record_dt must be a multiple of lr, got {self.record_dt} / "
+                             f"{self.lr}")
 
 
-def gd_run(p: float, q: float, e0: float, w0: float, b0: float, device: str = "cpu",
-           seed: int = 0) -> FullRunResult:
-    """Plain GD (no momentum), soft targets, float64, lr 0.25 for 800 steps (t = 200)."""
-    cfg = full_config(p, q, soft_targets=True)
-    return run_full(FullRun(cfg, init="rank_one", canonical0=(e0, w0, b0), members=2,
-                                  seed=seed, steps=800, lr=0.25, optimizer="gd",
-                                  schedule=False, record_every=10, dtype="float64",
-                                  device=device))
+@dataclass(frozen=True)
+class RankOneResult:
+    """time [T]; state [T, 5] = (e, s, c1, c2, b) read off along the rank-one directions;
+    logits [T, 2] = (f0, f1), the full model's logits at x_n = 0 and 1 (mean over target
+    positions; parameterisation-free); off_manifold [T]: largest distance of any parameter
+    from its rank-one form (0 if the manifold is invariant); attention [T]: max |W_V|,
+    |W_O| entries; loss [T] (exact population loss)."""
+
+    run: RankOneRun
+    time: np.ndarray
+    state: np.ndarray
+    logits: np.ndarray
+    off_manifold: np.ndarray
+    attention: np.ndarray
+    loss: np.ndarray
+    seconds: float
 
 
+def rank_one_population_loss(p: float, q: float, seq_len: int) -> Callable[[Params], torch.Tensor]:
+    """Exact population loss of the full model while its attention is inert (RankOneRun)."""
+    pi0, pi1 = q / (p + q), p / (p + q)
+
+    def loss(params: Params) -> torch.Tensor:
+        dtype = params["wte"].dtype
+        x = torch.stack([torch.zeros(seq_len, dtype=torch.long, device=params["wte"].device),
+                         torch.ones(seq_len, dtype=torch.long, device=params["wte"].device)])
+        logits = forward(params, x)[:, :-1]
+        target = torch.tensor([[p], [1 - q]], dtype=dtype, device=logits.device).expand_as(logits)
+        ce = F.binary_cross_entropy_with_logits(logits, target, reduction="none").mean(-1)
+        return pi0 * ce[0] + pi1 * ce[1]
+
+    return loss
+
+
+def _compute_rank_one(run: RankOneRun) -> RankOneResult:
+    start = time.perf_counter()
+    device = select_device(run.device)
+    cfg = MarkovConfig(p=run.p, q=run.q, d=run.d, seq_len=run.seq_len, batch=1)
+    init = init_rank_one(cfg, run.e0, run.w0, run.b0, dtype=torch.float64, device=device)
+    gen = member_generators(1, 0, device)
+    params = stack_members(init, gen)
+    params["wo"] = torch.zeros_like(params["wo"])  # inert attention: W_V = W_O = 0
+    alpha = params["wte"][0] / params["wte"][0].norm()
+    hidden = torch.full((4 * run.d,), 1 / math.sqrt(4 * run.d), dtype=torch.float64,
+                        device=device)
+    n_targets = run.seq_len - 1
+    x_const = torch.stack([torch.zeros(run.seq_len, dtype=torch.long, device=device),
+                           torch.ones(run.seq_len, dtype=torch.long, device=device)])
+
+    def state(p: Params) -> torch.Tensor:
+        f = forward(p, x_const)[:, :n_targets].mean(-1)
+        e = p["wte"] @ alpha
+        rows = p["wpe"][:n_targets] @ alpha
+        s = rows.mean()
+        c1 = hidden @ p["w1"] @ alpha
+        c2 = alpha @ p["w2"] @ hidden
+        off = torch.stack([
+            (p["wte"] - e * alpha).abs().max(),
+            (p["wpe"][:n_targets] - torch.outer(rows, alpha)).abs().max(),
+            (rows - s).abs().max(),
+            (p["w1"] - c1 * torch.outer(hidden, alpha)).abs().max(),
+            (p["w2"] - c2 * torch.outer(alpha, hidden)).abs().max(),
+        ]).max()
+        att = torch.stack([p["wv"].abs().max(), p["wo"].abs().max()]).max()
+        return torch.stack([e, s, c1, c2, p["b"], off, att, f[0], f[1]])
+
+    every = int(round(run.record_dt / run.lr))
+    steps = every * int(math.ceil(run.t_end / run.record_dt - 1e-9))
+    traj = train(rank_one_population_loss(run.p, run.q, run.seq_len), params,
+                 TrainConfig(steps=steps, lr=run.lr, record_every=every,
+                             description="markov rank-one GD"),
+                 observables={"state": state})
+    obs = _np64(traj.observables["state"])[0]
+    return RankOneResult(run=run, time=_np64(traj.time)[0], state=obs[:, :5],
+                         logits=obs[:, 7:9], off_manifold=obs[:, 5], attention=obs[:, 6],
+                         loss=_np64(traj.loss)[0], seconds=time.perf_counter() - start)
+
+
+_memo_rank_one = lru_cache(maxsize=64)(_compute_rank_one)
+
+
+def run_rank_one(run: RankOneRun, cache: RunCache | None = None) -> RankOneResult:
+    """Plain GD on the full model from a rank-one init (memoised and cached)."""
+    return resolve(cache).get_or_compute(run, lambda: _memo_rank_one(run),
+                                         "markov.run_rank_one")

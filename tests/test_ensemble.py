@@ -93,6 +93,25 @@ def test_member_equals_unbatched_run_with_its_seed():
                                        rtol=1e-9, atol=1e-12)
 
 
+def test_member_chunks_do_not_change_the_run():
+    """Chunked vmapped gradients (5 members, chunks of 2: an uneven last chunk) = one call."""
+    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=16, batch=4)
+
+    def run(chunk):
+        params = stack_members(nm.init_gaussian(cfg), member_generators(5, 3))
+        data = member_generators(5, 103)
+        config = TrainConfig(steps=4, lr=1e-2, optimizer=OptimizerConfig("adam"),
+                             member_chunk=chunk)
+        return train(nm.train_loss(cfg), params, config, lambda s: nm.sample_chains(cfg, data))
+
+    whole, chunked = run(None), run(2)
+    torch.testing.assert_close(chunked.loss, whole.loss, rtol=1e-12, atol=1e-14)
+    for key in whole.params:
+        torch.testing.assert_close(chunked.params[key], whole.params[key], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="member_chunk"):
+        TrainConfig(steps=1, lr=0.1, member_chunk=0)
+
+
 def test_divergence_names_member_and_step():
     params = {"x": torch.tensor([[1.0], [1.0]], dtype=torch.float64)}
     with pytest.raises(DivergenceError, match="member 1 diverged at step"):

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from figures import markov as fm  # noqa: F401  (registers the figures)
 from figures.registry import FIGURES, render
@@ -29,11 +30,22 @@ def test_registry_and_gallery(tmp_path):
 def test_bench_writes_schema(tmp_path):
     import torch
 
-    table, path = run_bench(tmp_path, torch.device("cpu"), members=(1, 2), steps=2)
+    table, path = run_bench(tmp_path, torch.device("cpu"), members=(1, 3), steps=2,
+                            loop_members=2, probe_size=64, small=True)
     data = json.loads(path.read_text())
-    assert data["device"] == "cpu"
-    assert [r["members"] for r in data["ensemble"]] == [1, 2]
-    assert all({"members", "stacked_s", "sequential_s", "speedup"} <= set(r) for r in data["ensemble"])
+    assert data["device"] == "cpu" and data["threads"] >= 1 and data["peak_gflops"] > 0
+    keys = {"model", "k", "loop_s", "stacked_s", "speedup_vs_loop", "member_steps_per_s",
+            "gflops", "fraction_of_peak", "loop_members_timed"}
+    rows = data["models"]
+    assert [(r["model"], r["k"]) for r in rows] == [
+        (m, k) for m in ("markov", "linear_attention") for k in (1, 3)]
+    for r in rows:
+        assert keys <= set(r)
+        assert r["loop_members_timed"] == min(r["k"], 2)
+        assert r["speedup_vs_loop"] == pytest.approx(r["loop_s"] / r["stacked_s"], rel=1e-2)
+        assert r["flops_per_member_step"] > 0 and 0 < r["fraction_of_peak"]
+        assert r["max_member_gap"] < 1e-4  # loop member 0 = stacked member 0 (float32)
+    assert (tmp_path / "bench.png").stat().st_size > 0
     assert "speedup" in table
 
 
@@ -50,14 +62,16 @@ def test_linear_attention_theory_figure(tmp_path):
 
 def test_linear_attention_optimiser_figures_at_smoke_size(tmp_path):
     from figures import linear_attention  # noqa: F401
+    from numerics.cache import RunCache
 
     names = ("adam_vs_sgd_loss", "noise_tails", "condition_numbers", "directional_smoothness",
-             "linear_vs_softmax", "depth_sweep")
+             "linear_vs_softmax", "depth_sweep", "zfb_torch_vs_ode", "learned_steps")
+    cache = RunCache(tmp_path / "cache")
     for name in names:
-        paths = FIGURES[f"linear_attention.{name}"].fn(tmp_path, quick=True)
+        paths = FIGURES[f"linear_attention.{name}"].fn(tmp_path, quick=True, cache=cache)
         assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}, name
     loss = np.load(tmp_path / "adam_vs_sgd_loss.npz")["setting1_loss"]
-    assert loss.shape[0] == 2 and loss[0, 0] == loss[1, 0]  # shared start
+    assert loss.shape[0] == 2 and loss[0, 0] == loss[1, 0]  # SGDM and Adam, shared start
     assert np.load(tmp_path / "depth_sweep.npz")["hill"].shape == (4,)
 
 
@@ -66,13 +80,13 @@ def test_a_failing_figure_does_not_lose_the_others(tmp_path, monkeypatch):
 
     from figures import registry
 
-    def good(out, quick=False, device="cpu"):
+    def good(out, quick=False, device="cpu", cache=None):
         path = out / "good.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"png")
         return [path]
 
-    def bad(out, quick=False, device="cpu"):
+    def bad(out, quick=False, device="cpu", cache=None):
         raise FloatingPointError("diverged")
 
     specs = [registry.FigureSpec("p", "bad", "-", "-", bad), registry.FigureSpec("p", "good", "-", "-", good)]
@@ -81,4 +95,4 @@ def test_a_failing_figure_does_not_lose_the_others(tmp_path, monkeypatch):
         registry.render(["p"], tmp_path, progress=False)
     assert (tmp_path / "p" / "good.png").exists()
     assert info.value.failed == ["p.bad: FloatingPointError: diverged"]
-    assert (tmp_path / "gallery.md").exists()
+    assert (tmp_path / "gallery.md").exists() and (tmp_path / "gallery.html").exists()

@@ -49,6 +49,7 @@ __all__ = [
     "A",
     "B",
     "E",
+    "NPOS",
     "P",
     "Q",
     "U",
@@ -257,11 +258,15 @@ def profile_slope_at_zero(p, q) -> sp.Expr:
     return _slope_generic().subs({P: p, Q: q}, simultaneous=True)
 
 
+@lru_cache(maxsize=1)
+def _curvature_generic() -> sp.Expr:
+    return sp.diff(profile_loss(U, P, Q), U, 2).subs({U: optimal_gap(P, Q)})
+
+
 def profile_curvature_at_optimum(p, q) -> sp.Expr:
     """l''(u*), evaluated from the derived profile (spec quotes pq(1-p)(1-q)/((p+q)(2-p-q)))."""
     p, q = _pq(p, q)
-    second = sp.diff(profile_loss(U, P, Q), U, 2)
-    return second.subs({U: optimal_gap(P, Q)}).subs({P: p, Q: q}, simultaneous=True)
+    return _curvature_generic().subs({P: p, Q: q}, simultaneous=True)
 
 
 # ---------------------------------------------------------------------- energy (spec §3.4)

@@ -26,6 +26,8 @@ COMMANDS = {
                 "tdcheck figures markov --open"),
     "bench": ("speed of the stacked trainer against a plain torch loop",
               "tdcheck bench --out tdcheck-bench"),
+    "sweep": ("train over a parameter grid and draw the phase diagram",
+              "tdcheck sweep markov phase --grid p=0.05:0.95:5 q=0.05:0.95:5"),
 }
 
 EPILOG = "examples:\n" + "\n".join(f"  {ex}" for _, ex in COMMANDS.values()) + (
@@ -205,11 +207,14 @@ def _tex_escape(text: str) -> str:
 def _cmd_verify(args) -> int:
     import time  # noqa: PLC0415
 
+    from verify.backends import require_ray, run_claims_on  # noqa: PLC0415
     from verify.claims import Context  # noqa: PLC0415
     from verify.registry import claims_for  # noqa: PLC0415
     from verify.report import metadata, summary_line, to_json, to_table, write_reports  # noqa: PLC0415
-    from verify.runner import get_profile, run_claims  # noqa: PLC0415
+    from verify.runner import get_profile  # noqa: PLC0415
 
+    if args.backend == "ray":
+        require_ray()  # a missing Ray is one line naming the extra, before any work
     profile = get_profile(args.profile)
     papers = _papers(args.paper)
     claims = [c for p in papers for c in claims_for(p)]
@@ -223,7 +228,8 @@ def _cmd_verify(args) -> int:
     started = time.time()
     ctx = Context(device=device, profile=profile.name, cache=_cache(args),
                   progress=_progress(args))
-    results = run_claims(claims, profile, ctx, progress=_progress(args))
+    results = run_claims_on(args.backend, claims, profile, ctx, progress=_progress(args),
+                            address=args.address)
     meta = metadata(profile.name, device, started, time.time() - started)
     data = to_json(results, meta)
     print(to_table(data))
@@ -283,9 +289,42 @@ def _cmd_bench(args) -> int:
         raise ValueError(f"steps must be >= 1, got {args.steps}")
     device = select_device(_device(args))
     table, path = run_bench(Path(args.out), device=device, members=tuple(args.members),
-                            steps=args.steps)
+                            steps=args.steps, loop_members=args.loop_members,
+                            member_chunk=args.member_chunk or "auto", compile=args.compile)
     print(table)
     print(f"\nbench: {path}")
+    return 0
+
+
+def _cmd_sweep(args) -> int:
+    import json as _json  # noqa: PLC0415
+    from functools import partial  # noqa: PLC0415
+
+    from numerics.sweep import PhaseSweep, parse_grid, run_phase_sweep  # noqa: PLC0415
+    from verify.backends import map_on, require_ray  # noqa: PLC0415
+
+    if args.backend == "ray":
+        require_ray()
+    grids = dict(parse_grid(g) for g in args.grid)
+    if set(grids) != {"p", "q"}:
+        raise ValueError(f"--grid needs exactly p=... and q=..., got {', '.join(grids)}")
+    device = _device(args)
+    sweep = PhaseSweep(grids["p"], grids["q"], members=args.members, steps=args.steps,
+                       seed=args.seed, device=device)
+    gpus = 1.0 if device.startswith("cuda") else 0.0
+    data = run_phase_sweep(sweep, partial(map_on, args.backend, address=args.address,
+                                          gpus=gpus, progress=_progress(args)))
+    from figures.sweep import draw_phase  # noqa: PLC0415
+
+    out = Path(args.out)
+    paths = draw_phase(data, out)
+    summary = {"sweep": {k: v for k, v in sweep.__dict__.items()},
+               "agreement": float(data["agreement"]),
+               "seconds": float(data["seconds"].sum()), "files": [str(x) for x in paths]}
+    (out / "markov_phase.json").write_text(_json.dumps(summary, indent=1))
+    for x in paths:
+        print(x)
+    print(f"agreement with p + q = 1: {summary['agreement']:.0%} of distinguishable points")
     return 0
 
 
@@ -328,6 +367,12 @@ def _parser() -> argparse.ArgumentParser:
     ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
     ve.add_argument("--no-progress", action="store_true")
     _add_cache(ve)
+    ve.add_argument("--backend", default="serial", choices=("serial", "ray"),
+                    help="serial (this process) or ray: each claim a Ray task (needs "
+                         "tdcheck[ray]); default serial")
+    ve.add_argument("--address", default=None,
+                    help="with --backend ray: a running Ray cluster to join (default: start "
+                         "Ray locally in this process)")
     ve.set_defaults(fn=_cmd_verify)
 
     rp = sub.add_parser("report", help=COMMANDS["report"][0])
@@ -349,7 +394,28 @@ def _parser() -> argparse.ArgumentParser:
     _add_device(be)
     be.add_argument("--members", type=int, nargs="+", default=[1, 8, 64, 256])
     be.add_argument("--steps", type=int, default=20)
+    be.add_argument("--loop-members", type=int, default=4,
+                    help="loop members timed per K (the loop time is scaled to K)")
+    be.add_argument("--member-chunk", type=int, default=None,
+                    help="members per vmapped call (default: 16 on CPU, all on GPU)")
+    be.add_argument("--compile", action="store_true",
+                    help="also torch.compile the stacked step (compile time not counted)")
     be.set_defaults(fn=_cmd_bench)
+
+    sw = sub.add_parser("sweep", help=COMMANDS["sweep"][0])
+    sw.add_argument("paper", choices=("markov",))
+    sw.add_argument("name", choices=("phase",))
+    sw.add_argument("--grid", nargs=2, required=True, metavar="AXIS=START:STOP:N",
+                    help="p=0.05:0.95:N q=0.05:0.95:N")
+    sw.add_argument("--members", type=int, default=2, help="ensemble size per grid point")
+    sw.add_argument("--steps", type=int, default=1000)
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--backend", default="serial", choices=("serial", "ray"),
+                    help="serial, or ray: one Ray task per grid point (needs tdcheck[ray])")
+    sw.add_argument("--address", default=None, help="with --backend ray: a cluster to join")
+    _add_device(sw)
+    sw.add_argument("--out", default="tdcheck-sweep")
+    sw.set_defaults(fn=_cmd_sweep)
     return parser
 
 
