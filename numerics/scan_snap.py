@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -243,6 +244,23 @@ def peak_times(t: np.ndarray, shares: np.ndarray) -> np.ndarray:
     return np.asarray(t)[np.argmax(np.asarray(shares), axis=0)]
 
 
+# ---------------------------------------------------------------------- threads
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run torch's CPU ops single-threaded inside, restoring the caller's setting after.
+
+    The tensors of this row are tiny (M <= 34, batch 128), so intra-op threads only add
+    synchronisation: on a loaded 2-core machine two threads made a Fig. 6 sweep 3x slower
+    (13.5 s vs 4.4 s CPU for the 128-member smoke sweep).  Results are unchanged up to float
+    rounding."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 # ---------------------------------------------------------------------- SGD ensembles
 @dataclass(frozen=True)
 class SGDConfig:
@@ -377,7 +395,11 @@ def _sgd_compute(config: SGDConfig) -> SGDResult:
 
 def run_sgd(config: SGDConfig, cache: RunCache | None = None) -> SGDResult:
     """Train every member of ``config`` in one stacked run (cached by config)."""
-    return resolve(cache).get_or_compute(config, lambda: _sgd_compute(config), "scan_snap.sgd")
+    def compute() -> SGDResult:
+        with _one_thread():
+            return _sgd_compute(config)
+
+    return resolve(cache).get_or_compute(config, compute, "scan_snap.sgd")
 
 
 def fig6_config(num_last: int, seeds: int, device: str = "cpu") -> SGDConfig:
@@ -455,8 +477,11 @@ def _flow_compute(config: FlowConfig) -> FlowResult:
 
 def run_population_flow(config: FlowConfig, cache: RunCache | None = None) -> FlowResult:
     """Integrate the exact population flow (cached by config)."""
-    return resolve(cache).get_or_compute(config, lambda: _flow_compute(config),
-                                         "scan_snap.population_flow")
+    def compute() -> FlowResult:
+        with _one_thread():
+            return _flow_compute(config)
+
+    return resolve(cache).get_or_compute(config, compute, "scan_snap.population_flow")
 
 
 # ---------------------------------------------------------------------- reduced ODEs

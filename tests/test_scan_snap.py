@@ -310,3 +310,25 @@ def test_reduced_system_builds_fast_at_k3_l16():
     sys = ts.reduced_system(P, 1000, 10, 1)
     assert time.perf_counter() - start < 10 and sys.params == () and len(sys.state) == 17
     assert sum(1 for k in sys.invariants if k.startswith("dt[")) == 12
+
+
+def test_one_thread_restores_the_callers_setting():
+    before = torch.get_num_threads()
+    with ns._one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_column_run_equals_the_full_sweeps_column():
+    """The eta_Z-monotonicity claim runs one ratio column alone: its members must equal the
+    full sweep's members at that ratio (same seed -> same init and batches)."""
+    from dataclasses import replace
+
+    from verify import scan_snap as vs
+
+    full = ns.run_sgd(replace(ns.fig6_config(1, 2), steps=3))
+    col = ns.run_sgd(replace(vs.fig6_column_config(1, 10.0, 2), steps=3))
+    for ez in full.config.eta_Z:
+        a, b = full.select(ez, 10.0), col.select(ez, 10.0)
+        assert len(a) == len(b) == 2
+        np.testing.assert_allclose(col.zq[b], full.zq[a], rtol=1e-12, atol=1e-14)

@@ -11,13 +11,17 @@ authors' logged commands (Fig. 4: ``num_last = 2``, zero init, ``lr_z = 1``; Fig
 init, 10 seeds, momentum 0.9, 100 iterations, batch 128, L = 128).  The ``quick`` profile runs
 the Fig. 6 panel ``num_last = 1`` (20 seeds; the published table used 10; 40 from ``ci`` on);
 the other panels are left out (see ``_fig6_panels``).  Sampling noise enters as Student-t intervals
-over seeds (99 %); each tolerance says which model mismatch it allows for.
+over seeds (99 %); each tolerance says which model mismatch it allows for.  Two claims get more
+runs than the rest at ``quick`` (referee's change): the eta_Z-monotonicity column (ratio 10,
+40 seeds, ``_column_seeds``) and the SGD scan order (40 runs of the Fig. 4 command,
+``_order_seeds``); at 20 and 10 runs both were inconclusive, at 40 both hold.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -89,6 +93,27 @@ def _fig6_seeds(ctx: Context) -> int:
 def _table_seeds(ctx: Context) -> int:
     """Seeds for the Fig. 6 table: 20 (the published table used 10); 40 from ci on."""
     return ctx.pick(test=8, quick=20, ci=40)
+
+
+def _column_seeds(ctx: Context) -> int:
+    """Seeds for the eta_Z-monotonicity column (ratio 10 only, 4 x seeds members): 40.  At
+    20 seeds the step eta_Z 2 -> 3 was +0.116 with a 99 % t interval [-0.009, 0.241]; at 40
+    it is +0.103 [0.028, 0.178].  Each member is independent and seed s draws the same init
+    and batches in every run, so these members equal the ratio-10 members of the full sweep."""
+    return ctx.pick(test=8, quick=40)
+
+
+def fig6_column_config(num_last: int, ratio: float, seeds: int) -> ns.SGDConfig:
+    """The Fig. 6 sweep restricted to one eta_Y/eta_Z column (all four eta_Z)."""
+    return replace(ns.fig6_config(num_last, seeds), ratio=(ratio,))
+
+
+def _order_seeds(ctx: Context) -> int:
+    """Runs of the Fig. 4 command for the SGD scan order: 40.  At 10 runs (x 2 classes) the
+    inverted fraction at ratio 1 was 0.070 [0.026, 0.114] (99 % t): inconclusive against 0.1;
+    at 40 runs it is 0.068 [0.050, 0.087].  Seeds 1-10 are the runs of the other Fig. 4
+    claims (seed s draws the same batches whatever the number of seeds)."""
+    return ctx.pick(test=3, quick=40)
 
 
 def _fig4_seeds(ctx: Context) -> int:
@@ -488,7 +513,7 @@ def _inversions(t: np.ndarray, shares: np.ndarray) -> float:
 
 def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                           ratios: tuple[float, ...] = (1.0, 10.0)) -> Evidence:
-    res = _sgd(fig4_config(_fig4_seeds(ctx)), ctx)
+    res = _sgd(fig4_config(_order_seeds(ctx)), ctx)
     f = res.facts
     P = f.probs[:, : f.n_context]
     t = res.steps.astype(float)
@@ -627,12 +652,15 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
         k = min(it + shift, res.loss.shape[1] - 1)
         obs = logL[:, k]
         s = float(obs.std(ddof=1)) if n > 1 else 0.0
-        # the published trace is ONE run: its deviation from our mean has variance s^2 (1 + 1/n)
+        q = t_quantile(_CONF, max(n - 1, 1))
+        # the published trace is ONE run, not the mean: the allowance is the 99 % spread of a
+        # single run about the mean (q s, from our seeds); the interval is on our mean (s/sqrt n)
         parts.append(Part.deviation(
             f"log10 loss at iteration {it}", math.log10(pub), float(obs.mean()),
-            s * math.sqrt(1 + 1 / n), 0.15,
-            "one published seed vs our seeds (t interval on a single draw); 0.15 decades for "
-            "the different random streams", _CONF, dof=max(n - 1, 1)))
+            s / math.sqrt(n), q * s,
+            f"the published value is one run: allowed q s = {q * s:.3g} decades (99 % t spread "
+            f"of one run over our {n} seeds; the printed 4 digits add < 1e-3); t interval on "
+            "our mean", _CONF, dof=max(n - 1, 1)))
     for it, ceiling in FIG4_FLOOR.items():
         k = min(it + shift, res.loss.shape[1] - 1)
         m, lo, hi, _ = mean_interval(logL[:, k], _CONF) if n > 1 else (logL[0, k],) * 3 + (0,)
@@ -705,7 +733,7 @@ def _check_ratio_mono(params: dict, ctx: Context, *, sign: int, eta_Zs=None) -> 
 
 
 def _check_etaz_mono(params: dict, ctx: Context, *, sign: int, pairs=None) -> Evidence:
-    res = _sgd(fig6_config(1, _fig6_seeds(ctx)), ctx)
+    res = _sgd(fig6_column_config(1, 10.0, _column_seeds(ctx)), ctx)
     parts = []
     for a, b in pairs or ((0.5, 1.0), (1.0, 2.0), (2.0, 3.0)):
         d = _paired(res, (a, 10.0), (b, 10.0))
@@ -727,8 +755,10 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     for n, d in enumerate(facts.dts):
         z = flow.zq[:, n]
         ct = facts.probs[n] * np.exp(z)
-        l0 = d[-1]
-        for j in d[:-1]:
+        l0 = max(d, key=lambda j: facts.probs[n, j])  # the winner (largest P(l|n))
+        for j in d:
+            if j == l0:
+                continue
             r = ts.relative_gain(ct[:, l0], ct[:, j])
             chi = np.exp(power * (z[:, l0] - z[0, l0]))
             lr = np.abs(np.log(r[1:] / (r[0] * chi[1:])))
@@ -829,6 +859,8 @@ def claims() -> list[Claim]:
                {"M": 1000, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 20.0})
     large_M = {"M": 100_000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.5}
     ratio_ex = ({"ratio": 10.0}, {"ratio": 5.0})
+    snap_wide = (dict(_EXAMPLE_PROBS, M=20, eta_Y=10.0, eta_Z=1.0),
+                 dict(_EXAMPLE_PROBS, M=1000, eta_Y=10.0, eta_Z=0.1))
     return [
         Claim(
             id="scan_snap.decoder_scale",
@@ -1024,15 +1056,13 @@ def claims() -> list[Claim]:
             control=partial(_check_scan_order_sgd, order=_reversed_order),
             control_description="the reversed order (high-P tokens drop first)",
             cost="slow",
-            expected="inconclusive",
             examples=({},),
-            positive_control=_pos(partial(_check_scan_order_sgd, order=ts.scan_order,
-                                          ratios=(10.0,)), {},
-                                  "the same check at eta_Y/eta_Z = 10 (no inverted pair)"),
-            notes="At ratio 1, 7 % +- 3 % of pairs are inverted (10 runs x 2 classes): the top "
-                  "DTs' shares plateau after the snap and their argmax times wander under SGD "
-                  "noise (e.g. peaks at iterations 100 vs 79); 10 runs cannot separate this "
-                  "from the 10 % allowance.",
+            notes="At ratio 1, 7 % of pairs are inverted: the top DTs' shares plateau after the "
+                  "snap and their argmax times wander under SGD noise (e.g. peaks at iterations "
+                  "100 vs 79).  With the author's 10 runs (x 2 classes) the 99 % interval "
+                  "[0.026, 0.114] straddled the 10 % allowance (inconclusive); the referee ran "
+                  "40 runs: 0.068 [0.050, 0.087] (holds).  At smoke size (3 runs) it may come "
+                  "out inconclusive.",
         ),
         Claim(
             id="scan_snap.snap_reduced",
@@ -1049,6 +1079,30 @@ def claims() -> list[Claim]:
             notes="The slow-down shrinks with nu = eta_Y/eta_Z and with small M (measured "
                   "factors: 6.8 at M = 1000, nu = 10; 2.9 at M = 1000, nu = 100; 1.6 at M = 20, "
                   "nu = 10): a large nu keeps B in its early logarithmic regime.",
+        ),
+        Claim(
+            id="scan_snap.snap_reduced_wide",
+            paper=PAPER,
+            statement="The same >= 3x slow-down of dz_top/d ln t from t0/2 to 10 t0 outside "
+                      "that region: a small vocabulary (M = 20, nu = 10) or a large "
+                      "nu = eta_Y/eta_Z (M = 1000, nu = 100)",
+            source="Theorem 4, Section 6; spec §7 (a6)",
+            kind="symbolic",
+            strategy=st.sampled_from(snap_wide),
+            check=partial(_check_snap_reduced, t0_fn=ts.snap_time),
+            control=partial(_check_snap_reduced, t0_fn=_early_snap_time),
+            control_description="snap at t0/20",
+            expected="refuted",
+            examples=snap_wide,
+            positive_control=_pos(partial(_check_snap_reduced, t0_fn=ts.snap_time),
+                                  _EXAMPLE_PROBS, "the same check at M = 1000, nu = 10 "
+                                  "(slow-down 6.8x)"),
+            notes="A finding on the size of the approximation (added by the referee: "
+                  "scan_snap.snap_reduced restricts M >= 300, nu <= 10 and only noted the "
+                  "rest).  Slow-down factors on the pinned K = 2 probabilities: 1.57 at "
+                  "M = 20, nu = 10 and 2.94 at M = 1000, nu = 100 (3.77 at M = 100, nu = 10; "
+                  "6.83 at M = 1000, nu = 10; 7.97 at M = 1000, nu = 1): a large nu keeps B in "
+                  "its early logarithmic regime, and at small M the snap is not sharp.",
         ),
         Claim(
             id="scan_snap.invariants_sgd",
@@ -1139,9 +1193,15 @@ def claims() -> list[Claim]:
             positive_control=_pos(partial(_check_ratio_mono, sign=1, eta_Zs=(0.5, 1.0)), {},
                                   "the same check at eta_Z = 0.5 and 1"),
             notes="Every paired difference has the predicted sign (quick, 20 seeds: +0.088, "
-                  "+0.122, +0.103 +- 0.038, +0.080 +- 0.078 at eta_Z = 0.5, 1, 2, 3); at "
+                  "+0.122, +0.103 +- 0.038, +0.080 +- 0.078 (s.e.) at eta_Z = 0.5, 1, 2, 3); at "
                   "eta_Z = 2, 3 the seed spread (published +-0.1-0.33) keeps the 99 % interval "
-                  "across 0.  Settling eta_Z = 3 needs ~10x more seeds.",
+                  "across 0.  A 40-seed run (referee) did not settle it either: +0.084 "
+                  "[-0.013, 0.181] and +0.079 [-0.085, 0.242]; the s.e. barely shrank "
+                  "(0.038 -> 0.036, 0.078 -> 0.060: heavy-tailed seeds).  Budget to settle: "
+                  "if the 40-seed means and s.d. (0.23, 0.38 nats) hold, ~50 seeds for eta_Z = 2 "
+                  "and ~160 for eta_Z = 3 (the ratio-2 and ratio-10 columns only: 1280 members, "
+                  "a few CPU minutes), or a robust statistic (median of paired differences with "
+                  "a sign-test interval).",
         ),
         Claim(
             id="scan_snap.etaz_monotone",
@@ -1155,12 +1215,13 @@ def claims() -> list[Claim]:
             control=partial(_check_etaz_mono, sign=-1),
             control_description="the opposite order",
             cost="slow",
-            expected="inconclusive",
             examples=({},),
-            positive_control=_pos(partial(_check_etaz_mono, sign=1, pairs=((0.5, 1.0),)), {},
-                                  "the same check for eta_Z 0.5 -> 1"),
-            notes="Every step has the predicted sign (quick, 20 seeds: +0.030, +0.132, "
-                  "+0.116 +- 0.044); the step 2 -> 3 is within the 99 % interval of 0.",
+            notes="Run on the ratio-10 column at 40 seeds (quick).  Paired differences "
+                  "H(eta_Z a) - H(eta_Z b), mean [99 % t interval]: +0.036 [0.028, 0.045], "
+                  "+0.157 [0.061, 0.253], +0.103 [0.028, 0.178].  At 20 seeds (the author's "
+                  "run) the step 2 -> 3 was +0.116 [-0.009, 0.241]: inconclusive; the referee "
+                  "raised the seeds (verdict inconclusive -> holds).  At smoke size (8 seeds) "
+                  "it may come out inconclusive.",
         ),
         Claim(
             id="scan_snap.theorem3_population",
@@ -1192,9 +1253,11 @@ def claims() -> list[Claim]:
             positive_control=_pos(partial(_check_eqn11_runs, power=2.0, source="flow"), {},
                                   "the same check on the exact population flow (Fig. 4 data, "
                                   "eta_Y/eta_Z = 10), where Eqn 11 holds within ~30 %"),
-            notes="The size of the approximation under SGD with momentum: the worst run is off "
-                  "by a factor e^1.1 = 3 (median ~e^0.35), against e^0.27-e^0.3 in the "
-                  "population flow; at ratio 1 SGD runs are off by factors 2-4.",
+            notes="The size of the approximation under SGD with momentum: 4 of the 10 runs "
+                  "(quick) leave the factor-2 band (max |ln| = 1.09, 0.78, 0.71, 0.71; median "
+                  "0.35), against 0.27-0.3 in the population flow; at ratio 1 SGD runs are off "
+                  "by factors 2-4.  A statement about every run, so one run outside refutes it; "
+                  "with 4 of 10 outside it is not a rare outlier.",
         ),
         Claim(
             id="scan_snap.residual_open",
