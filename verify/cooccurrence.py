@@ -40,6 +40,7 @@ PAPER = "cooccurrence"
 __all__ = ["claims"]
 
 EPS = float(np.finfo(float).eps)
+ROUND_ULPS = 4  # rounding units per GD step for an invariant of squared weights (see invariants)
 
 
 # ---------------------------------------------------------------------- theories
@@ -216,11 +217,12 @@ def _check_invariants(params: dict, ctx: Context, theory) -> Evidence:
     """Zero symbolic drift; exact GD drift eta^2 (|g_W|^2 - |g_V|^2); W_K = W_Q = 0 invariant."""
     seed = int(params.get("seed", 0))
     parts = []
-    for name, drift in tc.invariant_drifts(2).items():
-        val = 0.0 if drift == 0 else float(abs(sp.sympify(drift).subs(
-            {s: sp.Rational(3, 7) for s in drift.free_symbols})))
+    for name, drift in theory.invariant_drifts(2).items():
+        # 1 for any non-zero simplified drift (a numeric substitution could vanish by accident)
+        val = 0.0 if sp.simplify(drift) == 0 else 1.0
         parts.append(Part(f"symbolic_{name}", 0.0, val, val, 0.0,
-                          "exact sympy identity along the canonical ODE (zero or not)"))
+                          "exact sympy identity along the canonical ODE: 0 if the simplified "
+                          "drift is identically zero, else 1"))
     run = _run(_main_config(ctx, seed), ctx)
     m1 = run.config.m1
     worst_v = worst_kq = 0.0
@@ -237,14 +239,27 @@ def _check_invariants(params: dict, ctx: Context, theory) -> Evidence:
             worst_v, pred_v, obs_v = abs(ov - pv), pv, ov
         if abs(ok - pk) >= worst_kq:
             worst_kq, pred_kq, obs_kq = abs(ok - pk), pk, ok
-    scale = float(np.max(np.abs(run.S))) * run.config.steps
-    parts.append(Part("gd_value_balance", pred_v, obs_v, worst_v, 1e3 * EPS * scale,
+    # float64 rounding: each GD step rounds every weight (relative eps), which moves an
+    # invariant built from squared weights by ~ 2 eps x (sum of its terms' sizes); a worst
+    # case adds these linearly over the run: ROUND_ULPS eps x steps x size, ROUND_ULPS = 4 for
+    # the factor 2 of the squares and the rounding of the update and of the trace sums.
+    steps = run.config.steps
+    ends = [nc.canonical_state(nc.member(p, k)) for p in (run.initial, run.final)
+            for k in range(run.config.members)]
+    size_v = max(abs(float(c["S"])) + m1 * abs(float(np.trace(np.asarray(c["M"]))))
+                 for c in ends)
+    size_kq = max(float(np.trace(np.asarray(c["K_G"])) + np.trace(np.asarray(c["Q_G"])))
+                  for c in ends)
+    parts.append(Part("gd_value_balance", pred_v, obs_v, worst_v, ROUND_ULPS * EPS * steps * size_v,
                       "exact GD identity: first-order terms cancel as in the flow, each step "
-                      "adds m1 eta^2 (|dL/dW|^2 - |dL/dW_V|^2); rounding ~ eps S per step"))
+                      "adds m1 eta^2 (|dL/dW|^2 - |dL/dW_V|^2); float64 rounding of S + m1 tr M "
+                      "(4 eps per step, linear accumulation)"))
     parts.append(Part("gd_kq_balance", pred_kq, obs_kq, worst_kq,
-                      1e3 * EPS * run.config.steps * max(1e-12, float(
-                          np.max(np.abs(run.A_start)))) * run.config.vocabulary,
-                      "exact GD identity eta^2 (|dL/dW_K|^2 - |dL/dW_Q|^2) per step; rounding"))
+                      ROUND_ULPS * EPS * steps * size_kq,
+                      "exact GD identity eta^2 (|dL/dW_K|^2 - |dL/dW_Q|^2) per step; float64 "
+                      "rounding of tr K_G + tr Q_G (4 eps per step, linear accumulation)",
+                      details={"predicted_drift_over_tolerance":
+                               abs(pred_kq) / (ROUND_ULPS * EPS * steps * size_kq)}))
     zcfg = ctx.pick(test=nc.CoConfig(m=32, m1=4, members=1, steps=40, record_every=10,
                                      zero_kq=True, n_val=6, seed=seed, data_seed=seed),
                     quick=nc.CoConfig(m=128, m1=8, members=1, steps=200, record_every=20,
@@ -288,18 +303,21 @@ def _check_phase1(params: dict, ctx: Context, theory) -> Evidence:
     w1 = max(r1, key=lambda x: abs(x - rates[0]))
     w3 = max(r3, key=lambda x: abs(x - rates[2]))
     lw = max(losses, key=lambda x: max(0.2 - x, x - 0.7))
+    # the rate allowance is relative to the measured scale of the rates (min over members of
+    # the measured initial dG1/dtau), not to either theory's prediction
+    rate_tol = 0.2 * min(abs(x) for x in r1)
     return Evidence((
         Part("t_cls", tau_cls_pred, t_obs, abs(math.log(t_obs / tau_cls_pred)), math.log(3),
              "Theorem 3.1 gives T1 = Theta(1/(sigma1^2 m m1)) only; the four-class ODE ignores the "
              "private tokens, which speed classification up (spec §4(b): 9.7 vs 13.0); factor 3",
              details={"members": obs_tcls}),
-        Part("initial_rate_mu1", rates[0], w1, abs(w1 - rates[0]), rates[0] / 5 if rates[0] else
-             1 / 30,
+        Part("initial_rate_mu1", rates[0], w1, abs(w1 - rates[0]), rate_tol,
              "Lemma 4.1: dG(mu1)/dtau -> (pi1 - pi2)/2; corrections O(sigma0^2/sigma1^2) (m1 M r), "
-             "O(|F(0)|) and the finite difference over the first record (dtau = 0.1): 20 %"),
-        Part("initial_rate_mu3", rates[2], w3, abs(w3 - rates[2]), 1 / 30,
+             "O(|F(0)|) and the finite difference over the first record: 20 % of the measured "
+             "initial dG1/dtau (spec §7(a)5)"),
+        Part("initial_rate_mu3", rates[2], w3, abs(w3 - rates[2]), rate_tol,
              "Lemma 4.2: positive and negative samples cancel, dG(mu3)/dtau -> 0; same "
-             "corrections as for mu1 (|dG3| <= 0.2 dG1, spec §7(a)5)"),
+             "corrections as for mu1: |dG3 - predicted| <= 0.2 x measured dG1 (spec §7(a)5)"),
         Part("attention_frozen", 0.0, max(dps), max(dps), 10 / (cfg.L * cfg.m),
              "Proposition E.3 / Corollary E.24: |p - p(0)| = O~(1/(L m)) in Phase 1; 10/(Lm)"),
         Part("S_constant", 0.0, max(dS), max(dS), 0.05,
@@ -349,24 +367,57 @@ def _check_hump(params: dict, ctx: Context, theory) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 5 sandwich
+SANDWICH_C = 0.05  # spec §7(a)7: "with some c >= 0.05"
+
+
+def _sandwich_onset(tm: np.ndarray, r: np.ndarray, c: float) -> float:
+    """The earliest record midpoint from which (1+c) max(dG1, dG2) <= -dG3 <= (1-c)(dG1 + dG2)
+    holds on every later record (inf if it fails at the last one)."""
+    low = -r[:, 2] / np.maximum(r[:, 0], r[:, 1]) - 1
+    up = 1 + r[:, 2] / (r[:, 0] + r[:, 1])
+    bad = np.nonzero(~((low >= c) & (up >= c)))[0]
+    if bad.size and bad[-1] == len(tm) - 1:
+        return math.inf
+    return float(tm[int(bad[-1]) + 1]) if bad.size else float(tm[0])
+
+
 def _check_sandwich(params: dict, ctx: Context, theory) -> Evidence:
-    """Lemma 4.3 / F.6: (1+c) max(dG1, dG2) <= -dG3 <= (1-c)(dG1 + dG2), c >= 0.05, after T_0.5."""
+    """Lemma 4.3 / E.19 (and F.6 in Phase 2): there is T_0.5 <= T1 such that
+    (1+C) max(dG1, dG2) <= -dG3 <= (1-C)(dG1 + dG2) on [T_0.5, tau_end], C = 0.05.
+
+    The onset is measured (the earliest record from which the sandwich holds to the end of the
+    run); the lemma needs it before first classification, and the theory's four-class T_0.5
+    (the equality point -dG3 = max(dG1, dG2)) predicts where it lies.
+    """
     run = _run(_main_config(ctx, int(params.get("seed", 0))), ctx)
-    start = 2.0 * float(theory.t_half())
-    lows, ups = [], []
+    th = float(theory.t_half())
+    onsets, ratios, t1s, ups = [], [], [], []
     for k in range(run.config.members):
         tm, r = _rates(run, k)
-        sel = tm >= start
-        lows.append(float(np.min(-r[sel, 2] / np.maximum(r[sel, 0], r[sel, 1]) - 1)))
+        onset = _sandwich_onset(tm, r, SANDWICH_C)
+        t1 = float(run.tau[k, _classified(run, k)])
+        onsets.append(onset)
+        t1s.append(t1)
+        ratios.append(onset / t1)
+        sel = tm >= th  # the upper side from the theory's T_0.5 on (not from the onset)
         ups.append(float(np.min(1 + r[sel, 2] / (r[sel, 0] + r[sel, 1]))))
-    c = 0.05
+    late = max(ratios)
+    worst = max(onsets, key=lambda x: abs(math.log(x / th)) if th > 0 and math.isfinite(x)
+                else math.inf)
+    err = abs(math.log(worst / th)) if th > 0 and math.isfinite(worst) else math.inf
     return Evidence((
-        Part("lower_bound", c, min(lows), max(0.0, c - min(lows)), 0.0,
-             "Lemma 4.3/F.6 with C = 0.05 (spec §7(a)7) on [2 T_0.5, tau_end]; finite differences "
-             "of recorded G"),
-        Part("upper_bound", c, min(ups), max(0.0, c - min(ups)), 0.0,
-             "Lemma 4.3/F.6 upper side, C = 0.05"),
-    ), {"window_start_tau": start})
+        Part("onset_before_T1", 1.0, late, max(0.0, math.log(late)) if late > 0 else math.inf,
+             0.0, "Lemma 4.3/E.19: the sandwich with C = 0.05 holds from some T_0.5 <= T1 to the "
+             "end of the run (T1 = first classification; onset/T1, largest over members); "
+             "finite differences of recorded G", details={"onsets": onsets, "T1": t1s}),
+        Part("onset_vs_t_half", th, worst, err, math.log(2),
+             "the four-class T_0.5 (equality -dG3 = max(dG1, dG2)) predicts the onset; C = 0.05 "
+             "delays it past the equality point, and private tokens and |F(0)| move the full "
+             "model's timing (spec §4(b): 3.85 vs 3.57; same factor 2 as peak_vs_t_half)"),
+        Part("upper_side_margin", SANDWICH_C, min(ups), max(0.0, SANDWICH_C - min(ups)), 0.0,
+             "Lemma 4.3/F.6 upper side -dG3 <= (1-C)(dG1 + dG2) on [T_0.5 (theory), tau_end]: "
+             "min (1 + dG3/(dG1 + dG2)) >= C"),
+    ), {"t_half": th})
 
 
 # ---------------------------------------------------------------------- 6 balancing
@@ -650,8 +701,9 @@ def _check_every_init_hump(params: dict, ctx: Context, theory, kind: str = "appe
         missing += int(not ok)
         per.append({"rise": rise, "T1_step": int(run.steps[i])})
     frac = missing / run.config.members
+    pred = 0.0 if th > 0 else 1.0
     return Evidence((
-        Part("inits_without_hump", 0.0 if th > 0 else 1.0, frac, frac, 0.0,
+        Part("inits_without_hump", pred, frac, abs(frac - pred), 0.0,
              "Fig. 1(b) / Lemmas 4.2-4.3 as stated (no init qualifier): fraction of "
              "initialisations whose I2 or I3 loss does not rise by 2 % and fall again before T1 "
              "(the theory's T_0.5 > 0 predicts a hump)"),
@@ -772,7 +824,8 @@ def claims() -> list[Claim]:
         Claim(
             id="cooccurrence.sandwich",
             paper=PAPER,
-            statement="after T_0.5: (1+C) max(dG1, dG2) <= -dG3 <= (1-C)(dG1 + dG2), C = 0.05",
+            statement="from some T_0.5 <= T1 (near the four-class T_0.5) to the end of the run: "
+                      "(1+C) max(dG1, dG2) <= -dG3 <= (1-C)(dG1 + dG2), C = 0.05",
             source="Lemma 4.3 / Theorem E.19, Lemma 4.5 / F.6; spec §7(a)7",
             kind="reduced-vs-full",
             strategy=seeds,

@@ -264,7 +264,13 @@ def _check_tables(params: dict, ctx: Context, theory: Theory) -> Evidence:
         ), {"T": [str(s.jump_time) for s in stages]})
     stages = theory.stages(HEAD)
     ref = SPEC_32
-    half_ulp = 5e-6  # the spec prints 6 significant digits: rounding error <= 0.5e-5
+    half_ulp = 5e-6  # the spec prints 5 decimals: rounding error <= 0.5e-5
+    # The spec's table comes from its own numerical Algorithm 1 (stage (B) by LSODA, seeds
+    # eps = 1e-6 and 1e-10), whose integration error it does not state: 1e-6 for that.  Our
+    # stages are exact to ~1e-12, so the 1e-6 is spent on the spec's numbers, not ours: its
+    # first-plateau loss 2.10634 is 5.5e-6 from Algorithm 1's 2.1063345 (which rounds to
+    # 2.10633), i.e. the printed digit is off by one unit beyond rounding.
+    spec_precision = 1e-6
     dT = max((abs(float(s.jump_time) - t) for s, t in zip(stages, ref["T"], strict=False)),
              default=math.inf)
     dw = max((float(np.max(np.abs(np.array(s.plateau, float) - np.array(w))))
@@ -272,11 +278,14 @@ def _check_tables(params: dict, ctx: Context, theory: Theory) -> Evidence:
     dl = max((abs(float(s.loss) - x) for s, x in zip(stages, ref["loss"], strict=False)),
              default=math.inf)
     ev_err = float(_events(stages) != ref["events"]) + abs(len(stages) - len(ref["T"]))
-    model = "spec §3.2 prints 5-6 significant digits: rounding <= 5e-6 (+1e-6 stage (B) polish)"
+    model = ("spec §3.2 prints 5 decimals: rounding <= 5e-6; + 1e-6 for the spec's own "
+             "numerical stage (B) (LSODA, error not stated); our stages are exact to ~1e-12")
+    tol = half_ulp + spec_precision
     return Evidence((
-        Part("table32_jump_times", 0.0, dT, dT, half_ulp + 1e-6, model),
-        Part("table32_plateaus", 0.0, dw, dw, half_ulp + 1e-6, model),
-        Part("table32_losses", 0.0, dl, dl, half_ulp + 1e-6, model),
+        Part("table32_jump_times", 0.0, dT, dT, tol, model),
+        Part("table32_plateaus", 0.0, dw, dw, tol, model),
+        Part("table32_losses", 0.0, dl, dl, tol, model,
+             details={"losses": [float(s.loss) for s in stages], "printed": list(ref["loss"])}),
         Part("table32_events", 0.0, ev_err, ev_err, 0.0,
              "integer: (coordinate, sign, switched-off) sequence must equal the table's"),
     ), {"T": [float(s.jump_time) for s in stages]})
@@ -330,17 +339,23 @@ def _jump_parts(prefix: str, problem: nr.Problem, L: np.ndarray, taus: list, los
             est, bar = math.nan, math.nan
         else:
             est, bar = _richardson(L, col, dtau)
-        shift = abs(float(stages_lr[k].jump_time) - Tk) if (lr_shift and k < len(stages_lr)) else 0.0
-        err = abs(est - Tk)
-        tol = 0.01 * max(1.0, Tk) + shift if math.isfinite(Tk) else 0.01
+        # GD: the O(lr) shift has a known sign and size (Algorithm 1 at the GD clock rates
+        # log(1 + lr|gamma|)/lr, exact for s' = (1 - lr g) s), so it goes into the prediction,
+        # not into the tolerance
+        T_sim = (float(stages_lr[k].jump_time) if k < len(stages_lr) else math.nan) \
+            if lr_shift else Tk
+        err = abs(est - T_sim)
+        tol = 0.01 * max(1.0, T_sim) if math.isfinite(T_sim) else 0.01
         parts.append(Part.bounded(
-            f"{prefix}_T{k + 1}", Tk, est, err, max(0.0, err - bar), err + bar, tol,
+            f"{prefix}_T{k + 1}", T_sim, est, err, max(0.0, err - bar), err + bar, tol,
             "spec §7 a2: Richardson removes the C/L term; the O(1/L^2) remainder and midpoint "
             "detection leave <= 1% relative or 0.01 absolute"
-            + (f"; + the computed O(lr) GD shift {shift:.4f} (Algorithm 1 at the GD clock rates)"
-               if lr_shift else "") + "; interval: rung-to-rung change of the extrapolation "
-            "plus grid resolution", confidence=0.99,
-            details={"T_predicted": Tk, "T_extrapolated": est, "T_measured": list(map(float, col)),
+            + (f"; predicted: Algorithm 1 at the GD clock rates (gradient-flow T_k = {Tk:.5f}, "
+               f"O(lr) shift {T_sim - Tk:+.4f})" if lr_shift else "")
+            + "; interval: rung-to-rung change of the extrapolation plus grid resolution",
+            confidence=0.99,
+            details={"T_predicted": Tk, "T_predicted_this_simulation": T_sim,
+                     "T_extrapolated": est, "T_measured": list(map(float, col)),
                      "L": list(map(float, L))}))
         pred.append(Tk)
         extr.append(est)
@@ -451,10 +466,12 @@ def _check_order(params: dict, ctx: Context, theory: Theory) -> Evidence:
                   "integer (spec §7 a4): activation order, signs and switch-offs must match "
                   f"exactly at alpha = {run.config.alphas[k]:g} (|w_i| > 1e-3 threshold)")]
     if name == "head":
-        d = prob.d
-        first_vo = float(pred[0][0] >= d) if pred else 0.0
-        parts.append(Part("head_vo_first", 1.0, first_vo, 1.0 - first_vo, 0.0,
-                          "integer: the first switched-on coordinate must be a VO entry"))
+        d = prob.d  # coordinates 0..d-1 are KQ, d..2d-1 are VO
+        pred_vo = float(bool(pred) and pred[0][0] >= d)
+        first_vo = float(bool(sim) and sim[0][0] >= d)  # what the simulation switched on first
+        parts.append(Part("head_vo_first", pred_vo, first_vo, abs(first_vo - pred_vo), 0.0,
+                          "integer: the simulation's first switched-on coordinate is a VO entry "
+                          "exactly when the theory's first stage is (spec §2.3)"))
     return Evidence(tuple(parts), {"simulated": [list(e) for e in sim],
                                    "predicted": [list(e) for e in pred]})
 
@@ -469,6 +486,15 @@ def _first_crossing(tau: np.ndarray, x: np.ndarray, level: float) -> float:
         return float(tau[0])
     f = (level - x[j - 1]) / (x[j] - x[j - 1])
     return float(tau[j - 1] + f * (tau[j] - tau[j - 1]))
+
+
+def _gd_first_jump(T: float, lr: float) -> float:
+    """A first jump at T = 1/|gamma| under gradient flow, seen by GD with step lr: the escape
+    rate is log(1 + lr|gamma|)/lr (s' = (1 - lr g) s), which moves T by the O(lr) shift
+    ``nr.gd_time_shift`` (first order in lr)."""
+    if not (math.isfinite(T) and T > 0):
+        return T
+    return T + nr.gd_time_shift(T, 1.0 / T, lr)
 
 
 def _check_first_jump(params: dict, ctx: Context, theory: Theory) -> Evidence:
@@ -497,14 +523,16 @@ def _check_first_jump(params: dict, ctx: Context, theory: Theory) -> Evidence:
     T = np.array([_first_crossing(t, s, level) for t, s in zip(taus, series, strict=True)])
     L = np.log(1 / np.asarray(alphas))
     est, bar = _richardson(L, T, lr * rec / L[-1])
-    shift = nr.gd_time_shift(1.0 / rate, rate, lr)
-    err = abs(est - pred)
+    pred_gd = _gd_first_jump(pred, lr)
+    err = abs(est - pred_gd)
     return Evidence((Part.bounded(
-        f"{name}_first_jump", pred, est, err, max(0.0, err - bar), err + bar,
-        0.01 * max(1.0, pred) + shift,
-        "spec §7 a5: T_1 exact up to O(1/L), removed by Richardson; 1% for the remainder "
-        f"+ O(lr) GD shift {shift:.4f}; interval: rung-to-rung change + grid",
-        details={"T_predicted": pred, "T_extrapolated": est, "T_measured": T.tolist()}),),
+        f"{name}_first_jump", pred_gd, est, err, max(0.0, err - bar), err + bar,
+        0.01 * max(1.0, pred_gd),
+        "spec §7 a5: T_1 exact up to O(1/L), removed by Richardson; 1% for the remainder; "
+        f"predicted: the theory's T_1 = {pred:.5f} at its GD escape rate log(1 + lr/T_1)/lr "
+        f"(O(lr) shift {pred_gd - pred:+.4f}); interval: rung-to-rung change + grid",
+        details={"T_predicted": pred, "T_predicted_gd": pred_gd, "T_extrapolated": est,
+                 "T_measured": T.tolist(), "measured_rate": rate}),),
         {"T_predicted": pred, "T_extrapolated": est})
 
 
@@ -532,8 +560,9 @@ def _check_rank(params: dict, ctx: Context, theory: Theory) -> Evidence:
         return Evidence((
             Part("full_head_max_switch_on", pred_inc, inc, abs(inc - pred_inc), 0.0,
                  "integer: the largest increase of rank(dKQ) + rank(dVO) between records "
-                 f"(singular values > 0.05, alpha = {cfg.alphas[k]:g}) equals the number of "
-                 "coordinates the theory switches on together"),
+                 f"(singular values > 0.05, alpha = {cfg.alphas[k]:g}; final off singular "
+                 "values < 1e-10, plateau ones >= 0.49; thresholds 0.02, 0.1, 0.2 give the same "
+                 "count at quick size) equals the number of coordinates switched on together"),
             Part("full_head_final_ranks", float(sum(pred_final)), float(sum(seq[-1])),
                  float(fin_err), 0.0, "integer: final (KQ, VO) ranks = supports of the last "
                  "plateau of Algorithm 1 on the diagonal toy (spec §3.3: teacher ranks)"),
@@ -613,8 +642,7 @@ def _check_staircase(params: dict, ctx: Context, theory: Theory) -> Evidence:
     prob = _problem(name)
     run = nr.run_log_flow(_ode_config(name, ctx), ctx.cache)
     stages = theory.stages(prob)
-    tau_end = ctx.pick(test=6.5, quick=6.5) if name == "quadratic" else run.tau[-1]
-    mask = run.tau <= tau_end
+    mask = run.tau <= run.tau[-1]  # the whole simulated range (every stage, incl. T_4 = 49.6)
     stair = tr.staircase(stages, run.tau[mask], _loss0(prob))
     alphas = np.asarray(run.config.alphas)
     L = np.log(1 / alphas)
@@ -695,18 +723,18 @@ def _check_optimizer(params: dict, ctx: Context, theory: Theory) -> Evidence:
     T = np.array([_first_crossing(run.tau[k], series[k], 0.1) for k in range(len(cfg.alphas))])
     L = np.log(1 / np.asarray(cfg.alphas))
     est, bar = _richardson(L, T, cfg.lr * cfg.record_every / L[-1])
-    rate = float(np.max(np.abs(g0)))
-    shift = nr.gd_time_shift(1.0 / rate, rate, cfg.lr)
-    err = abs(est - pred)
+    pred_gd = _gd_first_jump(pred, cfg.lr)  # the GD clock (Adam's hypothesis: the same)
+    err = abs(est - pred_gd)
     k = len(cfg.alphas) - 1
     count = nr.active_count(run.w[k], 1e-3)
     inc = int(np.max(np.diff(count), initial=0))
     pred_inc = theory.switch_on(HEAD, theory.stages(HEAD))
     return Evidence((
-        Part.bounded(f"{opt}_first_jump_scales_with_log", pred, est, err, max(0.0, err - bar),
-                     err + bar, 0.01 * max(1.0, pred) + shift,
-                     "as the first-jump claim: Richardson in 1/L, 1% + O(lr) GD shift; under "
-                     "Adam t = lr*steps is the same clock", details={"T_measured": T.tolist()}),
+        Part.bounded(f"{opt}_first_jump_scales_with_log", pred_gd, est, err,
+                     max(0.0, err - bar), err + bar, 0.01 * max(1.0, pred_gd),
+                     "as the first-jump claim: Richardson in 1/L, 1%, predicted T_1 at the GD "
+                     f"escape rate (O(lr) shift {pred_gd - pred:+.4f}); under Adam t = lr*steps "
+                     "is the same clock", details={"T_measured": T.tolist()}),
         Part(f"{opt}_one_at_a_time", pred_inc, inc, abs(inc - pred_inc), 0.0,
              "integer: largest increase of #{|w_i| > 1e-3} between records at the smallest alpha"),
     ), {"T_measured": T.tolist(), "T_extrapolated": est, "T_predicted": pred,
@@ -718,22 +746,38 @@ def _adam_positive(ctx: Context) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 12. full-head stable rank
+def _goodman_kruskal(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """(gamma, C + D): (C - D)/(C + D) over pairs with x and y both untied (0.0 if none)."""
+    conc = disc = 0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            s = np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])
+            conc += int(s > 0)
+            disc += int(s < 0)
+    n = conc + disc
+    return (float(conc - disc) / n if n else 0.0), n
+
+
 def _check_stable_rank(params: dict, ctx: Context, theory: Theory) -> Evidence:
     """Fig. 7 analogue: post-training stable rank of dW_K W_Q^T rises with the init scale."""
     cfg = nr.standard_scale_sweep(_size(ctx))
     run = nr.run_full_head(cfg, ctx.cache)
-    from scipy.stats import spearmanr
-
     sr = (run.sv_kq[:, -1] ** 2).sum(-1) / np.maximum(run.sv_kq[:, -1, 0] ** 2, 1e-300)
     sr_vo = (run.sv_vo[:, -1] ** 2).sum(-1) / np.maximum(run.sv_vo[:, -1, 0] ** 2, 1e-300)
-    # differences below 1e-3 are O(alpha^2) residues of the init, not rank: ties
-    rho = float(spearmanr(np.asarray(cfg.alphas), np.round(sr, 3)).statistic)
+    # differences below 1e-3 are O(alpha^2) residues of the init, not rank: ties, which carry
+    # no order (at small scales every run learns the rank-1 teacher direction, as Algorithm 1
+    # predicts).  Goodman-Kruskal gamma = (C - D)/(C + D) over the pairs of scales whose stable
+    # ranks differ (C concordant, D discordant); one discordant pair moves it by 2/(C + D).
+    rho, n_ordered = _goodman_kruskal(np.asarray(cfg.alphas), np.round(sr, 3))
     pred_rank = float(sum(float(x) != 0 for x in theory.stages(HEAD)[-1].plateau[:HEAD.d]))
     small = float(sr[0])
     return Evidence((
-        Part("stable_rank_spearman", theory.scale_trend, rho, abs(rho - theory.scale_trend), 0.5,
-             "Fig. 7 is qualitative: Spearman rho (stable ranks rounded to 1e-3, ties averaged) "
-             "over 5 scales vs the predicted trend sign; 0.5 allows one inversion in 10 pairs"),
+        Part("stable_rank_order", theory.scale_trend, rho, abs(rho - theory.scale_trend),
+             2.0 / max(n_ordered, 1),
+             "Fig. 7 is qualitative: Goodman-Kruskal gamma of stable rank (rounded to 1e-3; "
+             "ties carry no order) against the init scale, vs the predicted trend sign; "
+             "2/(C + D) allows one discordant pair among the C + D ordered pairs",
+             details={"ordered_pairs": n_ordered}),
         Part("stable_rank_small_init", pred_rank, small, abs(small - pred_rank), 0.1,
              "at alpha = 1e-3 the learned dKQ is the teacher's rank-1 direction: stable rank "
              "within 0.1 of Algorithm 1's KQ support size (O(alpha^2) init residue)"),
