@@ -914,7 +914,10 @@ def claims() -> list[Claim]:
                 partial(_check_margins, {"seed": 0}, theory=tc, start=3.0)),
             notes="finding: at first classification the private tokens carry the single-target "
                   "samples; -(G1+G3) > 0 only from ~2 T1 (details). In the four-class system q2 = 0 "
-                  "exactly at its T1, so '<= -Omega(1)' needs T1 later than first classification",
+                  "exactly at its T1, so '<= -Omega(1)' needs T1 later than first classification. "
+                  "This refutes the spec's reading of the phase line (T1 = first classification), "
+                  "not clearly Theorem 3.2 itself: the paper's T1 (Def. E.2) is fixed only up to "
+                  "constants, and the positive control shows the signs from 3 T1",
         ),
         Claim(
             id="cooccurrence.attention_structure",
