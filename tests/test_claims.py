@@ -22,7 +22,7 @@ def test_claim_at_smoke_size(claim_id):
     assert result.outcome != "error", result.error_message
     assert result.control_error is None, result.control_error
     assert result.positive_error is None, result.positive_error
-    if result.outcome == "inconclusive" and claim.expected != "inconclusive":
+    if result.outcome == "inconclusive" and result.expected != "inconclusive":
         return  # smoke size lacks power; tdcheck verify decides
     assert result.ok, result.problems()
 

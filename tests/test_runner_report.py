@@ -170,3 +170,22 @@ def test_context_pick():
     assert Context(profile="test").pick(test=1, quick=2) == 1
     assert Context(profile="ci").pick(test=1, quick=2) == 2
     assert Context(profile="thorough").pick(test=1, quick=2, ci=3) == 3
+
+
+def test_unmeasured_part_is_inconclusive_never_a_pass():
+    p = Part.unmeasured("late window", 0.0, "the run stops before iteration 750")
+    assert p.status == "inconclusive" and not p.measured
+    assert Evidence((Part("a", 0, 0, 0, 1, "-"), p)).status == "inconclusive"
+
+
+def test_expected_by_profile():
+    pc = PositiveControl("x = 1", lambda ctx: _check({"x": 1.0}, ctx, slope=2))
+    c = Claim(id="toy.p", paper="toy", statement="-", source="-", kind="symbolic",
+              strategy=st.fixed_dictionaries({"x": st.floats(0, 3)}),
+              check=partial(_check, slope=2), control=partial(_check, slope=3),
+              control_description="-", expected="inconclusive", expected_at={"test": "holds"},
+              positive_control=pc)
+    assert c.expected_for("quick") == "inconclusive" and c.expected_for("test") == "holds"
+    r = run_claim(c, PROFILE)
+    assert r.expected == "holds" and r.ok
+    assert to_json([r], META)["claims"][0]["expected"] == "holds"

@@ -74,6 +74,7 @@ class Part:
     upper: float | None = None
     confidence: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    measured: bool = True
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -119,9 +120,20 @@ class Part:
         return cls(name, predicted, observed, error, tolerance, error_model, lower=lower,
                    upper=upper, confidence=confidence, details=dict(details or {}))
 
+    @classmethod
+    def unmeasured(cls, name: str, tolerance: float, why: str) -> Part:
+        """A part this run could not measure (its budget stops short of what the claim is
+        about): always inconclusive, never a pass or a failure; ``why`` says what would
+        measure it."""
+        nan = math.nan
+        return cls(name, nan, nan, nan, tolerance, f"not measured: {why}", lower=0.0,
+                   upper=math.inf, measured=False)
+
     # ------------------------------------------------------------------ verdict
     @property
     def status(self) -> Status:
+        if not self.measured:
+            return "inconclusive"
         vals = (self.error, self.lower, self.upper, self.tolerance)
         if not all(math.isfinite(v) for v in vals):
             return "fail"
@@ -261,7 +273,8 @@ class Claim:
     ``examples`` are pinned parameter dicts always run first (the paper's own settings).
     ``expected``: ``holds``; ``refuted`` (a documented finding); ``inconclusive`` (the
     budget cannot settle it: ``notes`` say what would); ``open`` (a reviewers' question, any
-    outcome allowed).  Every claim not expected to hold carries a ``positive_control``.
+    outcome allowed).  ``expected_at`` overrides ``expected`` for named profiles.  Every
+    claim not expected to hold carries a ``positive_control``.
     """
 
     id: str
@@ -278,11 +291,19 @@ class Claim:
     examples: tuple[Mapping[str, Any], ...] = ()
     notes: str = ""
     positive_control: PositiveControl | None = None
+    expected_at: Mapping[str, Expected] = field(default_factory=dict)
+
+    def expected_for(self, profile: str) -> Expected:
+        """``expected``, or the profile's own expectation where a budget changes it (e.g. a
+        claim ``inconclusive`` at ``quick`` that ``ci`` is sized to settle)."""
+        return self.expected_at.get(profile, self.expected)
 
     def __post_init__(self) -> None:
-        if self.expected not in EXPECTED:
-            raise ValueError(f"expected must be one of {', '.join(EXPECTED)}, got {self.expected!r}")
+        for exp in (self.expected, *self.expected_at.values()):
+            if exp not in EXPECTED:
+                raise ValueError(f"expected must be one of {', '.join(EXPECTED)}, got {exp!r}")
         if self.cost not in ("fast", "slow", "gpu"):
             raise ValueError(f"cost must be fast, slow or gpu, got {self.cost!r}")
-        if self.expected != "holds" and self.positive_control is None:
+        if (self.expected != "holds" or any(e != "holds" for e in self.expected_at.values())) \
+                and self.positive_control is None:
             raise ValueError(f"claim {self.id}: expected {self.expected!r} needs a positive_control")

@@ -68,7 +68,7 @@ def _num(x: Any) -> Any:
 def _part(p: Part) -> dict:
     return {"name": p.name, "predicted": _num(p.predicted), "observed": _num(p.observed),
             "error": _num(p.error), "lower": _num(p.lower), "upper": _num(p.upper),
-            "confidence": p.confidence, "tolerance": _num(p.tolerance),
+            "confidence": p.confidence, "tolerance": _num(p.tolerance), "measured": p.measured,
             "passed": p.passed, "status": p.status, "error_model": p.error_model,
             "details": _num(dict(p.details))}
 
@@ -121,7 +121,7 @@ def _claim_json(r: ClaimResult) -> dict:
                "parts": _parts(r.positive), "error": r.positive_error}
     return {
         "id": c.id, "paper": c.paper, "statement": c.statement, "source": c.source,
-        "kind": c.kind, "expected": c.expected, "outcome": r.outcome, "verdict": verdict(r),
+        "kind": c.kind, "expected": r.expected, "outcome": r.outcome, "verdict": verdict(r),
         "ok": r.ok, "problems": r.problems(), "matches_expected": r.matches_expected,
         "control_rejected": r.control_rejected,
         "control_rejected_by": list(r.control_rejected_by),

@@ -83,7 +83,13 @@ class ClaimResult:
     positive_error: str | None = None
     falsifying_example: dict | None = None
     error_message: str | None = None
+    profile: str = "quick"
     extra: dict = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:
+        """What this profile expects of the claim (``Claim.expected_for``)."""
+        return self.claim.expected_for(self.profile)
 
     @property
     def examples(self) -> int:
@@ -98,9 +104,9 @@ class ClaimResult:
     def matches_expected(self) -> bool:
         if self.outcome == "error":
             return False
-        if self.claim.expected == "open":
+        if self.expected == "open":
             return True
-        return self.outcome == self.claim.expected
+        return self.outcome == self.expected
 
     @property
     def control_ok(self) -> bool:
@@ -128,7 +134,7 @@ class ClaimResult:
         if self.outcome == "error":
             out.append("the check raised an error")
         elif not self.matches_expected:
-            out.append(f"outcome {self.outcome} but expected {self.claim.expected}")
+            out.append(f"outcome {self.outcome} but expected {self.expected}")
         if self.control_error is not None:
             out.append("the control raised an error")
         elif self.control_rejected is False:
@@ -243,7 +249,7 @@ def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | Non
         claim=claim, outcome=outcome, worst=worst, worst_example=worst_params,
         examples_drawn=seen.before_shrink, examples_requested=requested, seconds=0.0,
         control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
-        error_message=message,
+        error_message=message, profile=profile.name,
     )
     # negative control: same examples, same order, part by part
     candidates = [(p, ev) for p, ev in seen.runs if any(part.passed for part in ev.parts)]
