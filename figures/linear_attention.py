@@ -1,4 +1,12 @@
-"""Figures of Ahn et al. (ICLR 2024) and its companions: the reduced theory (partial row)."""
+"""Figures of Ahn et al. (ICLR 2024) and its companions (AhnPGD, ZFB).
+
+Every simulation comes from ``numerics.linear_attention.run_*`` with the configs the claims
+use (``*_SIZES["quick"]``; ``quick=True`` draws the smoke-size runs of ``"test"``), through
+the shared run cache: after ``tdcheck verify`` the figures retrain nothing, except what the
+quick verification does not run: the 3-layer learned steps, the depth sweep and the
+optimiser comparison (drawn at ``--profile ci`` size, the authors' protocol with 6 seeds
+and 1250 iterations, shared with ``tdcheck verify --profile ci``).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ from theory import linear_attention as la
         "ZFB's (u, U) gradient flow from balanced small init, d = 3, n = 10, Lambda = "
         "diag(1, 1/2, 1/4): plateau of length ~ log(1/sigma), limit (||Gamma*||^(1/2), "
         "Gamma*/||Gamma*||^(1/2)), conserved u^2 - ||U||^2")
-def balanced_flow(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def balanced_flow(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
     sys = la.balanced_flow(lam, 10, diagonal=True)
     u_inf, U_inf = la.balanced_limit(lam, 10)
@@ -56,17 +64,20 @@ def balanced_flow(out: Path, quick: bool = False, device: str = "cpu") -> list[P
 
 
 @figure("linear_attention", "learned_steps", "AhnPGD Fig. 1/2 protocol, Setting 1 (spec §2.5)",
-        "trained B = 0 linear transformers (points: -diag(A_l) per layer, 2 seeds) against "
-        "the exact minimising GD steps (crosses), and evaluation losses against the exact "
+        "trained B = 0 linear transformers (points: -diag(A_l) per layer, 2 seeds; Adam, 300 "
+        "steps for L = 1, 2 and 2000 for L = 3) against the exact minimising GD steps "
+        "(crosses), and evaluation losses (averaged exactly over w*) against the exact "
         "pure-GD floors (lines)")
-def learned_steps(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def learned_steps(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     floors, losses = [], []
     for layers in (1, 2, 3):
         floor, steps = la.gd_floor(layers, 5, 20)
-        params, loss, se = nl.train_gd_family(layers, 0, device)
-        a = params["A"].numpy()
+        size = "test" if quick else ("ci" if layers == 3 else "quick")
+        run = nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=0,
+                                                 **nl.GD_FAMILY_SIZES[size]), cache, device)
+        a, loss = run.A, run.eval_loss
         fitted = np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
         for m in range(fitted.shape[0]):
             axes[0, 0].plot([layers] * layers, fitted[m], "o", color=COLORS["sim"], ms=5,
@@ -85,7 +96,7 @@ def learned_steps(out: Path, quick: bool = False, device: str = "cpu") -> list[P
     axes[0, 1].plot(ls, floors, "-", color=COLORS["theory"], label="exact pure-GD floor")
     for m in range(2):
         axes[0, 1].plot(ls, [lo[m] for lo in losses], "o", color=COLORS["sim"],
-                        label="trained (2e5-prompt eval)" if m == 0 else None)
+                        label="trained (Monte Carlo eval)" if m == 0 else None)
     axes[0, 1].plot([2, 3], [0.3608, 0.1326], "s", mfc="none", color=COLORS["sim2"],
                     label="companion paper's Monte Carlo")
     axes[0, 1].set_yscale("log")
@@ -99,35 +110,37 @@ def learned_steps(out: Path, quick: bool = False, device: str = "cpu") -> list[P
 
 
 @figure("linear_attention", "zfb_torch_vs_ode", "ZFB one-layer flow vs training (spec §6 a2)",
-        "plain GD on ZFB's full one-layer model (points, 2 of the 4 members sharing one init, "
+        "plain GD on ZFB's full one-layer model (points, 2 of the members sharing one init, "
         "B = 4000, lr 0.04) against the "
         "(u, U) ODE from the same start (lines): diagonal of Gamma = u U^T, and the balance "
         "||W_PV||^2 - ||W_KQ||^2 with the exact GD prediction")
-def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
-    run = nl.train_zfb(0, device)
-    lam, n = sp.diag(*run["lam"]), run["n"]
+def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu",
+                     cache=None) -> list[Path]:
+    run = nl.run_zfb(nl.ZFBConfig(seed=0, **nl.ZFB_SIZES["test" if quick else "quick"]),
+                     cache, device)
+    lam, n = sp.diag(*run.lam), run.n
     sys = la.balanced_flow(lam, n)
-    t = run["time"]
+    t = run.time
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {"t": t}
     for m in range(2):
-        y0 = [run["u"][m, 0], *run["U"][m, 0].flatten()]
+        y0 = [run.u[m, 0], *run.U[m, 0].flatten()]
         sol = integrate(sys, y0, float(t[-1]), t_eval=t)
         gam_ode = np.array([y[0] * np.diag(y[1:].reshape(3, 3)) for y in sol.y.T])
-        gam_full = run["u"][m][:, None] * np.diagonal(run["U"][m], axis1=1, axis2=2)
+        gam_full = run.u[m][:, None] * np.diagonal(run.U[m], axis1=1, axis2=2)
         for i in range(3):
             axes[0, 0].plot(t, gam_full[:, i], "o", ms=2, color=f"C{i}", alpha=0.6,
                             label=f"GD, Gamma_{i + 1}{i + 1}" if m == 0 else None)
             axes[0, 0].plot(t, gam_ode[:, i], "-", color=f"C{i}", lw=1,
                             label=f"ODE, Gamma_{i + 1}{i + 1}" if m == 0 else None)
-        inc = run["lr"] ** 2 * (run["grad_sq_pv"][m] - run["grad_sq_kq"][m])
-        predicted = np.concatenate([[0.0], np.cumsum(inc)])[run["steps"]]
-        axes[0, 1].plot(t, run["balance"][m] - run["balance"][m, 0], "o", ms=2,
+        inc = run.lr ** 2 * (run.grad_sq_pv[m] - run.grad_sq_kq[m])
+        predicted = np.concatenate([[0.0], np.cumsum(inc)])[run.steps]
+        axes[0, 1].plot(t, run.balance[m] - run.balance[m, 0], "o", ms=2,
                         color=COLORS["sim"], label="GD: balance(t) - balance(0)" if m == 0 else None)
         axes[0, 1].plot(t, predicted, "-", color=COLORS["theory"], lw=1,
                         label="lr^2 sum (|g_PV|^2 - |g_KQ|^2)" if m == 0 else None)
         data[f"gamma_full_{m}"], data[f"gamma_ode_{m}"] = gam_full, gam_ode
-        data[f"balance_{m}"], data[f"balance_predicted_{m}"] = run["balance"][m], predicted
+        data[f"balance_{m}"], data[f"balance_predicted_{m}"] = run.balance[m], predicted
     for ax in axes[0]:
         ax.set_xlabel("gradient-flow time t = lr * steps")
     axes[0, 0].set_xscale("symlog", linthresh=1)
@@ -145,17 +158,11 @@ SETTING_TITLES = {"setting1": "Setting 1 (Gaussian, n = 20)", "setting2": "Setti
                   "setting3": "Setting 3 (Gamma covariates)"}
 
 
-def _run(setting: str, quick: bool, device: str, attention: str = "linear", layers: int = 3,
-         seeds: int = 2, steps: int = 1250) -> dict:
-    """The claims' run (cached, shared); ``quick`` is a small smoke-size run for tests."""
-    if quick:
-        cfg = nl.ComparisonRun(setting=setting, attention=attention, layers=layers, seeds=1,
-                               steps=40, batch=100, eval_every=20, hessian_at=(20, 40),
-                               eval_batch=100)
-    else:
-        cfg = nl.ComparisonRun(setting=setting, attention=attention, layers=layers, seeds=seeds,
-                               steps=steps, hessian_at=(750, 1250) if steps >= 1250 else ())
-    return nl.compare_optimizers(cfg, device)
+def _run(setting: str, quick: bool, device: str, attention: str = "linear",
+         cache=None) -> nl.ComparisonResult:
+    """The claims' comparison run (seed 0) at ci size (``quick``: the smoke-size run)."""
+    cfg = nl.comparison_config(setting, "test" if quick else "ci", attention)
+    return nl.run_comparison(cfg, cache, device)
 
 
 def _curves(ax, steps, values, color, label):
@@ -169,46 +176,53 @@ def _curves(ax, steps, values, color, label):
         "loss on the fixed evaluation batch (seed 99, 1000 prompts) of the 3-layer linear "
         "transformer: SGD-momentum (black) against Adam (red), README learning rates, "
         "clipping; thick: geometric mean over seeds, thin: seeds")
-def adam_vs_sgd_loss(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def adam_vs_sgd_loss(out: Path, quick: bool = False, device: str = "cpu",
+                     cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=3, width=3.4)
     data = {}
     for ax, setting in zip(axes[0], SETTING_TITLES, strict=True):
-        run = _run(setting, quick, device)
-        steps = run["eval_steps"]
-        _curves(ax, steps, run["eval_loss"][0::2], SGDM_COLOR, f"SGDM lr {run['lr']['sgdm']}")
-        _curves(ax, steps, run["eval_loss"][1::2], ADAM_COLOR, f"Adam lr {run['lr']['adam']}")
+        run = _run(setting, quick, device, cache=cache)
+        steps = run.eval_steps
+        _curves(ax, steps, run.eval_loss[0::2], SGDM_COLOR, f"SGDM lr {run.lr['sgdm']}")
+        _curves(ax, steps, run.eval_loss[1::2], ADAM_COLOR, f"Adam lr {run.lr['adam']}")
         ax.set_yscale("log")
         ax.set_title(SETTING_TITLES[setting])
         ax.set_xlabel("iteration")
         ax.legend()
-        data[f"{setting}_steps"], data[f"{setting}_loss"] = steps, run["eval_loss"]
+        data[f"{setting}_steps"], data[f"{setting}_loss"] = steps, run.eval_loss
     axes[0, 0].set_ylabel("loss (no 1/2)")
     return save(fig, out, "adam_vs_sgd_loss", data)
 
 
-def _noise_cases(quick: bool, device: str) -> dict[str, np.ndarray]:
-    kw = {"samples": 200, "full": 20_000} if quick else {}
-    cases = {"Gamma covariates, L = 3": ("setting3", 3), "sphere, L = 3": ("sphere", 3),
-             "Gaussian, L = 2": ("setting1", 2), "Gaussian, L = 8": ("setting1", 8)}
-    return {label: nl.init_noise(s, layers, device=device, **kw)
-            for label, (s, layers) in cases.items()}
+def _noise_cases(quick: bool, device: str, cache=None) -> dict[str, np.ndarray]:
+    """The claims' noise samples (model seed 0): Gamma vs sphere at the tail claim's size,
+    L = 2 vs 8 at the depth claim's size."""
+    size = "test" if quick else "quick"
+    cases = {"Gamma covariates, L = 3": ("setting3", 3, nl.NOISE_SIZES),
+             "sphere, L = 3": ("sphere", 3, nl.NOISE_SIZES),
+             "Gaussian, L = 2": ("setting1", 2, nl.DEPTH_NOISE_SIZES),
+             "Gaussian, L = 8": ("setting1", 8, nl.DEPTH_NOISE_SIZES)}
+    return {label: nl.run_init_noise(nl.NoiseConfig(s, layers, seed=0, **table[size]), cache,
+                                     device)
+            for label, (s, layers, table) in cases.items()}
 
 
 @figure("linear_attention", "noise_tails", "Fig. 2 row 2, Figs. 7-8 (noise at init)",
         "stochastic-gradient noise ||g_B - g_full|| at the authors' initialisation (B = 1000, "
         "g_full from 1e5 prompts), density histograms with the Hill tail index of the top 5% "
         "(smaller = heavier); right: the tails on log-log axes (empirical survival function)")
-def noise_tails(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def noise_tails(out: Path, quick: bool = False, device: str = "cpu",
+                cache=None) -> list[Path]:
     from numerics.measure import hill_tail_index  # noqa: PLC0415
 
-    noise = _noise_cases(quick, device)
+    noise = _noise_cases(quick, device, cache)
     fig, axes = new_figure(ncols=3, width=3.4)
     data = {}
     pairs = (("Gamma covariates, L = 3", "sphere, L = 3"), ("Gaussian, L = 8", "Gaussian, L = 2"))
     for ax, pair in zip(axes[0, :2], pairs, strict=True):
         for label, color in zip(pair, (ADAM_COLOR, COLORS["sim"]), strict=True):
             x = noise[label]
-            alpha = hill_tail_index(x, len(x) // 20)
+            alpha = hill_tail_index(x, max(5, len(x) // 20))
             ax.hist(x, bins=100 if not quick else 20, density=True, alpha=0.6, color=color,
                     label=f"{label}: Hill {alpha:.2f}")
         ax.set_xlabel("gradient error ||g_B - g||")
@@ -232,18 +246,22 @@ def noise_tails(out: Path, quick: bool = False, device: str = "cpu") -> list[Pat
         "R_med = max/median of |Hessian diagonal| (the authors' code, top) and of |eigenvalues| "
         "(the paper's definition, bottom), SGDM (black) and Adam (red), at the shared "
         "initialisation and at iterations 750 and 1250; points: seeds, lines: means")
-def condition_numbers(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def condition_numbers(out: Path, quick: bool = False, device: str = "cpu",
+                      cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=3, nrows=2, width=3.3, height=2.8)
     data = {}
     for col, setting in enumerate(SETTING_TITLES):
-        run = _run(setting, quick, device)
-        steps = np.concatenate([[0], run["hess_steps"]])
+        run = _run(setting, quick, device, cache=cache)
+        steps = np.concatenate([[0], run.hess_steps])
         for row, key in enumerate(("diag", "eig")):
             ax = axes[row, col]
-            r0 = run[f"r0_{key}"]
+            r0 = getattr(run, f"r0_{key}")
+            if r0.size == 0:  # smoke runs record no Hessian
+                ax.text(0.5, 0.5, "no Hessian in this run", ha="center", transform=ax.transAxes)
+                continue
             for off, (name, sl, color) in enumerate((("SGDM", slice(0, None, 2), SGDM_COLOR),
                                                      ("Adam", slice(1, None, 2), ADAM_COLOR))):
-                vals = np.concatenate([r0[:, None], run[f"r_{key}"][sl]], axis=1)
+                vals = np.concatenate([r0[:, None], getattr(run, f"r_{key}")[sl]], axis=1)
                 for v in vals:
                     ax.plot(steps + 15 * off, v, "o", color=color, ms=3, alpha=0.6)
                 ax.plot(steps + 15 * off, vals.mean(0), "-", color=color, label=name)
@@ -262,27 +280,28 @@ def condition_numbers(out: Path, quick: bool = False, device: str = "cpu") -> li
         "SGDM (black) vs Adam (red), non-positive values dropped on the log axis; right: "
         "generalised smoothness, log gradient norm against log smoothness along Adam "
         "(Setting 1), coloured by iteration")
-def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu",
+                           cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=4, width=3.0)
     data = {}
     for ax, setting in zip(axes[0, :3], SETTING_TITLES, strict=True):
-        run = _run(setting, quick, device)
-        steps = run["smooth_steps"]
+        run = _run(setting, quick, device, cache=cache)
+        steps = run.smooth_steps
         for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
                                 (slice(1, None, 2), ADAM_COLOR, "Adam")):
-            mean = run["smooth"][sl].mean(0)
+            mean = run.smooth[sl].mean(0)
             ax.plot(steps, np.where(mean > 0, mean, np.nan), color=color, label=name)
         ax.set_yscale("log")
         ax.set_title(SETTING_TITLES[setting], fontsize=8)
         ax.set_xlabel("iteration")
         ax.legend()
-        data[f"{setting}_steps"], data[f"{setting}_smooth"] = steps, run["smooth"]
-        data[f"{setting}_grad_norm"] = run["grad_norm"]
+        data[f"{setting}_steps"], data[f"{setting}_smooth"] = steps, run.smooth
+        data[f"{setting}_grad_norm"] = run.grad_norm
     axes[0, 0].set_ylabel("directional smoothness")
-    run = _run("setting1", quick, device)
-    s, g = run["smooth"][1], run["grad_norm"][1]
+    run = _run("setting1", quick, device, cache=cache)
+    s, g = run.smooth[1], run.grad_norm[1]
     keep = s > 0
-    sc = axes[0, 3].scatter(np.log(g[keep]), np.log(s[keep]), c=run["smooth_steps"][keep], s=8,
+    sc = axes[0, 3].scatter(np.log(g[keep]), np.log(s[keep]), c=run.smooth_steps[keep], s=8,
                             cmap="viridis")
     fig.colorbar(sc, ax=axes[0, 3], label="iteration")
     axes[0, 3].set_xlabel("log ||grad f||")
@@ -295,17 +314,18 @@ def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu") 
         "3-layer model, Setting 1, same protocol: linear attention (solid) against softmax "
         "attention (dashed, normalised over all n+1 keys before the mask, as the authors' "
         "code), SGDM black, Adam red")
-def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu",
+                      cache=None) -> list[Path]:
     fig, axes = new_figure(ncols=1, width=4.4)
     ax = axes[0, 0]
     data = {}
     for att, style in (("linear", "-"), ("softmax", "--")):
-        run = _run("setting1", quick, device, attention=att)
+        run = _run("setting1", quick, device, attention=att, cache=cache)
         for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
                                 (slice(1, None, 2), ADAM_COLOR, "Adam")):
-            ax.plot(run["eval_steps"], np.exp(np.log(run["eval_loss"][sl]).mean(0)), style,
+            ax.plot(run.eval_steps, np.exp(np.log(run.eval_loss[sl]).mean(0)), style,
                     color=color, label=f"{att}, {name}")
-        data[f"{att}_steps"], data[f"{att}_loss"] = run["eval_steps"], run["eval_loss"]
+        data[f"{att}_steps"], data[f"{att}_loss"] = run.eval_steps, run.eval_loss
     ax.set_yscale("log")
     ax.set_xlabel("iteration")
     ax.set_ylabel("loss (no 1/2)")
@@ -316,7 +336,7 @@ def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu") -> li
 LR_LADDER = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
 
 
-def _stable_run(layers: int, device: str) -> dict:
+def _stable_run(layers: int, device: str, cache=None) -> nl.ComparisonResult:
     """500 its at the 3-layer rates times the first factor of ``LR_LADDER`` at which
     neither optimiser's float32 loss overflows (the paper tunes rates per depth on a grid
     it does not give).  The ladder is not monotone in practice: at L = 6 Adam overflows
@@ -325,8 +345,9 @@ def _stable_run(layers: int, device: str) -> dict:
 
     for scale in LR_LADDER:
         try:
-            return nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
-                                                          hessian_at=(), lr_scale=scale), device)
+            return nl.run_comparison(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
+                                                      hessian_at=(), lr_scale=scale),
+                                     cache, device)
         except DivergenceError:
             continue
     raise DivergenceError(f"L = {layers} diverges at every rate of {LR_LADDER}")
@@ -337,43 +358,54 @@ def _stable_run(layers: int, device: str) -> dict:
         "seed, 500 iterations, Setting 1, the 3-layer rates scaled down where a depth "
         "overflows, as the legend says); "
         "right: Hill tail index of the noise at "
-        "initialisation against depth (smaller = heavier tail)")
-def depth_sweep(out: Path, quick: bool = False, device: str = "cpu") -> list[Path]:
+        "initialisation against depth (smaller = heavier tail; the depth claim's samples, "
+        "model seed 0, bootstrap 90 % intervals)")
+def depth_sweep(out: Path, quick: bool = False, device: str = "cpu",
+                cache=None) -> list[Path]:
     from numerics.measure import hill_tail_index  # noqa: PLC0415
+    from numerics.stats import bootstrap_interval  # noqa: PLC0415
 
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     depths = (2, 4, 6, 8)
-    hills = []
+    hills, lows, highs = [], [], []
+    size = "test" if quick else "quick"
     for i, layers in enumerate(depths):
         shade = 0.35 + 0.65 * i / (len(depths) - 1)
         if quick:
-            run = nl.compare_optimizers(nl.ComparisonRun(layers=layers, seeds=1, steps=20,
-                                                         batch=100, eval_every=10,
-                                                         hessian_at=(), eval_batch=100),
-                                        device)
-            x = nl.init_noise("setting1", layers, samples=100, full=10_000, device=device)
+            run = nl.run_comparison(nl.ComparisonRun(layers=layers, seeds=1, steps=20,
+                                                     batch=100, eval_every=10,
+                                                     hessian_at=(), eval_batch=100),
+                                    cache, device)
         else:
-            run = _stable_run(layers, device)
-            x = nl.init_noise("setting1", layers, device=device)
-        scale = run["run"].lr_scale
+            run = _stable_run(layers, device, cache)
+        x = nl.run_init_noise(nl.NoiseConfig("setting1", layers, seed=0,
+                                             **nl.DEPTH_NOISE_SIZES[size]), cache, device)
+        scale = run.config.lr_scale
         for k, color in ((0, SGDM_COLOR), (1, ADAM_COLOR)):
-            axes[0, 0].plot(run["eval_steps"], run["eval_loss"][k], color=color, alpha=shade,
+            axes[0, 0].plot(run.eval_steps, run.eval_loss[k], color=color, alpha=shade,
                             label=(f"L = {layers}" + (f" (lr x {scale:g})" if scale != 1 else ""))
                             if k == 1 else None)
         data[f"L{layers}_lr_scale"] = scale
-        hills.append(hill_tail_index(x, len(x) // 20))
-        data[f"L{layers}_loss"], data[f"L{layers}_noise"] = run["eval_loss"], x
+
+        def hill(a):
+            return hill_tail_index(a, max(5, len(a) // 20))
+
+        est, lo, hi = bootstrap_interval(x, hill, 0.9, n_boot=200, seed=layers)
+        hills.append(est)
+        lows.append(lo)
+        highs.append(hi)
+        data[f"L{layers}_loss"], data[f"L{layers}_noise"] = run.eval_loss, x
     axes[0, 0].set_yscale("log")
     axes[0, 0].set_xlabel("iteration")
     axes[0, 0].set_ylabel("loss (no 1/2)")
     axes[0, 0].legend(title="Adam (red) / SGDM (black)", fontsize=6)
-    # Hill estimator standard error ~ alpha / sqrt(k), k = top 5% of the samples.
-    k = len(x) // 20
-    axes[0, 1].errorbar(depths, hills, yerr=np.array(hills) / math.sqrt(k), fmt="o-",
-                        color=COLORS["sim"], capsize=3, label="Hill index +- 1 s.e.")
+    hills_a = np.array(hills)
+    yerr = np.array([hills_a - np.array(lows), np.array(highs) - hills_a]).clip(min=0)
+    axes[0, 1].errorbar(depths, hills_a, yerr=yerr, fmt="o-", color=COLORS["sim"], capsize=3,
+                        label="Hill index, 90 % bootstrap")
     axes[0, 1].legend()
     axes[0, 1].set_xlabel("depth L")
     axes[0, 1].set_ylabel("Hill tail index of ||g_B - g|| (top 5%)")
-    data["hill"] = np.array(hills)
+    data["hill"] = hills_a
     return save(fig, out, "depth_sweep", data)

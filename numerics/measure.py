@@ -51,10 +51,16 @@ def _flat_grad(loss_fn, params, batch) -> torch.Tensor:
     return torch.cat([g[k].reshape(-1) for k in params])
 
 
-def gradient_noise(loss_fn: Callable, params: dict, minibatches: Iterable[Any], full_batch: Any) -> torch.Tensor:
-    """||g_B - g_full|| for each minibatch (g_full from ``full_batch``)."""
-    g_full = _flat_grad(loss_fn, params, full_batch)
-    return torch.stack([(_flat_grad(loss_fn, params, b) - g_full).norm() for b in minibatches])
+def gradient_noise(loss_fn: Callable, params: dict, minibatches: Iterable[Any],
+                   full_batches: Iterable[Any]) -> torch.Tensor:
+    """||g_B - g_full|| for each minibatch B, g_full the mean gradient over ``full_batches``
+    (equally sized chunks of one large batch, so memory stays that of one chunk)."""
+    chunks = [_flat_grad(loss_fn, params, b).detach() for b in full_batches]
+    if not chunks:
+        raise ValueError("full_batches must hold at least one batch")
+    g_full = torch.stack(chunks).mean(0)
+    return torch.stack([(_flat_grad(loss_fn, params, b).detach() - g_full).norm()
+                        for b in minibatches])
 
 
 def hill_tail_index(samples: torch.Tensor, k: int) -> float:

@@ -37,10 +37,12 @@ def test_gradient_noise_matches_known_spread():
     a = torch.eye(3, dtype=torch.float64)
     g = torch.Generator().manual_seed(1)
     shifts = [torch.randn(3, generator=g, dtype=torch.float64) for _ in range(2000)]
-    noise = measure.gradient_noise(_quad, params, [(a, s) for s in shifts],
-                                   (a, torch.zeros(3, dtype=torch.float64)))
+    zero = torch.zeros(3, dtype=torch.float64)
+    noise = measure.gradient_noise(_quad, params, [(a, s) for s in shifts], [(a, zero)] * 3)
     # g_B - g_full = shift ~ N(0, I_3): E||.||^2 = 3; 2000 samples, s.e. ~ sqrt(6/2000)
     assert (noise**2).mean().item() == pytest.approx(3.0, abs=5 * math.sqrt(6 / 2000))
+    with pytest.raises(ValueError):
+        measure.gradient_noise(_quad, params, [(a, zero)], [])
 
 
 def test_hill_index_recovers_pareto_tail():
