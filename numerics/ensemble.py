@@ -16,6 +16,7 @@ gradient clipping is per member; a non-finite loss stops training with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ import torch
 from torch.func import grad_and_value, vmap
 
 __all__ = [
+    "SHOW_PROGRESS",
     "DivergenceError",
     "OptimizerConfig",
     "Params",
@@ -34,6 +36,10 @@ __all__ = [
 ]
 
 Params = dict[str, torch.Tensor]
+
+# Set (scoped, with ``SHOW_PROGRESS.set`` / ``reset``) by the claim runner when the user asked
+# for progress: every training run inside that claim then shows a step bar.
+SHOW_PROGRESS: ContextVar[bool] = ContextVar("tdcheck_show_progress", default=False)
 
 
 class DivergenceError(FloatingPointError):
@@ -260,7 +266,7 @@ def train(
                 rec_obs[name].append(fn(params).detach().clone())
 
     iterator = range(config.steps + 1)
-    if config.progress:
+    if config.progress or SHOW_PROGRESS.get():
         from tqdm.auto import tqdm  # noqa: PLC0415
 
         iterator = tqdm(iterator, desc=config.description, leave=False, unit="step")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, example, given, settings
 
+from numerics.ensemble import SHOW_PROGRESS
 from verify.claims import Claim, Context, Evidence
 
 __all__ = ["PROFILES", "ClaimResult", "Profile", "get_profile", "run_claim", "run_claims"]
@@ -225,6 +226,14 @@ def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | Non
     """Run one claim, its negative control and its positive control under ``profile``."""
     profile = get_profile(profile)
     ctx = ctx or Context(profile=profile.name)
+    token = SHOW_PROGRESS.set(bool(ctx.progress))  # training bars inside this claim
+    try:
+        return _run_claim(claim, profile, ctx)
+    finally:
+        SHOW_PROGRESS.reset(token)
+
+
+def _run_claim(claim: Claim, profile: Profile, ctx: Context) -> ClaimResult:
     n_drawn = getattr(profile, claim.cost)
     requested = len(claim.examples) + n_drawn
     start = time.perf_counter()
