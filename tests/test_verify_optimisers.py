@@ -46,7 +46,9 @@ def test_ordering_part_uses_a_seed_level_t_interval():
     assert part.upper == pytest.approx(-1 + 9.925 * 0.1 / math.sqrt(3), abs=1e-3)
     assert part.status == "pass"
     assert vl._ordering("x", np.array([1.0, -0.5, 0.8]), "-").status == "inconclusive"
-    assert vl._ordering("x", np.array([1.0]), "-").status == "fail"  # one seed: no interval
+    # one seed: no interval, so no finding either way (issue 7 §5)
+    assert vl._ordering("x", np.array([1.0]), "-").status == "inconclusive"
+    assert vl._ordering("x", np.array([-1.0]), "-").status == "inconclusive"
     assert vl._ordering("x", np.array([1.0, math.nan]), "-").status == "fail"
 
 
@@ -82,6 +84,9 @@ def test_tail_checks_on_known_tails():
                            source=pareto_vs_chi).status == "refuted"
     assert vl._check_tails_seeds({"seed": 0}, ctx, heavy=heavy, light=light,
                                  source=pareto_vs_chi).status == "holds"
+    # the depth claim's control (cases swapped) on the same known tails must be refuted
+    assert vl._check_tails_seeds({"seed": 0}, ctx, heavy=light, light=heavy,
+                                 source=pareto_vs_chi).status == "refuted"
 
     def same_law(setting, layers, seed, ctx):
         return vl._synthetic_noise("sphere", layers + seed, seed + 7 * layers, ctx)
@@ -110,6 +115,23 @@ def test_floor_controls_fail_on_the_steps_part():
     hess = sp.lambdify([a], sp.hessian(vl.la.gd_loss(a, 5, 20), a), "numpy")
     assert vl._segment_curvature(hess, np.array(steps), np.array(steps) + 0.01) > 0
     assert vl._segment_curvature(hess, np.array(equal), np.array(equal) + 0.01) < 0
+
+
+def test_one_layer_control_is_rejected_by_the_distance_part():
+    """A wrong closed-form Gamma* gets no allowance from its own (non-zero) gradient: the
+    trained-Gamma distance part must fail under the control, not only the loss parts."""
+    from theory import linear_attention as la
+
+    sigma, n = sp.eye(5), 20
+    curvature = 2 * float(np.linalg.eigvalsh(np.array(
+        la.sample_cov_second_moment(sigma, n).evalf(), dtype=float)).min())
+    f = vl._one_layer_loss_fn()
+    paper = np.array(la.optimal_preconditioner(sigma, n).evalf(), dtype=float)
+    wrong = np.array(vl._wrong_preconditioner(sigma, n).evalf(), dtype=float)
+    trained = paper + 0.01 * np.eye(5)  # a trained Gamma near the true optimum
+    for claimed, should_pass in ((paper, True), (wrong, False)):
+        bound = vl._excess_bound(f(trained) - f(claimed), curvature, 0.0, f(claimed))
+        assert bool(np.linalg.norm(trained - claimed) <= bound) is should_pass
 
 
 def test_positive_controls_pass_at_smoke_size():
