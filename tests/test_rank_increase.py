@@ -225,6 +225,7 @@ def test_ladder_member_equals_single_run():
 def test_measurements():
     tau = np.linspace(0, 3, 301)
     loss = np.where(tau < 1, 2.0, np.where(tau < 2, 1.0, 0.0))
+    # the grid step is 0.01, so a crossing is located to within one step (plus rounding)
     assert np.allclose(nr.jump_times(tau, loss, np.array([1.5, 0.5])), [1.0, 2.0], atol=0.011)
     assert nr.active_count(np.array([[1e-4, 0.5, -0.2]]), 1e-3).tolist() == [2]
     m = np.outer([1.0, 2.0], [3.0, -1.0])
