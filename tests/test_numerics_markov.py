@@ -113,6 +113,7 @@ def test_authors_adamw_decays_only_their_decay_group():
     for name, before in params.items():
         after = traj.params[name]
         if name in nm.NO_DECAY:
+            # no gradient and no decay: the parameter must not move at all (exact equality)
             torch.testing.assert_close(after, before, rtol=0, atol=0)
         else:
             torch.testing.assert_close(after, before * (1 - 0.5 * 1e-3), rtol=1e-12, atol=0)

@@ -406,6 +406,7 @@ def _symmetric_case(P: np.ndarray) -> bool:
             return False
     dts = distinct_tokens(P)
     ref = np.sort(P[0, list(dts[0])])
+    # probabilities given as rows summing to 1 in float64: equal up to a few ulps of rounding
     return all(
         len(d) == len(ref) and np.allclose(np.sort(P[n, list(d)]), ref, rtol=0, atol=1e-12)
         for n, d in enumerate(dts)
