@@ -50,6 +50,7 @@ from torch import nn
 from numerics.ensemble import (
     OptimizerConfig,
     Params,
+    StackedLoss,
     TrainConfig,
     member_generators,
     stack_members,
@@ -82,6 +83,7 @@ class BenchCase:
     optimizer: OptimizerConfig
     make_optimizer: Callable[[list[tuple[str, nn.Parameter]]], torch.optim.Optimizer]
     clip: float | None = None
+    stacked_loss: StackedLoss | None = None  # the model's member-folded loss, if it has one
 
 
 def _first(batch: Any) -> Any:
@@ -121,6 +123,7 @@ def _markov_case(device: torch.device, small: bool) -> BenchCase:
         lr=lr,
         optimizer=opt,
         make_optimizer=make_optimizer,
+        stacked_loss=nm.stacked_train_loss(cfg),
     )
 
 
@@ -176,20 +179,45 @@ def _sync(device: torch.device) -> None:
 
 
 def train_loop_member(case: BenchCase, index: int, seed: int, steps: int,
-                      device: torch.device) -> Params:
-    """Member ``index`` trained alone with ``torch.optim``; returns its final parameters."""
+                      device: torch.device, parts: dict[str, float] | None = None) -> Params:
+    """Member ``index`` trained alone with ``torch.optim``; returns its final parameters.
+
+    ``parts``, when given, accumulates the seconds spent sampling data, in the forward and
+    backward pass, and in clipping plus the optimiser step (synchronised timers: slower).
+    """
     gen = member_generators(1, seed + index, device)[0]
     data = member_generators(1, seed + DATA_OFFSET + index, device)
     model = _Member(case.init(gen), case.loss)
     opt = case.make_optimizer(list(model.params.items()))
+    clock = _Clock(parts, device)
     for _ in range(steps):
-        loss = model(_first(case.sample(data)))
+        batch = _first(case.sample(data))
+        clock.lap("sample")
+        loss = model(batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        clock.lap("forward_backward")
         if case.clip is not None:
             nn.utils.clip_grad_norm_(model.parameters(), case.clip)
         opt.step()
+        clock.lap("optimizer")
     return {k: v.detach() for k, v in model.params.items()}
+
+
+class _Clock:
+    """Adds the time since the last lap to ``parts[name]`` (does nothing without parts)."""
+
+    def __init__(self, parts: dict[str, float] | None, device: torch.device):
+        self.parts, self.device = parts, device
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        if self.parts is None:
+            return
+        _sync(self.device)
+        now = time.perf_counter()
+        self.parts[name] = self.parts.get(name, 0.0) + now - self.last
+        self.last = now
 
 
 def train_stacked(case: BenchCase, members: int, seed: int, steps: int,
@@ -201,7 +229,8 @@ def train_stacked(case: BenchCase, members: int, seed: int, steps: int,
     config = TrainConfig(steps=steps, lr=case.lr, optimizer=case.optimizer, clip=case.clip,
                          record_every=max(1, steps), member_chunk=member_chunk,
                          compile=compile)
-    return train(case.loss, params, config, lambda step: case.sample(data)).params
+    loss = case.stacked_loss if case.stacked_loss is not None else case.loss
+    return train(loss, params, config, lambda step: case.sample(data)).params
 
 
 def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
@@ -244,9 +273,14 @@ def matmul_peak_gflops(device: torch.device, size: int = 1024, dtype=DTYPE,
 def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_members: int,
                 seed: int, device: torch.device, peak: float, chunk: int | None,
                 compile: bool) -> list[dict]:
+    if chunk == "auto":  # chunks help the vmapped path on a CPU, not a folded loss
+        chunk = CPU_MEMBER_CHUNK if device.type == "cpu" and case.stacked_loss is None else None
     flops = member_step_flops(case, device)
     train_stacked(case, 1, seed, 1, device)  # warm-up: kernels, vmap, allocator
     train_loop_member(case, 0, seed, 1, device)
+    parts: dict[str, float] = {}
+    train_loop_member(case, 0, seed, steps, device, parts)
+    loop_parts_ms = {name: round(1e3 * v / steps, 4) for name, v in parts.items()}
     rows = []
     for k in members:
         if compile:  # compile outside the timing (torch.compile caches per shape)
@@ -266,7 +300,9 @@ def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_member
             "member_steps_per_s": round(k * steps / stacked_s, 2),
             "gflops": _sig(gflops), "fraction_of_peak": _sig(gflops / peak),
             "loop_members_timed": timed, "flops_per_member_step": flops,
-            "max_member_gap": gap,
+            "max_member_gap": gap, "member_chunk": chunk,
+            "stacked_path": "folded" if case.stacked_loss is not None else "vmap",
+            "loop_parts_ms": loop_parts_ms,
         })
     return rows
 
@@ -305,13 +341,11 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
 
     ``small`` runs the models at smoke size (the tests); the sizes otherwise are the quick
     profile's.  ``member_chunk`` is the trainer's option ("auto": CPU_MEMBER_CHUNK members
-    per vmapped call on a CPU, all at once on a GPU).  ``compile`` times the trainer with ``torch.compile`` (compile time excluded).
+    per vmapped call on a CPU, all at once on a GPU or for a model's folded loss).  ``compile`` times the trainer with ``torch.compile`` (compile time excluded).
     """
     if steps < 1 or not members or min(members) < 1 or loop_members < 1:
         raise ValueError("steps, members and loop_members must be >= 1")
     device = torch.device(device)
-    if member_chunk == "auto":
-        member_chunk = CPU_MEMBER_CHUNK if device.type == "cpu" else None
     peak = matmul_peak_gflops(device, probe_size)
     cases = bench_cases(device, small)
     rows: list[dict] = []
@@ -348,4 +382,9 @@ def _table(data: dict) -> str:
                      f"{r['member_steps_per_s']:>10.1f} {r['gflops']:>8.2f} "
                      f"{r['fraction_of_peak']:>8.4f}")
     lines.append("* loop time scaled from the members timed (loop_members_timed)")
+    for model in dict.fromkeys(r["model"] for r in data["models"]):
+        row = next(r for r in data["models"] if r["model"] == model)
+        parts = ", ".join(f"{k} {v:.3f} ms" for k, v in row.get("loop_parts_ms", {}).items())
+        lines.append(f"{model} loop, per member-step: {parts}; stacked path "
+                     f"{row.get('stacked_path', 'vmap')}")
     return "\n".join(lines)
