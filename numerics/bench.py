@@ -57,7 +57,8 @@ from numerics.ensemble import (
     train,
 )
 
-__all__ = ["BenchCase", "bench_cases", "matmul_peak_gflops", "member_step_flops", "run_bench"]
+__all__ = ["BenchCase", "bench_cases", "matmul_peak_gflops", "member_memory", "member_step_flops",
+           "run_bench"]
 
 DTYPE = torch.float32
 DATA_OFFSET = 10_000
@@ -269,18 +270,63 @@ def matmul_peak_gflops(device: torch.device, size: int = 1024, dtype=DTYPE,
     return best
 
 
+def _resolve_chunk(chunk: int | str | None, device: torch.device, case: BenchCase) -> int | None:
+    """``auto``: chunks help the vmapped path on a CPU, not a GPU nor a folded loss."""
+    if chunk != "auto":
+        return chunk
+    return CPU_MEMBER_CHUNK if device.type == "cpu" and case.stacked_loss is None else None
+
+
+# ---------------------------------------------------------------------- memory
+def _peak_memory_child(model: str, members: int, steps: int, small: bool, device: str,
+                       member_chunk: int | None) -> float:
+    """Peak memory (bytes) of one stacked run in a fresh process: the process's peak
+    resident set on a CPU, the allocator's peak on a GPU."""
+    import resource  # noqa: PLC0415
+
+    dev = torch.device(device)
+    case = next(c for c in bench_cases(dev, small) if c.name == model)
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    train_stacked(case, members, 0, steps, dev, member_chunk)
+    if dev.type == "cuda":
+        return float(torch.cuda.max_memory_allocated(dev))
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024.0  # KiB on Linux
+
+
+def member_memory(model: str, device: torch.device, ks: tuple[int, int] = (8, 64),
+                  steps: int = 3, small: bool = False, member_chunk: int | None = None,
+                  budget_gib: float = 24.0) -> dict:
+    """Memory per member of the stacked trainer: the slope of the peak over two ensemble sizes
+    (each run in a fresh process, so the fixed cost of torch and the data cancels), and the
+    largest K whose extrapolated peak fits in ``budget_gib``."""
+    import multiprocessing as mp  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+    peaks = []
+    for k in ks:
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+            peaks.append(pool.submit(_peak_memory_child, model, k, steps, small, str(device),
+                                     member_chunk).result())
+    per_member = max((peaks[1] - peaks[0]) / (ks[1] - ks[0]), 1.0)
+    fixed = peaks[0] - per_member * ks[0]
+    return {"ks": list(ks), "peak_mb": [round(p / 2**20, 1) for p in peaks],
+            "per_member_mb": _sig(per_member / 2**20),
+            "max_k_in_budget": int((budget_gib * 2**30 - fixed) // per_member),
+            "budget_gib": budget_gib}
+
+
 # ---------------------------------------------------------------------- the bench
 def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_members: int,
                 seed: int, device: torch.device, peak: float, chunk: int | None,
                 compile: bool) -> list[dict]:
-    if chunk == "auto":  # chunks help the vmapped path on a CPU, not a folded loss
-        chunk = CPU_MEMBER_CHUNK if device.type == "cpu" and case.stacked_loss is None else None
+    chunk = _resolve_chunk(chunk, device, case)
     flops = member_step_flops(case, device)
     train_stacked(case, 1, seed, 1, device)  # warm-up: kernels, vmap, allocator
     train_loop_member(case, 0, seed, 1, device)
     parts: dict[str, float] = {}
     train_loop_member(case, 0, seed, steps, device, parts)
-    loop_parts_ms = {name: round(1e3 * v / steps, 4) for name, v in parts.items()}
+    loop_parts_ms = {name: _sig(1e3 * v / steps) for name, v in parts.items()}
     rows = []
     for k in members:
         if compile:  # compile outside the timing (torch.compile caches per shape)
@@ -336,12 +382,13 @@ def _plot(data: dict, out: Path) -> Path:
 def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8, 64, 256),
               steps: int = 20, loop_members: int = 4, probe_size: int = 1024,
               small: bool = False, seed: int = 0, member_chunk: int | str | None = "auto",
-              compile: bool = False) -> tuple[str, Path]:
+              compile: bool = False, memory: bool = True) -> tuple[str, Path]:
     """Run the bench, write ``bench.json`` and ``bench.png`` into ``out``; (table, json path).
 
     ``small`` runs the models at smoke size (the tests); the sizes otherwise are the quick
     profile's.  ``member_chunk`` is the trainer's option ("auto": CPU_MEMBER_CHUNK members
-    per vmapped call on a CPU, all at once on a GPU or for a model's folded loss).  ``compile`` times the trainer with ``torch.compile`` (compile time excluded).
+    per vmapped call on a CPU, all at once on a GPU or for a model's folded loss).
+    ``memory`` adds each model's memory per member (:func:`member_memory`, 24 GiB budget).  ``compile`` times the trainer with ``torch.compile`` (compile time excluded).
     """
     if steps < 1 or not members or min(members) < 1 or loop_members < 1:
         raise ValueError("steps, members and loop_members must be >= 1")
@@ -356,11 +403,18 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
     for case in tqdm(cases, desc="bench", unit="model") if tqdm else cases:
         rows += _bench_case(case, members, steps, loop_members, seed, device, peak,
                             member_chunk, compile)
+    memory_rows = {}
+    if memory:
+        for case in cases:
+            memory_rows[case.name] = member_memory(
+                case.name, device, small=small,
+                member_chunk=_resolve_chunk(member_chunk, device, case))
     data = {"device": str(device), "threads": torch.get_num_threads(),
             "peak_gflops": round(peak, 3), "dtype": str(DTYPE).removeprefix("torch."),
             "steps": steps, "probe_size": probe_size, "member_chunk": member_chunk,
             "compile": compile,
-            "cases": {c.name: c.description for c in cases}, "models": rows}
+            "cases": {c.name: c.description for c in cases}, "models": rows,
+            "memory": memory_rows}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "bench.json"
@@ -387,4 +441,9 @@ def _table(data: dict) -> str:
         parts = ", ".join(f"{k} {v:.3f} ms" for k, v in row.get("loop_parts_ms", {}).items())
         lines.append(f"{model} loop, per member-step: {parts}; stacked path "
                      f"{row.get('stacked_path', 'vmap')}")
+        mem = data.get("memory", {}).get(model)
+        if mem:
+            lines.append(f"{model} memory: {mem['per_member_mb']:.2f} MB per member (peaks "
+                         f"{mem['peak_mb']} MB at K = {mem['ks']}); largest K in "
+                         f"{mem['budget_gib']:g} GiB: {mem['max_k_in_budget']}")
     return "\n".join(lines)

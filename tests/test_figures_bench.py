@@ -45,6 +45,12 @@ def test_bench_writes_schema(tmp_path):
         assert r["speedup_vs_loop"] == pytest.approx(r["loop_s"] / r["stacked_s"], rel=1e-2)
         assert r["flops_per_member_step"] > 0 and 0 < r["fraction_of_peak"]
         assert r["max_member_gap"] < 1e-4  # loop member 0 = stacked member 0 (float32)
+        assert set(r["loop_parts_ms"]) == {"sample", "forward_backward", "optimizer"}
+        assert all(v > 0 for v in r["loop_parts_ms"].values())
+    assert {r["stacked_path"] for r in rows if r["model"] == "markov"} == {"folded"}
+    for mem in data["memory"].values():  # two fresh processes per model
+        assert len(mem["peak_mb"]) == 2 and all(p > 0 for p in mem["peak_mb"])
+        assert mem["per_member_mb"] > 0 and mem["max_k_in_budget"] > 0
     assert (tmp_path / "bench.png").stat().st_size > 0
     assert "speedup" in table
 

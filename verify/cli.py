@@ -290,7 +290,8 @@ def _cmd_bench(args) -> int:
     device = select_device(_device(args))
     table, path = run_bench(Path(args.out), device=device, members=tuple(args.members),
                             steps=args.steps, loop_members=args.loop_members,
-                            member_chunk=args.member_chunk or "auto", compile=args.compile)
+                            member_chunk=args.member_chunk or "auto", compile=args.compile,
+                            memory=not args.no_memory)
     print(table)
     print(f"\nbench: {path}")
     return 0
@@ -397,9 +398,12 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--loop-members", type=int, default=4,
                     help="loop members timed per K (the loop time is scaled to K)")
     be.add_argument("--member-chunk", type=int, default=None,
-                    help="members per vmapped call (default: 16 on CPU, all on GPU)")
+                    help="members per vmapped call (default: 16 on CPU for vmapped models, "
+                         "all at once on GPU or for a model's folded loss)")
     be.add_argument("--compile", action="store_true",
                     help="also torch.compile the stacked step (compile time not counted)")
+    be.add_argument("--no-memory", action="store_true",
+                    help="skip the memory-per-member probe (two fresh processes per model)")
     be.set_defaults(fn=_cmd_bench)
 
     sw = sub.add_parser("sweep", help=COMMANDS["sweep"][0])
