@@ -332,3 +332,40 @@ def test_column_run_equals_the_full_sweeps_column():
         a, b = full.select(ez, 10.0), col.select(ez, 10.0)
         assert len(a) == len(b) == 2
         np.testing.assert_allclose(col.zq[b], full.zq[a], rtol=1e-12, atol=1e-14)
+
+
+def test_member_chunk_leaves_the_sgd_run_unchanged():
+    """SGDConfig.member_chunk (the trainer's option, used at profile thorough) changes memory,
+    not results: a chunk of 5 of 32 members agrees to float rounding."""
+    from dataclasses import replace
+
+    cfg = replace(ns.fig6_config(1, 2), steps=3)
+    a, b = ns.run_sgd(cfg), ns.run_sgd(replace(cfg, member_chunk=5))
+    for name in ("zq", "loss", "Y", "Z"):
+        np.testing.assert_allclose(getattr(b, name), getattr(a, name), rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match="member_chunk"):
+        ns.SGDConfig(member_chunk=0)
+
+
+def test_thorough_profile_sizes_without_training():
+    """Profile thorough: the authors' commands (figure_4.log, figure_6.log) at 1000 seeds, all
+    four Fig. 6 panels, on ctx.device with the panel's member_chunk; test/quick/ci configs are
+    returned untouched (on the CPU)."""
+    from verify import scan_snap as vs
+    from verify.claims import Context
+
+    th = Context(profile="thorough", device="cuda")
+    assert vs._fig6_panels(th) == (1, 3, 5, 10)
+    seeds = {f(th) for f in (vs._fig6_seeds, vs._table_seeds, vs._column_seeds,
+                             vs._order_seeds, vs._fig4_seeds)}
+    assert seeds == {vs.THOROUGH_SEEDS} == {1000}
+    panels = [vs._sized(vs.fig6_config(p, 1000), th) for p in (1, 3, 5, 10)]
+    assert [len(c.members) for c in panels] == [16_000] * 4
+    assert [c.member_chunk for c in panels] == [None, None, 8192, 4096]
+    fig4 = vs._sized(vs.fig4_config(1000), th)
+    assert len(fig4.members) == 2000 and fig4.zero_init and fig4.member_chunk is None
+    for c in [*panels, fig4]:
+        assert (c.device, c.steps, c.batch, c.length, c.momentum) == ("cuda", 100, 128, 128, 0.9)
+    for profile in ("test", "quick", "ci"):
+        c = vs.fig6_config(1, 8)
+        assert vs._sized(c, Context(profile=profile, device="cuda")) is c
