@@ -250,7 +250,10 @@ def stacked_forward(params: Params, x: torch.Tensor) -> torch.Tensor:
         states = torch.arange(wte.shape[1], device=x.device)
         onehot = (x[..., None] == states).to(wte.dtype)  # [K, B, N, S]
         h = _stacked_linear(onehot, wte.transpose(1, 2)) + wpe[:, None, :n]
-    q, k, v = (_stacked_linear(h, params[w]) for w in ("wq", "wk", "wv"))
+    # one product for q, k and v: three [d -> d] batched products of inner size d = 4 ran
+    # 3-5x slower than one [d -> 3d] product (2 cores, K = 64, B N = 2048)
+    qkv = _stacked_linear(h, torch.cat([params["wq"], params["wk"], params["wv"]], dim=1))
+    q, k, v = qkv.split(h.shape[-1], dim=-1)
     att = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1 / math.sqrt(h.shape[-1]))
     y = h + _stacked_linear(att, params["wo"])
     z = y + _stacked_linear(torch.relu(_stacked_linear(y, params["w1"])), params["w2"])
@@ -370,21 +373,34 @@ def rank_energy(matrix: torch.Tensor, k: int = 1) -> torch.Tensor:
     return (sv[..., :k] ** 2).sum(-1) / (sv**2).sum(-1).clamp_min(1e-300)
 
 
-def canonical(params: Params, x: torch.Tensor) -> torch.Tensor:
+def _chunked_forward(params: Params, x: torch.Tensor, chunk: int | None) -> torch.Tensor:
+    """:func:`forward` over ``x`` [B, N] in slices of ``chunk`` sequences (None: one call).
+
+    The same logits, sequence by sequence; only the peak memory changes: the explicit N x N
+    scores of :func:`forward` take B N^2 floats per member, and the trainer evaluates the
+    observables of all members in one vmapped call (at N = 1024, 1000 members and
+    B = 64 that would be 780 GiB, 12.2 MiB per member and sequence measured on CPU)."""
+    if chunk is None or chunk >= x.shape[0]:
+        return forward(params, x)
+    return torch.cat([forward(params, x[i:i + chunk]) for i in range(0, x.shape[0], chunk)])
+
+
+def canonical(params: Params, x: torch.Tensor, chunk: int | None = None) -> torch.Tensor:
     """Canonical scalars of one binary member, in the order of ``CANONICAL_FIELDS``.
 
     Procedure of spec §5: alpha = top right singular vector of W_1 (sign chosen so that
     e = <wte, alpha> >= 0); f0, f1 = mean logit over positions with x_n = 0, 1 on the
     contexts ``x`` [B, N]; u = f1 - f0; b = f0 + e^2/2; w from the FF gain
     2 w|w| = u/e^2 - 1; position = mean_n <wpe_n, alpha> (the paper ties it to -e/2);
-    energy_* = top-singular-value energy fraction of W_V and W_1.
+    energy_* = top-singular-value energy fraction of W_V and W_1.  ``chunk``: evaluate the
+    logits ``chunk`` sequences at a time (:func:`_chunked_forward`; same values).
     """
     _, _, vh = torch.linalg.svd(params["w1"])
     alpha = vh[0]
     e = params["wte"] @ alpha
     sign = torch.where(e < 0, -1.0, 1.0).to(e.dtype)
     alpha, e = alpha * sign, e * sign
-    logits = forward(params, x)
+    logits = _chunked_forward(params, x, chunk)
     ones = x.to(logits.dtype)
     f1 = (logits * ones).sum() / ones.sum().clamp_min(1.0)
     f0 = (logits * (1 - ones)).sum() / (1 - ones).sum().clamp_min(1.0)
@@ -455,7 +471,11 @@ class FullRun:
     ``rank_one`` (from ``canonical0`` = (e0, w0, b0)).  ``optimizer`` is ``adam`` (the
     authors' AdamW, :func:`authors_adamw`) or ``gd`` (plain GD, no momentum).  Member i
     uses init seed ``seed + i`` and data seed ``seed + 10_000 + i``; the evaluation
-    sequences use seed ``seed + 20_000``.
+    sequences use seed ``seed + 20_000``.  Memory only: ``member_chunk`` is the trainer's
+    (``numerics.ensemble.TrainConfig``: the gradient over that many members at a time; the
+    same results up to rounding, as the batched products sum in another order), and
+    ``eval_chunk`` evaluates the observables that many evaluation sequences at a time
+    (:func:`_chunked_forward`; the same bits); None: all at once.
     """
 
     config: MarkovConfig
@@ -471,8 +491,14 @@ class FullRun:
     dtype: str = "float32"
     device: str = "cpu"
     eval_batch: int = 256
+    member_chunk: int | None = None
+    eval_chunk: int | None = None
 
     def __post_init__(self) -> None:
+        for name in ("member_chunk", "eval_chunk"):
+            v = getattr(self, name)
+            if v is not None and (int(v) != v or v < 1):
+                raise ValueError(f"{name} must be None or an integer >= 1, got {v}")
         if self.init not in ("gaussian", "authors", "rank_one"):
             raise ValueError(f"init must be gaussian, authors or rank_one, got {self.init!r}")
         if self.optimizer not in ("adam", "gd"):
@@ -505,9 +531,11 @@ def _cumulative_energy(matrix: torch.Tensor) -> torch.Tensor:
     return torch.cumsum(sv**2, -1) / (sv**2).sum(-1).clamp_min(1e-300)
 
 
-def per_sequence_loss(params: Params, x: torch.Tensor, config: MarkovConfig) -> torch.Tensor:
-    """Rao-Blackwellised loss of each sequence [B] (its mean is :func:`conditional_loss`)."""
-    logits = forward(params, x)[:, :-1]
+def per_sequence_loss(params: Params, x: torch.Tensor, config: MarkovConfig,
+                      chunk: int | None = None) -> torch.Tensor:
+    """Rao-Blackwellised loss of each sequence [B] (its mean is :func:`conditional_loss`);
+    ``chunk``: ``chunk`` sequences at a time (:func:`_chunked_forward`; same values)."""
+    logits = _chunked_forward(params, x, chunk)[:, :-1]
     target = _target_probs(config, x, logits.dtype)
     if config.binary:
         ce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
@@ -543,12 +571,12 @@ def _compute_full(run: FullRun) -> FullRunResult:
                            batch=run.eval_batch)[0]
     n_eval = x_eval.shape[0]
     observables = {
-        "eval": lambda p: per_sequence_loss(p, x_eval, cfg),
+        "eval": lambda p: per_sequence_loss(p, x_eval, cfg, run.eval_chunk),
         "wv": lambda p: _cumulative_energy(p["wv"]),
         "w1": lambda p: _cumulative_energy(p["w1"]),
     }
     if cfg.binary:
-        observables["canonical"] = lambda p: canonical(p, x_eval)
+        observables["canonical"] = lambda p: canonical(p, x_eval, run.eval_chunk)
     opt = authors_adamw() if run.optimizer == "adam" else OptimizerConfig("sgd")
     config = TrainConfig(
         steps=run.steps,
@@ -557,6 +585,7 @@ def _compute_full(run: FullRun) -> FullRunResult:
         record_every=run.record_every,
         schedule=one_cycle(run.steps) if run.schedule else None,
         description=f"markov {run.init} p={cfg.p} q={cfg.q}",
+        member_chunk=run.member_chunk,
     )
     traj = train(stacked_train_loss(cfg), params, config,
                  lambda step: sample_chains(cfg, data_gens, device), observables)
@@ -589,7 +618,8 @@ def run_full(run: FullRun, cache: RunCache | None = None) -> FullRunResult:
 # ---------------------------------------------------------------------- standard runs
 @dataclass(frozen=True)
 class Budget:
-    """Sizes of the standard full-model runs (a profile picks one; see verify/markov.py)."""
+    """Sizes of the standard full-model runs (a profile picks one; see verify/markov.py).
+    ``member_chunk`` and ``eval_chunk`` bound memory only (:class:`FullRun`)."""
 
     steps: int = 1000
     members: int = 4
@@ -598,6 +628,8 @@ class Budget:
     batch: int = 32
     eval_batch: int = 256
     record_every: int = 50
+    member_chunk: int | None = None
+    eval_chunk: int | None = None
 
 
 # Sizes shared by verify (by profile) and figures (quick flag), so that figures after a
@@ -607,8 +639,31 @@ BUDGETS: dict[str, Budget] = {
                    record_every=20),
     "quick": Budget(steps=1000, members=8, d=4, seq_len=32, batch=16, eval_batch=128,
                     record_every=50),
-    "paper": Budget(steps=1000, members=1, d=8, seq_len=1024, batch=16, eval_batch=64,
-                    record_every=50),
+    # Profile thorough, binary chain: the authors' configuration (spec §2 defaults table,
+    # their Markov-Simple/src/config/markov.py): N = 1024, batch 16, 1000 iterations of
+    # AdamW + OneCycle (adam_run_config), d = 8 (Markov-Simple, the d of the saved weights,
+    # spec §2/§5; whether the NeurIPS runs used Simple (d = 8) or Simple2 (d = 4) is open,
+    # spec "Open doubts"); 1000 seeds (Fig. 4 averages runs; issue 11 §4: >= 1000 members).
+    # Evaluation: 64 shared sequences every 50th iteration (the authors use 1024 sequences
+    # every iteration; an evaluation choice: counted FLOPs per member, 1024 sequences at
+    # the 21 recorded iterations would cost 1.5 TFLOP, about the 1.7 TFLOP of the 1000
+    # training steps, against 0.09 TFLOP for 64).
+    # Memory, measured on CPU (float32, one gradient step, resident-set growth with K):
+    # 15.5 MiB per member with the fused causal attention of stacked_forward, 203 MiB if
+    # the attention falls back to torch's math kernel (N x N scores stored); member_chunk
+    # 200 keeps a chunk under 40 GiB either way (200 x 203 MiB = 39.6 GiB).  The
+    # observables run vmapped over all members (the trainer does not chunk them): the
+    # explicit-score forward takes 12.2 MiB per member and sequence, so eval_chunk 2 holds
+    # that to 1000 x 2 x 12.2 MiB = 24 GiB.  Sized for one GPU; not run here.
+    "paper": Budget(steps=1000, members=1000, d=8, seq_len=1024, batch=16, eval_batch=64,
+                    record_every=50, member_chunk=200, eval_chunk=2),
+    # Profile thorough, S > 2 states (markov.multi_state): the authors' multi-state run
+    # (spec §4 loss-states.py -> loss01.pdf: S = 5, 5000 iterations; §6.1) in the
+    # Markov-Simple configuration above (d = 8, N = 1024, batch 16); its learning rate is
+    # not in the spec, so the default 2e-3 of their config (spec §2) is kept.  Memory per
+    # member as the binary chain (measured at S = 5: 12.9 MiB fused).
+    "paper_multi": Budget(steps=5000, members=1000, d=8, seq_len=1024, batch=16,
+                          eval_batch=64, record_every=50, member_chunk=200, eval_chunk=2),
 }
 
 
@@ -624,7 +679,8 @@ def adam_run_config(p: float, q: float, init: str, budget: Budget, device: str =
     return FullRun(full_config(p, q, budget, states=states), init=init,
                    members=budget.members, seed=seed, steps=budget.steps, lr=2e-3,
                    optimizer="adam", record_every=budget.record_every, device=device,
-                   eval_batch=budget.eval_batch)
+                   eval_batch=budget.eval_batch, member_chunk=budget.member_chunk,
+                   eval_chunk=budget.eval_chunk)
 
 
 # ---------------------------------------------------------------------- rank-one GD
