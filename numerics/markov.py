@@ -153,24 +153,37 @@ def sample_chains(
     u = torch.stack(
         [torch.rand(batch, n, generator=g, device=device, dtype=torch.float64) for g in generators]
     )
-    x = torch.empty(u.shape, dtype=torch.long, device=device)
     if config.binary:
         pi1 = config.p / (config.p + config.q)
-        x[..., 0] = (u[..., 0] < pi1).long()
-        for i in range(1, n):
-            prev = x[..., i - 1]
-            x[..., i] = torch.where(prev == 0, u[..., i] < config.p, u[..., i] >= config.q).long()
-        return x
+        return _binary_chain((u[..., 0] < pi1).long(), u[..., 1:] < config.p,
+                             u[..., 1:] >= config.q)
     s = config.states
     v = torch.stack(
         [torch.rand(batch, n, generator=g, device=device, dtype=torch.float64) for g in generators]
     )
-    x[..., 0] = torch.clamp((v[..., 0] * s).long(), max=s - 1)
-    for i in range(1, n):
-        prev = x[..., i - 1]
-        jump = torch.clamp((v[..., i] * (s - 1)).long(), max=s - 2) + 1
-        x[..., i] = torch.where(u[..., i] < config.p, (prev + jump) % s, prev)
-    return x
+    first = torch.clamp((v[..., 0] * s).long(), max=s - 1)
+    jump = torch.clamp((v[..., 1:] * (s - 1)).long(), max=s - 2) + 1
+    moves = torch.where(u[..., 1:] < config.p, jump, 0)
+    # x_i = (x_{i-1} + move_i) mod S, so x_i = (x_0 + move_1 + ... + move_i) mod S
+    steps = torch.cat([first[..., None], moves], dim=-1)
+    return torch.cumsum(steps, dim=-1) % s
+
+
+def _binary_chain(first: torch.Tensor, from0: torch.Tensor, from1: torch.Tensor) -> torch.Tensor:
+    """x_0 = first, x_i = from0_i if x_{i-1} = 0 else from1_i, without a loop over positions.
+
+    Each step is one of four maps of the previous symbol: the constants 0 or 1 (from0_i =
+    from1_i, a *reset*), the identity (0 -> 0, 1 -> 1) or the flip (0 -> 1, 1 -> 0).  So x_i is
+    the value at the last reset r <= i (x_0 counts as one) XOR the parity of flips after r.
+    The same symbols as stepping through the positions (tested against that loop).
+    """
+    reset = torch.cat([torch.ones_like(first[..., None], dtype=torch.bool), from0 == from1], -1)
+    value = torch.cat([first[..., None], from0.long()], -1)  # the constant at a reset
+    flips = torch.cat([torch.zeros_like(first[..., None]), (from0 & ~from1).long()], -1)
+    parity = torch.cumsum(flips, -1)
+    positions = torch.arange(reset.shape[-1], device=first.device).expand_as(reset)
+    last = torch.cummax(torch.where(reset, positions, 0), dim=-1).values
+    return (value.gather(-1, last) + parity - parity.gather(-1, last)) % 2
 
 
 # ---------------------------------------------------------------------- model

@@ -197,3 +197,33 @@ def test_member_and_eval_chunks_leave_the_run_unchanged(states):
     for bad in (dict(member_chunk=0), dict(eval_chunk=0), dict(eval_chunk=1.5)):
         with pytest.raises(ValueError, match="chunk"):
             dataclasses.replace(run, **bad)
+
+
+def _chains_by_loop(config, generators):
+    """Reference sampler: step through the positions (the definition of the chain)."""
+    n, out = config.seq_len, []
+    for g in generators:
+        u = torch.rand(config.batch, n, generator=g, dtype=torch.float64)
+        x = torch.empty(u.shape, dtype=torch.long)
+        if config.binary:
+            x[:, 0] = (u[:, 0] < config.p / (config.p + config.q)).long()
+            for i in range(1, n):
+                x[:, i] = torch.where(x[:, i - 1] == 0, u[:, i] < config.p,
+                                      u[:, i] >= config.q).long()
+        else:
+            s = config.states
+            v = torch.rand(config.batch, n, generator=g, dtype=torch.float64)
+            x[:, 0] = torch.clamp((v[:, 0] * s).long(), max=s - 1)
+            for i in range(1, n):
+                jump = torch.clamp((v[:, i] * (s - 1)).long(), max=s - 2) + 1
+                x[:, i] = torch.where(u[:, i] < config.p, (x[:, i - 1] + jump) % s, x[:, i - 1])
+        out.append(x)
+    return torch.stack(out)
+
+
+@given(st.floats(0.02, 0.98), st.floats(0.02, 0.98), st.sampled_from([2, 3, 5]),
+       st.integers(0, 2**16))
+def test_vectorised_sampler_equals_stepping_through_positions(p, q, states, seed):
+    cfg = nm.MarkovConfig(p=p, q=q, states=states, seq_len=40, batch=8)
+    fast = nm.sample_chains(cfg, member_generators(3, seed))
+    assert torch.equal(fast, _chains_by_loop(cfg, member_generators(3, seed)))
