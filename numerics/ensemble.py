@@ -127,8 +127,9 @@ class TrainConfig:
     ``schedule(step)`` multiplies the rate (default 1).  Observables and the loss are recorded before the update at every
     ``record_every``-th step and after the last one.  ``clip`` caps each member's gradient
     norm separately.  ``member_chunk`` computes the vmapped gradient over that many members
-    at a time (None: all at once): results are unchanged (bit for bit in the tests), memory
-    is capped, and on 2 CPU cores chunks of 4-16 made a K = 64 step of the bench models
+    at a time (None: all at once): results are unchanged (bit for bit for the vmapped path in
+    the tests; to float rounding for a :class:`StackedLoss`, 4e-15 in float64), memory is
+    capped, and on 2 CPU cores chunks of 4-16 made a K = 64 step of the bench models
     1.4-1.7x faster than one call over all members (no gain at K = 16; numerics/bench.py).
     ``compile`` runs the vmapped gradient through ``torch.compile`` (optional: on 2 CPU
     cores it made a step 2-3x faster but took 1-2.5 minutes to compile, so it pays only for
