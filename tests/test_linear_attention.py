@@ -199,6 +199,30 @@ def test_comparison_run_smoke_and_shared_initialisation(tmp_path):
         nl.comparison_config("setting1", "huge")
 
 
+def test_thorough_sizes_build_and_chunking_keeps_results():
+    """The thorough budgets build valid configs (>= 1000 members where a claim takes an
+    interval over them); ``member_chunk`` leaves a run equal up to float32 rounding and
+    ``smooth_until`` stops the smoothness series at the paper's window."""
+    cmp = nl.comparison_config("setting3", "thorough")
+    assert cmp.seeds >= 1000 and cmp.steps == 10_000 and cmp.smooth_until == 2000
+    assert nl.ZFBConfig(**nl.ZFB_SIZES["thorough"]).members >= 1000
+    assert nl.GDFamilyConfig(**nl.GD_FAMILY_SIZES["thorough"]).steps == 10_000
+    assert nl.NoiseConfig(**nl.DEPTH_NOISE_SIZES["thorough"]).samples == 10_000
+    nl.FitConfig(**nl.FIT_SIZES["thorough"])
+    small = {"seeds": 2, "steps": 8, "batch": 40, "eval_every": 4, "hessian_at": (),
+             "eval_batch": 40}
+    whole = nl._compute_comparison(nl.ComparisonRun(**small), "cpu", False)
+    part = nl._compute_comparison(nl.ComparisonRun(**small, member_chunk=3, smooth_until=4),
+                                  "cpu", False)
+    np.testing.assert_allclose(part.eval_loss, whole.eval_loss, rtol=1e-5)
+    assert list(part.smooth_steps) == [0] and list(whole.smooth_steps) == [0, 4]
+    np.testing.assert_allclose(part.smooth, whole.smooth[:, :1], rtol=1e-3)
+    with pytest.raises(ValueError):
+        nl.ComparisonRun(member_chunk=0)
+    with pytest.raises(ValueError):
+        nl.ZFBConfig(member_chunk=0)
+
+
 def test_init_noise_is_reproducible_and_positive():
     cfg = nl.NoiseConfig("sphere", layers=2, samples=8, batch=50, full=10_000)
     x = nl.run_init_noise(cfg)
