@@ -291,6 +291,13 @@ def _peak_memory_child(model: str, members: int, steps: int, small: bool, device
     train_stacked(case, members, 0, steps, dev, member_chunk)
     if dev.type == "cuda":
         return float(torch.cuda.max_memory_allocated(dev))
+    # the process's own high-water mark; ru_maxrss would not do: Linux carries it over from
+    # the parent through fork and exec, so every child reported the parent's peak
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) * 1024.0  # kB
     return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024.0  # KiB on Linux
 
 
