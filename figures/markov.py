@@ -2,7 +2,9 @@
 
 Full-model figures load the runs of the verify claims through ``numerics.markov.run_full``
 and ``run_rank_one`` with the same configs (``quick`` = the test sizes, else the quick
-verify sizes), so with a shared ``cache`` a figure after ``tdcheck verify`` retrains nothing.
+verify sizes), so with a shared ``cache`` a figure after ``tdcheck verify`` retrains no Adam
+run.  ``full_vs_reduced`` draws the rank-one GD runs to t = 30, past the comparison window of
+``markov.canonical_tracks_full``, so it trains its two runs once (then cached).
 """
 
 from __future__ import annotations

@@ -379,7 +379,7 @@ def _plot(data: dict, out: Path) -> Path:
     axes[0, 1].set(xscale="log", yscale="log", xlabel="members K",
                    ylabel="matmul GFLOP/s / peak",
                    title=f"peak {data['peak_gflops']:.1f} GFLOP/s, {data['threads']} thr.")
-    axes[0, 0].legend()
+    axes[0, 0].legend(loc="lower right")
     path = out / "bench.png"
     fig.savefig(path, dpi=150)
     plt.close(fig)
