@@ -93,18 +93,23 @@ def test_member_equals_unbatched_run_with_its_seed():
                                        rtol=1e-9, atol=1e-12)
 
 
+_SMALL_MARKOV = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=16, batch=4)
+
+
+def _adam_run(loss, steps: int, chunk: int | None):
+    """5 small markov members trained with Adam (init seeds 3.., data seeds 103..)."""
+    cfg = _SMALL_MARKOV
+    params = stack_members(nm.init_gaussian(cfg), member_generators(5, 3))
+    data = member_generators(5, 103)
+    config = TrainConfig(steps=steps, lr=1e-2, optimizer=OptimizerConfig("adam"),
+                         member_chunk=chunk)
+    return train(loss, params, config, lambda s: nm.sample_chains(cfg, data))
+
+
 def test_member_chunks_do_not_change_the_run():
     """Chunked vmapped gradients (5 members, chunks of 2: an uneven last chunk) = one call."""
-    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=16, batch=4)
-
-    def run(chunk):
-        params = stack_members(nm.init_gaussian(cfg), member_generators(5, 3))
-        data = member_generators(5, 103)
-        config = TrainConfig(steps=4, lr=1e-2, optimizer=OptimizerConfig("adam"),
-                             member_chunk=chunk)
-        return train(nm.train_loss(cfg), params, config, lambda s: nm.sample_chains(cfg, data))
-
-    whole, chunked = run(None), run(2)
+    loss = nm.train_loss(_SMALL_MARKOV)
+    whole, chunked = _adam_run(loss, 4, None), _adam_run(loss, 4, 2)
     torch.testing.assert_close(chunked.loss, whole.loss, rtol=1e-12, atol=1e-14)
     for key in whole.params:
         torch.testing.assert_close(chunked.params[key], whole.params[key], rtol=1e-12, atol=1e-14)
@@ -116,16 +121,8 @@ def test_member_chunks_do_not_change_the_run():
 def test_stacked_loss_trains_as_the_vmapped_loss(chunk):
     """The folded fast path (StackedLoss, autograd of the summed losses) gives each member the
     run it gets from the vmapped one-member loss, also in member chunks."""
-    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=16, batch=4)
-
-    def run(loss):
-        params = stack_members(nm.init_gaussian(cfg), member_generators(5, 3))
-        data = member_generators(5, 103)
-        config = TrainConfig(steps=6, lr=1e-2, optimizer=OptimizerConfig("adam"),
-                             member_chunk=chunk)
-        return train(loss, params, config, lambda s: nm.sample_chains(cfg, data))
-
-    vmapped, folded = run(nm.train_loss(cfg)), run(nm.stacked_train_loss(cfg))
+    vmapped = _adam_run(nm.train_loss(_SMALL_MARKOV), 6, chunk)
+    folded = _adam_run(nm.stacked_train_loss(_SMALL_MARKOV), 6, chunk)
     # float64: per-step gradients agree to ~1e-16 (summation order); Adam divides by
     # sqrt(v) so after 6 steps parameters agree to a few ulp of their O(0.1) size
     torch.testing.assert_close(folded.loss, vmapped.loss, rtol=1e-12, atol=1e-14)
