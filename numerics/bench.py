@@ -1,6 +1,7 @@
 """``tdcheck bench``: the stacked trainer against the authors' way of training, honestly.
 
-For each model (the markov and linear-attention full models at their quick-profile sizes)
+For each model (the markov and linear-attention full models at small fixed sizes, given in
+``bench.json``'s ``cases``)
 and each ensemble size K the same K members (init seeds ``seed + i``, data seeds
 ``seed + 10_000 + i``, the same steps) are trained twice:
 
@@ -97,7 +98,8 @@ def _first(batch: Any) -> Any:
 def _markov_case(device: torch.device, small: bool) -> BenchCase:
     from numerics import markov as nm  # noqa: PLC0415
 
-    # the quick profile's full model (numerics.markov.Budget's defaults: d=4, N=64, batch 32)
+    # a small full model (numerics.markov.Budget's defaults: d=4, N=64, batch 32; the quick
+    # profile's runs are N=32, batch 16)
     budget = nm.Budget() if hasattr(nm, "Budget") else None
     d, n, b = (budget.d, budget.seq_len, budget.batch) if budget else (4, 64, 32)
     if small:

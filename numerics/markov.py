@@ -392,7 +392,7 @@ def _chunked_forward(params: Params, x: torch.Tensor, chunk: int | None) -> torc
     The same logits, sequence by sequence; only the peak memory changes: the explicit N x N
     scores of :func:`forward` take B N^2 floats per member, and the trainer evaluates the
     observables of all members in one vmapped call (at N = 1024, 1000 members and
-    B = 64 that would be 780 GiB, 12.2 MiB per member and sequence measured on CPU)."""
+    B = 64 that would be 762 GiB, 12.2 MiB per member and sequence measured on CPU)."""
     if chunk is None or chunk >= x.shape[0]:
         return forward(params, x)
     return torch.cat([forward(params, x[i:i + chunk]) for i in range(0, x.shape[0], chunk)])

@@ -156,24 +156,45 @@ def test_rank_one_needs_positive_e():
         nm.init_rank_one(nm.MarkovConfig(p=0.5), -1.0, 0.5, 0.0)
 
 
-@pytest.mark.parametrize(("states", "soft"), [(2, False), (2, True), (3, False), (3, True)])
-def test_stacked_loss_equals_the_vmapped_member_loss(states, soft):
-    """The folded fast path (one fused attention call over all members) computes each
-    member's loss and gradient exactly as vmap over the one-member loss does."""
+def _folded_against_vmapped(cfg, members, device="cpu", dtype=torch.float64):
+    """(loss, grads) of the folded fast path and of vmap over the one-member loss."""
     from torch.func import grad_and_value, vmap  # noqa: PLC0415
 
     from numerics.ensemble import _stacked_gradient, stack_members  # noqa: PLC0415
 
-    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=12, batch=6, states=states,
+    params = stack_members(nm.init_gaussian(cfg, std=0.5, dtype=dtype, device=device),
+                           member_generators(members, 0, device))
+    x = nm.sample_chains(cfg, member_generators(members, 100, device), device)
+    vmapped = vmap(grad_and_value(nm.train_loss(cfg)))(params, x)
+    folded = _stacked_gradient(nm.stacked_train_loss(cfg).fn)(params, x)
+    return folded, vmapped
+
+
+@pytest.mark.parametrize(("states", "soft", "seq_len", "batch"),
+                         [(2, False, 12, 6), (2, True, 12, 6), (3, False, 12, 6),
+                          (3, True, 12, 6), (2, False, 600, 1), (5, True, 600, 1)])
+def test_stacked_loss_equals_the_vmapped_member_loss(states, soft, seq_len, batch):
+    """The folded fast path (one fused attention call over all members) computes each
+    member's loss and gradient as vmap over the one-member loss does; N = 600 spans several
+    blocks of torch's CPU flash kernel, so the causal mask across blocks is exercised."""
+    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=seq_len, batch=batch, states=states,
                           soft_targets=soft)
-    params = stack_members(nm.init_gaussian(cfg, std=0.5), member_generators(3, 0))
-    x = nm.sample_chains(cfg, member_generators(3, 100))
-    grads_v, loss_v = vmap(grad_and_value(nm.train_loss(cfg)))(params, x)
-    grads_s, loss_s = _stacked_gradient(nm.stacked_train_loss(cfg).fn)(params, x)
+    (grads_s, loss_s), (grads_v, loss_v) = _folded_against_vmapped(cfg, 2 if seq_len > 100 else 3)
     # float64, O(1) values: the two paths differ in summation order only (~1e-16 measured)
     torch.testing.assert_close(loss_s, loss_v, rtol=0, atol=1e-13)
     for name, g in grads_v.items():
-        torch.testing.assert_close(grads_s[name], g, rtol=0, atol=1e-13)
+        torch.testing.assert_close(grads_s[name], g, rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.gpu
+def test_stacked_loss_equals_the_vmapped_member_loss_on_cuda_float32():
+    """The thorough profile's case: float32 on CUDA, paper length N = 1024."""
+    cfg = nm.MarkovConfig(p=0.3, q=0.4, d=8, seq_len=1024, batch=2)
+    (grads_s, loss_s), (grads_v, loss_v) = _folded_against_vmapped(cfg, 2, "cuda", torch.float32)
+    # float32 with different kernels (fused vs explicit softmax): rounding ~1e-6 relative
+    torch.testing.assert_close(loss_s, loss_v, rtol=1e-4, atol=1e-5)
+    for name, g in grads_v.items():
+        torch.testing.assert_close(grads_s[name], g, rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.parametrize("states", [2, 3])

@@ -580,10 +580,12 @@ def _check_inverse_cov(params: dict, ctx: Context, *, shape_of: Callable) -> Evi
 # ---------------------------------------------------------------------- 7-11. optimisers
 SETTINGS_1_3 = ("setting1", "setting2", "setting3")
 COMPARISON_NOTE = (
-    "Budget: the claim is about the authors' protocol (3 layers, batch 1000, README rates, "
-    "its. 250-1250). --profile ci runs it with the paper's 6 seeds (1250 of their 10 000 "
-    "its; an estimated 25 CPU-minutes for three settings); --profile thorough at their full "
-    "10 000 its with 1000 seeds (sized for a GPU, unmeasured); quick and test run a 20-it "
+    "Budget: the claim is about the authors' protocol (3 layers, batch 1000, README rates). "
+    "--profile ci runs it with the paper's 6 seeds for 1250 of their 10 000 its (windows "
+    "its. 250-1250; a ci run of the row passed 60 minutes on 2 shared cores unfinished); "
+    "--profile thorough at their full 10 000 its with 1000 seeds (Adam gap over its. "
+    "500-10 000, smoothness over its. 250-1950; sized for a GPU, unmeasured); both are "
+    "'open' until run; quick and test run a 20-it "
     "smoke run, which reaches none of the windows, so every part is reported as not "
     "measured (inconclusive): a shortened run must not stand in for the finding.")
 
@@ -858,12 +860,18 @@ def _check_tails_seeds(params: dict, ctx: Context, *, heavy: tuple[str, int],
 def _slow(name: str, statement: str, source: str, check: Callable, control: Callable,
           control_description: str, kind: str = "published-number", expected: str = "holds",
           notes: str = "", positive: PositiveControl | None = None) -> Claim:
-    """An optimiser-comparison or noise claim: one slow pinned example (seed 0)."""
+    """An optimiser-comparison or noise claim: one slow pinned example (seed 0).
+
+    A claim the quick budget cannot settle (``expected="inconclusive"``) is ``open`` at ``ci``
+    and ``thorough``: those budgets are sized to settle it, but neither has been run to the
+    end here (a ci run of this row passed 60 minutes on 2 shared cores; thorough needs a
+    GPU), so no outcome can be expected yet; the report still prints the verdict."""
+    at = {"ci": "open", "thorough": "open"} if expected == "inconclusive" else {}
     return Claim(id=f"{PAPER}.{name}", paper=PAPER, statement=statement, source=source,
                  kind=kind, strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
                  check=check, control=control, control_description=control_description,
                  expected=expected, cost="slow", examples=({"seed": 0},), notes=notes,
-                 positive_control=positive)
+                 positive_control=positive, expected_at=at)
 
 
 def _positive(description: str, check: Callable) -> PositiveControl:

@@ -97,7 +97,10 @@ THOROUGH_SEEDS = 1000
 #: on CPU (float64, MALLOC_MMAP_THRESHOLD_=65536, peak resident set of ``_sgd_compute`` at
 #: 2 steps, Fig. 6 layout with 16 and 80 members): memory held per member through the run
 #: (params, the trainer's m and v state, grads, batch, records) and, on top, the vmapped
-#: gradient's transient per member in a chunk, in MiB:
+#: gradient's transient.  Since then the trainer no longer allocates Adam's v for momentum
+#: members, so these are conservative by the size of v (0.88 MiB per member at M = 240,
+#: 10.07 MiB measured there in all against 10.94 below; referee's re-measurement).  Per member
+#: in MiB (transient: per member in a chunk):
 #:   M = 33 (panel 1):   held 0.17, transient 0.65;  16 000 members at once ~ 13 GiB -> None
 #:   M = 79 (panel 3):   held 0.78, transient 1.50;  16 000 at once ~ 36 GiB           -> None
 #:   M = 125 (panel 5):  held 1.71, transient 2.44;  16 000 at once ~ 65 GiB (transient
@@ -1270,6 +1273,8 @@ def claims() -> list[Claim]:
             control_description="the opposite order",
             cost="slow",
             expected="inconclusive",
+            # thorough (1000 seeds) is sized to settle it but has not been run: no outcome yet
+            expected_at={"thorough": "open"},
             examples=({},),
             positive_control=_pos(partial(_check_ratio_mono, sign=1, eta_Zs=(0.5, 1.0)), {},
                                   "the same check at eta_Z = 0.5 and 1"),
