@@ -582,7 +582,7 @@ SETTINGS_1_3 = ("setting1", "setting2", "setting3")
 COMPARISON_NOTE = (
     "Budget: the claim is about the authors' protocol (3 layers, batch 1000, README rates). "
     "--profile ci runs it with the paper's 6 seeds for 1250 of their 10 000 its (windows "
-    "its. 250-1250; a ci run of the row passed 60 minutes on 2 shared cores unfinished); "
+    "its. 250-1250; a ci run of the row took 34 minutes on 2 idle cores); "
     "--profile thorough at their full 10 000 its with 1000 seeds (Adam gap over its. "
     "500-10 000, smoothness over its. 250-1950; sized for a GPU, unmeasured); both are "
     "'open' until run; quick and test run a 20-it "
@@ -864,8 +864,9 @@ def _slow(name: str, statement: str, source: str, check: Callable, control: Call
 
     A claim the quick budget cannot settle (``expected="inconclusive"``) is ``open`` at ``ci``
     and ``thorough``: those budgets are sized to settle it, but neither has been run to the
-    end here (a ci run of this row passed 60 minutes on 2 shared cores; thorough needs a
-    GPU), so no outcome can be expected yet; the report still prints the verdict."""
+    end here when they were set (one ci run of this row then took 34 minutes on 2 idle cores,
+    with outcomes in the closing note of issue 11; thorough needs a GPU), so no outcome is
+    expected yet; the report still prints the verdict."""
     at = {"ci": "open", "thorough": "open"} if expected == "inconclusive" else {}
     return Claim(id=f"{PAPER}.{name}", paper=PAPER, statement=statement, source=source,
                  kind=kind, strategy=st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
