@@ -213,7 +213,7 @@ def _noise_cases(quick: bool, device: str, cache=None) -> dict[str, np.ndarray]:
         "(smaller = heavier); right: the tails on log-log axes (empirical survival function)")
 def noise_tails(out: Path, quick: bool = False, device: str = "cpu",
                 cache=None) -> list[Path]:
-    from numerics.measure import hill_tail_index  # noqa: PLC0415
+    from numerics.measure import hill_tail_index
 
     noise = _noise_cases(quick, device, cache)
     fig, axes = new_figure(ncols=3, width=3.4)
@@ -233,7 +233,7 @@ def noise_tails(out: Path, quick: bool = False, device: str = "cpu",
         axes[0, 2].loglog(xs / np.median(xs), np.arange(1, len(xs) + 1) / len(xs), color=f"C{i}",
                           label=label)
         data[label.replace(" ", "_").replace(",", "").replace("=", "")] = x
-    from matplotlib.ticker import NullFormatter  # noqa: PLC0415
+    from matplotlib.ticker import NullFormatter
 
     axes[0, 2].xaxis.set_minor_formatter(NullFormatter())
     axes[0, 2].set_xlabel("||g_B - g|| / median")
@@ -341,7 +341,7 @@ def _stable_run(layers: int, device: str, cache=None) -> nl.ComparisonResult:
     neither optimiser's float32 loss overflows (the paper tunes rates per depth on a grid
     it does not give).  The ladder is not monotone in practice: at L = 6 Adam overflows
     at 1/8 of the rate but not at the full rate."""
-    from numerics.ensemble import DivergenceError  # noqa: PLC0415
+    from numerics.ensemble import DivergenceError
 
     for scale in LR_LADDER:
         try:
@@ -362,8 +362,8 @@ def _stable_run(layers: int, device: str, cache=None) -> nl.ComparisonResult:
         "model seed 0, bootstrap 90 % intervals)")
 def depth_sweep(out: Path, quick: bool = False, device: str = "cpu",
                 cache=None) -> list[Path]:
-    from numerics.measure import hill_tail_index  # noqa: PLC0415
-    from numerics.stats import bootstrap_interval  # noqa: PLC0415
+    from numerics.measure import hill_tail_index
+    from numerics.stats import bootstrap_interval
 
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}

@@ -103,7 +103,7 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
                       for wi in w] for ei in e])
     fig, axes = new_figure()
     ax = axes[0, 0]
-    from matplotlib.colors import ListedColormap  # noqa: PLC0415
+    from matplotlib.colors import ListedColormap
 
     ax.pcolormesh(w, e, grid, cmap=ListedColormap(["#ef9a9a", "#a5d6a7"]), shading="auto")
     # Simulation: endpoints of the integrated flow on a coarse grid, as points.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-__all__ = ["FIGURES", "FigureSpec", "RenderError", "figure", "render", "write_gallery"]
+from numerics.context import Context
+
+__all__ = ["FIGURES", "FigureSpec", "RenderError", "draw", "figure", "render", "write_gallery"]
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,12 @@ FIGURES: dict[str, FigureSpec] = {}
 
 
 def figure(paper: str, name: str, reproduces: str, caption: str):
-    """Register ``fn(out: Path, quick: bool, device: str, cache: RunCache | None) -> list[Path]``.
+    """Register ``fn(out: Path, ctx: Context) -> list[Path]`` as the figure ``name``.
 
-    ``cache`` is the run cache shared with ``tdcheck verify``: figure functions get their
-    simulation runs through the same ``numerics`` run functions, so a figure drawn after a
-    verify retrains nothing.
+    ``ctx`` (:class:`numerics.context.Context`) carries the profile, device and the run cache
+    shared with ``tdcheck verify``: a figure reads its sizes from the row's size table at
+    ``ctx.profile`` and gets its runs through the row's run functions, so a figure drawn
+    after a verify at the same profile trains nothing new.
     """
 
     def wrap(fn):
@@ -43,19 +47,28 @@ def _load(paper: str) -> list[FigureSpec]:
     return [spec for spec in FIGURES.values() if spec.paper == paper]
 
 
-def render(papers: Sequence[str], out: Path, quick: bool = False, device: str = "cpu",
-           progress: bool = True, cache=None) -> list[Path]:
+def draw(spec: FigureSpec, out: Path, ctx: Context) -> list[Path]:
+    if "ctx" in inspect.signature(spec.fn).parameters:
+        return spec.fn(out, ctx)
+    # a figure not yet on the template: quick=True meant the test sizes
+    return spec.fn(out, quick=ctx.profile == "test", device=ctx.device, cache=ctx.cache)
+
+
+def render(papers: Sequence[str], out: Path, ctx: Context | None = None,
+           progress: bool = True) -> list[Path]:
+    """Draw every figure of ``papers`` into ``out/<paper>/`` and write the gallery."""
+    ctx = ctx or Context()
     specs = [spec for paper in papers for spec in _load(paper)]
     iterator = specs
     if progress:
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from tqdm.auto import tqdm
 
         iterator = tqdm(specs, desc="figures", unit="fig")
     written: list[Path] = []
     failed: list[str] = []
     for spec in iterator:
         try:
-            written += spec.fn(Path(out) / spec.paper, quick=quick, device=device, cache=cache)
+            written += draw(spec, Path(out) / spec.paper, ctx)
         except Exception as exc:  # one broken figure must not lose the others
             failed.append(f"{spec.paper}.{spec.name}: {type(exc).__name__}: {exc}")
     written.append(write_gallery(specs, Path(out)))

@@ -10,8 +10,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["COLORS", "ClippedFigureError", "PALETTE", "check_not_clipped", "new_figure", "plt",
-           "save"]
+__all__ = [
+    "COLORS",
+    "PALETTE",
+    "ClippedFigureError",
+    "check_not_clipped",
+    "new_figure",
+    "plt",
+    "save",
+]
 
 # Okabe & Ito's colour-blind-safe palette.  One meaning keeps one colour in every figure:
 # theory black, simulation blue, a second simulation reddish purple, a negative control (a

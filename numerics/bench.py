@@ -96,7 +96,7 @@ def _first(batch: Any) -> Any:
 
 
 def _markov_case(device: torch.device, small: bool) -> BenchCase:
-    from numerics import markov as nm  # noqa: PLC0415
+    from numerics import markov as nm
 
     # a small full model (numerics.markov.Budget's defaults: d=4, N=64, batch 32; the quick
     # profile's runs are N=32, batch 16)
@@ -131,7 +131,7 @@ def _markov_case(device: torch.device, small: bool) -> BenchCase:
 
 
 def _linear_attention_case(device: torch.device, small: bool) -> BenchCase:
-    from numerics import linear_attention as nl  # noqa: PLC0415
+    from numerics import linear_attention as nl
 
     # Setting 1 of the optimiser comparison (quick profile): d=5, n=20, 3 layers, 1000 prompts
     cfg = nl.ICLConfig(n=20, layers=3, batch=1000)
@@ -247,7 +247,7 @@ def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
 # ---------------------------------------------------------------------- FLOPs
 def member_step_flops(case: BenchCase, device: torch.device) -> int:
     """Matmul FLOPs of one member's forward + backward pass, counted by torch."""
-    from torch.utils.flop_counter import FlopCounterMode  # noqa: PLC0415
+    from torch.utils.flop_counter import FlopCounterMode
 
     params = case.init(member_generators(1, 0, device)[0])
     batch = _first(case.sample(member_generators(1, DATA_OFFSET, device)))
@@ -284,7 +284,7 @@ def _peak_memory_child(model: str, members: int, steps: int, small: bool, device
                        member_chunk: int | None) -> float:
     """Peak memory (bytes) of one stacked run in a fresh process: the process's peak
     resident set on a CPU, the allocator's peak on a GPU."""
-    import resource  # noqa: PLC0415
+    import resource
 
     dev = torch.device(device)
     case = next(c for c in bench_cases(dev, small) if c.name == model)
@@ -309,8 +309,8 @@ def member_memory(model: str, device: torch.device, ks: tuple[int, int] = (8, 64
     """Memory per member of the stacked trainer: the slope of the peak over two ensemble sizes
     (each run in a fresh process, so the fixed cost of torch and the data cancels), and the
     largest K whose extrapolated peak fits in ``budget_gib``."""
-    import multiprocessing as mp  # noqa: PLC0415
-    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
 
     peaks = []
     for k in ks:
@@ -366,33 +366,12 @@ def _sig(x: float, digits: int = 4) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def _plot(data: dict, out: Path) -> Path:
-    from figures.style import new_figure, plt  # noqa: PLC0415
-
-    fig, axes = new_figure(ncols=2, width=3.8, height=3.0)
-    for model in dict.fromkeys(r["model"] for r in data["models"]):
-        rows = [r for r in data["models"] if r["model"] == model]
-        ks = [r["k"] for r in rows]
-        axes[0, 0].plot(ks, [r["speedup_vs_loop"] for r in rows], "o-", label=model)
-        axes[0, 1].plot(ks, [r["fraction_of_peak"] for r in rows], "o-", label=model)
-    axes[0, 0].axhline(1.0, color="k", lw=0.8, ls=":")
-    axes[0, 0].set(xscale="log", xlabel="members K", ylabel="speed-up vs torch loop",
-                   title="stacked trainer / loop")
-    axes[0, 1].set(xscale="log", yscale="log", xlabel="members K",
-                   ylabel="matmul GFLOP/s / peak",
-                   title=f"peak {data['peak_gflops']:.1f} GFLOP/s, {data['threads']} thr.")
-    axes[0, 0].legend(loc="lower right")
-    path = out / "bench.png"
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return path
-
-
 def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8, 64, 256),
               steps: int = 20, loop_members: int = 4, probe_size: int = 1024,
               small: bool = False, seed: int = 0, member_chunk: int | str | None = "auto",
               compile: bool = False, memory: bool = True) -> tuple[str, Path]:
-    """Run the bench, write ``bench.json`` and ``bench.png`` into ``out``; (table, json path).
+    """Run the bench, write ``bench.json`` into ``out``; (table, json path).  The plot is
+    ``figures.bench.draw_bench`` (the CLI draws it: numerics imports no figures).
 
     ``small`` runs the models at smoke size (the tests); the sizes otherwise are the quick
     profile's.  ``member_chunk`` is the trainer's option ("auto": CPU_MEMBER_CHUNK members
@@ -406,7 +385,7 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
     cases = bench_cases(device, small)
     rows: list[dict] = []
     try:
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover
         tqdm = None
     for case in tqdm(cases, desc="bench", unit="model") if tqdm else cases:
@@ -428,7 +407,6 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
     out.mkdir(parents=True, exist_ok=True)
     path = out / "bench.json"
     path.write_text(json.dumps(data, indent=2))
-    _plot(data, out)
     return _table(data), path
 
 

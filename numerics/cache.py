@@ -1,40 +1,130 @@
-"""One on-disk cache of simulation runs, shared by ``verify`` and ``figures``.
+"""One run cache for ``verify`` and ``figures``, and the one way a row declares a run.
 
-A run is keyed by its frozen config (its ``repr``), a tag naming the function that computes
-it, and a hash of the source of ``numerics/`` and ``theory/`` (the code version): change any
-of them and the run is recomputed.  Results are pickled; a corrupt entry is recomputed.  A
-cache with ``root=None`` is disabled and computes every time.
+A row's simulation is a function of a frozen config, declared with :func:`run_function`::
 
-The CLI makes one ``RunCache`` (``--cache-dir``, ``--no-cache``) and hands it to the claims
-through ``verify.claims.Context.cache`` and to the figure functions, so ``tdcheck figures``
-right after ``tdcheck verify`` retrains nothing.
+    @run_function("markov.full")
+    def run_full(config: FullRun, *, device: str = "cpu") -> FullRunResult:
+        ...
+
+    result = run_full(config, cache=ctx.cache, device=ctx.device)
+
+The call is looked up, in order, in a bounded in-process LRU (``maxsize`` results, so a long
+``thorough`` run does not keep every result alive) and in the on-disk :class:`RunCache`; it
+is computed only when both miss.  The key is the tag, the config's ``repr``, every keyword
+argument (device and dtype included: a CUDA run is never served to a CPU caller) and the
+**code version of the row**: a hash of the function's own module and of every module of
+``numerics/`` and ``theory/`` it imports, transitively (:func:`module_version`), so editing
+one row retrains that row only.
+
+Results are pickled; a corrupt entry is recomputed.  A cache with ``root=None`` is disabled
+(the in-process LRU still applies).
+
+**Observers.**  ``tdcheck mutate`` must know which theory functions a cached run consumed:
+while an observer is set (:data:`OBSERVER`), every computation runs inside
+``observer.computing(key)`` and every hit calls ``observer.served(key)``; before reading the
+disk the cache asks ``observer.lookup(key)``, which may answer with a path to read instead,
+or ``False`` to force a fresh computation (a mutant must not be served a run its mutated
+function would have changed).
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import functools
 import hashlib
 import os
 import pickle
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import cache as _memo
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["RunCache", "code_version", "default_cache_dir", "resolve"]
+__all__ = [
+    "OBSERVER",
+    "CacheObserver",
+    "RunCache",
+    "clear_run_memos",
+    "code_version",
+    "default_cache_dir",
+    "module_version",
+    "resolve",
+    "run_function",
+]
 
 T = TypeVar("T")
 _ROOT = Path(__file__).resolve().parent.parent
+_PACKAGES = ("numerics", "theory")
 
 
-@_memo
+class CacheObserver(Protocol):
+    """What :data:`OBSERVER` must offer (``tdcheck mutate`` sets one)."""
+
+    def lookup(self, key: str) -> Path | bool | None: ...
+
+    def computing(self, key: str) -> contextlib.AbstractContextManager: ...
+
+    def served(self, key: str) -> None: ...
+
+
+OBSERVER: ContextVar[CacheObserver | None] = ContextVar("tdcheck_cache_observer", default=None)
+
+
+@functools.cache
 def code_version() -> str:
     """SHA-256 (16 hex digits) of every ``.py`` file under ``numerics/`` and ``theory/``."""
     h = hashlib.sha256()
-    for folder in ("numerics", "theory"):
+    for folder in _PACKAGES:
         for path in sorted((_ROOT / folder).glob("*.py")):
             h.update(path.name.encode())
             h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _module_path(name: str) -> Path | None:
+    parts = name.split(".")
+    if parts[0] not in _PACKAGES:
+        return None
+    path = _ROOT.joinpath(*parts).with_suffix(".py")
+    if path.exists():
+        return path
+    init = _ROOT.joinpath(*parts, "__init__.py")
+    return init if init.exists() else None
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules of ``numerics``/``theory`` that the file imports (any nesting level)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return {m for m in out if m.split(".")[0] in _PACKAGES}
+
+
+@functools.cache
+def module_version(module: str) -> str:
+    """SHA-256 (16 hex digits) of ``module``'s source and of every ``numerics``/``theory``
+    module it imports, transitively: the code version of one row's runs."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if path is None or name in seen:
+            continue
+        seen[name] = path
+        todo.extend(_imports(path))
+    if not seen:
+        return code_version()
+    h = hashlib.sha256()
+    for name in sorted(seen):
+        h.update(name.encode())
+        h.update(seen[name].read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -47,6 +137,19 @@ def default_cache_dir() -> Path:
     return Path(base) / "tdcheck"
 
 
+def _key(config: object, tag: str, version: str | None) -> str:
+    text = f"{tag}|{config!r}|{version or code_version()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _load(path: Path) -> tuple[bool, Any]:
+    try:
+        with path.open("rb") as fh:
+            return True, pickle.load(fh)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, OSError):
+        return False, None
+
+
 @dataclass(frozen=True)
 class RunCache:
     """Pickled runs under ``root`` (``None``: disabled)."""
@@ -57,26 +160,45 @@ class RunCache:
     def enabled(self) -> bool:
         return self.root is not None
 
-    def key(self, config: object, tag: str) -> str:
-        text = f"{tag}|{config!r}|{code_version()}"
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+    def key(self, config: object, tag: str, version: str | None = None) -> str:
+        return _key(config, tag, version)
 
-    def path(self, config: object, tag: str) -> Path | None:
+    def path(self, config: object, tag: str, version: str | None = None) -> Path | None:
+        if self.root is None:
+            return None
+        return self.path_for_key(self.key(config, tag, version), tag)
+
+    def path_for_key(self, key: str, tag: str) -> Path | None:
         if self.root is None:
             return None
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in tag)
-        return Path(self.root) / f"{safe}-{self.key(config, tag)}.pkl"
+        return Path(self.root) / f"{safe}-{key}.pkl"
 
-    def get_or_compute(self, config: object, compute: Callable[[], T], tag: str) -> T:
-        """The cached result for (``config``, ``tag``), computing and storing it if absent."""
-        path = self.path(config, tag)
-        if path is not None and path.exists():
-            try:
-                with path.open("rb") as fh:
-                    return pickle.load(fh)
-            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-                path.unlink(missing_ok=True)  # stale or corrupt: recompute below
-        result = compute()
+    def get_or_compute(self, config: object, compute: Callable[[], T], tag: str,
+                       version: str | None = None) -> T:
+        """The cached result for (``config``, ``tag``), computing and storing it if absent.
+
+        ``version`` is the code version in the key (default: all of ``numerics/`` and
+        ``theory/``; :func:`run_function` passes the row's own, :func:`module_version`).
+        """
+        key = self.key(config, tag, version)
+        observer = OBSERVER.get()
+        path = self.path_for_key(key, tag)
+        redirect = observer.lookup(key) if observer is not None else None
+        if isinstance(redirect, Path):
+            ok, value = _load(redirect)
+            if ok:
+                observer.served(key)
+                return value
+        elif redirect is not False and path is not None and path.exists():
+            ok, value = _load(path)
+            if ok:
+                if observer is not None:
+                    observer.served(key)
+                return value
+            path.unlink(missing_ok=True)  # stale or corrupt: recompute below
+        with observer.computing(key) if observer is not None else contextlib.nullcontext():
+            result = compute()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -89,3 +211,68 @@ class RunCache:
 def resolve(cache: RunCache | None) -> RunCache:
     """``cache`` or a disabled one."""
     return cache if cache is not None else RunCache(None)
+
+
+_MEMOS: list[Callable[[], None]] = []  # cache_clear of every run function (for mutate)
+
+
+def clear_run_memos() -> None:
+    """Empty the in-process LRU of every run function (``tdcheck mutate`` between claims)."""
+    for clear in _MEMOS:
+        clear()
+
+
+def run_function(tag: str, *, maxsize: int = 8) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Declare ``fn(config, **options)`` as a cached run: ``fn(config, cache=..., **options)``.
+
+    ``config`` is a frozen dataclass (its ``repr`` is the key); ``options`` (device, dtype,
+    anything else that changes the result) enter the key too.  ``maxsize`` bounds the
+    in-process LRU.  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
+    """
+    if not tag:
+        raise ValueError("a run function needs a tag")
+    if maxsize < 0:
+        raise ValueError(f"maxsize must be >= 0, got {maxsize}")
+
+    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        memo: OrderedDict[str, T] = OrderedDict()
+
+        def version() -> str:
+            return module_version(fn.__module__)
+
+        @functools.wraps(fn)
+        def run(config: Any, *, cache: RunCache | None = None, **options: Any) -> T:
+            full = (config, tuple(sorted(options.items()))) if options else config
+            key = _key(full, tag, version())
+            if key in memo:
+                memo.move_to_end(key)
+                observer = OBSERVER.get()
+                if observer is not None:
+                    observer.served(key)
+                return memo[key]
+            result = resolve(cache).get_or_compute(full, lambda: fn(config, **options), tag,
+                                                   version=version())
+            if maxsize:
+                memo[key] = result
+                while len(memo) > maxsize:
+                    memo.popitem(last=False)
+            return result
+
+        run.cache_clear = memo.clear  # type: ignore[attr-defined]
+        run.tag = tag  # type: ignore[attr-defined]
+        run.version = version  # type: ignore[attr-defined]
+        run.compute = fn  # type: ignore[attr-defined]
+        _MEMOS.append(memo.clear)
+        return run
+
+    return wrap
+
+
+@contextlib.contextmanager
+def observing(observer: CacheObserver) -> Iterator[None]:
+    """Set :data:`OBSERVER` for the duration of a ``with`` block."""
+    token = OBSERVER.set(observer)
+    try:
+        yield
+    finally:
+        OBSERVER.reset(token)

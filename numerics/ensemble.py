@@ -28,9 +28,9 @@ from torch.func import grad_and_value, vmap
 __all__ = [
     "SHOW_PROGRESS",
     "DivergenceError",
-    "StackedLoss",
     "OptimizerConfig",
     "Params",
+    "StackedLoss",
     "TrainConfig",
     "Trajectory",
     "member_generators",
@@ -248,7 +248,7 @@ def _step_group(opt: OptimizerConfig, p: torch.Tensor, g: torch.Tensor, s: dict,
 
 def _chunked(gradient: Callable, chunk: int, members: int) -> Callable:
     """``gradient`` applied to ``chunk`` members at a time, outputs concatenated."""
-    from torch.utils._pytree import tree_map  # noqa: PLC0415
+    from torch.utils._pytree import tree_map
 
     def run(*args):
         outs = [gradient(*tree_map(lambda t, s=s: t[s:s + chunk], args))
@@ -329,7 +329,7 @@ def train(
 
     iterator = range(config.steps + 1)
     if config.progress or SHOW_PROGRESS.get():
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from tqdm.auto import tqdm
 
         iterator = tqdm(iterator, desc=config.description, leave=False, unit="step")
     for step in iterator:

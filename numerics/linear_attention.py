@@ -434,7 +434,7 @@ class GDFamilyResult:
 
 
 def _compute_gd_family(config: GDFamilyConfig, device: str) -> GDFamilyResult:
-    from numerics.ensemble import (  # noqa: PLC0415
+    from numerics.ensemble import (
         OptimizerConfig,
         TrainConfig,
         member_generators,
@@ -579,7 +579,7 @@ def _zfb_data(d: int) -> ICLConfig:
 def _zfb_noise(member: dict, cfg: ICLConfig, config: ZFBConfig, g: torch.Generator, dev) -> float:
     """E||g_B - g_full||^2 at ``member`` (``numerics.measure.gradient_noise``; g_full over
     ``noise_full`` prompts in chunks of ``batch``)."""
-    from numerics.measure import gradient_noise  # noqa: PLC0415
+    from numerics.measure import gradient_noise
 
     chunks = max(1, config.noise_full // config.batch)
     full = (sample_prompts(cfg, g, batch=config.batch, device=dev) for _ in range(chunks))
@@ -589,7 +589,7 @@ def _zfb_noise(member: dict, cfg: ICLConfig, config: ZFBConfig, g: torch.Generat
 
 
 def _compute_zfb(config: ZFBConfig, device: str) -> ZFBResult:
-    from numerics.ensemble import TrainConfig, stack_members, train  # noqa: PLC0415
+    from numerics.ensemble import TrainConfig, stack_members, train
 
     d = 3
     cfg = _zfb_data(d)
@@ -799,8 +799,8 @@ def _eval_batch(cfg: ICLConfig, device, size: int = 1000, dtype=torch.float64):
 
 
 def _compute_comparison(run: ComparisonRun, device: str, progress: bool) -> ComparisonResult:
-    from numerics.ensemble import OptimizerConfig, TrainConfig, train  # noqa: PLC0415
-    from numerics.measure import (  # noqa: PLC0415
+    from numerics.ensemble import OptimizerConfig, TrainConfig, train
+    from numerics.measure import (
         directional_smoothness,
         flatten,
         full_hessian,
@@ -917,7 +917,7 @@ class NoiseConfig:
 
 
 def _compute_noise(config: NoiseConfig, device: str) -> np.ndarray:
-    from numerics.measure import gradient_noise  # noqa: PLC0415
+    from numerics.measure import gradient_noise
 
     s = get_setting(config.setting)
     cfg = ICLConfig(n=s.n, layers=config.layers, covariates=s.covariates, batch=config.batch)

@@ -66,9 +66,9 @@ __all__ = [
     "run_perturbation",
     "stable_rank",
     "standard_full_head",
-    "standard_scale_sweep",
     "standard_ladder",
     "standard_log_flow",
+    "standard_scale_sweep",
 ]
 
 DTYPE = torch.float64

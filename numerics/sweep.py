@@ -116,18 +116,18 @@ def classify(loss: float, unigram: float, bigram: float) -> str:
 
 
 def _reference_losses(p: float, q: float) -> tuple[float, float]:
-    from theory import markov as theory  # noqa: PLC0415
+    from theory import markov as theory
 
     return float(theory.unigram_loss(p, q)), float(theory.bigram_loss(p, q))
 
 
 def run_point(sweep: PhaseSweep, point: tuple[int, float, float]) -> PointResult:
     """Train one grid point's ensemble and classify each member's final loss."""
-    import time  # noqa: PLC0415
+    import time
 
-    from numerics import markov as nm  # noqa: PLC0415
-    from numerics.device import select_device  # noqa: PLC0415
-    from numerics.ensemble import (  # noqa: PLC0415
+    from numerics import markov as nm
+    from numerics.device import select_device
+    from numerics.ensemble import (
         OptimizerConfig,
         TrainConfig,
         member_generators,
@@ -170,7 +170,7 @@ def run_phase_sweep(sweep: PhaseSweep,
     PHASES; ``mixed`` when no strict majority of members shares one), ``predicted``
     (index), plus ``p``, ``q``, ``agreement`` and ``seconds``.
     """
-    from functools import partial  # noqa: PLC0415
+    from functools import partial
 
     points = sweep.points()
     results = list((map_fn or map)(partial(run_point, sweep), points))

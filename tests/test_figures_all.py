@@ -1,4 +1,4 @@
-"""Every registered figure renders at quick size, unclipped, with PNG, PDF and data.
+"""Every registered figure renders at the test profile, unclipped, with PNG, PDF and data.
 
 ``figures.style.save`` refuses a figure whose tight bounding box leaves the canvas, so
 rendering a figure is its clipping test.
@@ -8,8 +8,9 @@ import importlib
 
 import pytest
 
-from figures.registry import FIGURES
+from figures.registry import FIGURES, draw
 from figures.style import ClippedFigureError, check_not_clipped, new_figure
+from numerics.context import Context
 from verify.registry import implemented
 
 for _paper in implemented():
@@ -30,7 +31,7 @@ def test_clipping_check_catches_a_clipped_title():
 def test_figure_renders_unclipped(key, tmp_path):
     spec = FIGURES[key]
     assert spec.caption and spec.reproduces
-    paths = spec.fn(tmp_path, quick=True, device="cpu", cache=None)
+    paths = draw(spec, tmp_path, Context(profile="test"))
     suffixes = {p.suffix for p in paths}
     assert {".png", ".pdf"} <= suffixes and (".npz" in suffixes or ".csv" in suffixes)
     assert all(p.stat().st_size > 0 for p in paths)

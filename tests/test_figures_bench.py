@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from figures import markov as fm  # noqa: F401  (registers the figures)
+from figures.bench import draw_bench
 from figures.registry import FIGURES, render
 from numerics.bench import run_bench
+from numerics.context import Context
 
 
 def test_theory_figures_write_png_pdf_and_data(tmp_path):
@@ -21,7 +23,7 @@ def test_theory_figures_write_png_pdf_and_data(tmp_path):
 
 def test_registry_and_gallery(tmp_path):
     assert {s.reproduces.split(" ")[0] for s in FIGURES.values() if s.paper == "markov"} >= {"Fig."}
-    written = render(["markov"], tmp_path, quick=True, progress=False)
+    written = render(["markov"], tmp_path, Context(profile="test"), progress=False)
     gallery = (tmp_path / "gallery.md").read_text()
     assert gallery.count("| markov |") == sum(s.paper == "markov" for s in FIGURES.values())
     assert all(p.exists() for p in written)
@@ -51,7 +53,7 @@ def test_bench_writes_schema(tmp_path):
     for mem in data["memory"].values():  # two fresh processes per model
         assert len(mem["peak_mb"]) == 2 and all(p > 0 for p in mem["peak_mb"])
         assert mem["per_member_mb"] > 0 and mem["max_k_in_budget"] > 0
-    assert (tmp_path / "bench.png").stat().st_size > 0
+    assert draw_bench(json.loads(path.read_text()), tmp_path).stat().st_size > 0
     assert "speedup" in table
 
 

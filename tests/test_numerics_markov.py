@@ -158,9 +158,9 @@ def test_rank_one_needs_positive_e():
 
 def _folded_against_vmapped(cfg, members, device="cpu", dtype=torch.float64):
     """(loss, grads) of the folded fast path and of vmap over the one-member loss."""
-    from torch.func import grad_and_value, vmap  # noqa: PLC0415
+    from torch.func import grad_and_value, vmap
 
-    from numerics.ensemble import _stacked_gradient, stack_members  # noqa: PLC0415
+    from numerics.ensemble import _stacked_gradient, stack_members
 
     params = stack_members(nm.init_gaussian(cfg, std=0.5, dtype=dtype, device=device),
                            member_generators(members, 0, device))
@@ -203,7 +203,7 @@ def test_member_and_eval_chunks_leave_the_run_unchanged(states):
     the members and evaluation sequences are batched: evaluation chunks give the same bits,
     member chunks the same results up to rounding (the batched products sum in another
     order: ~4e-15 measured in float64 here, ~3e-7 in float32)."""
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
 
     cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=12, batch=4, states=states)
     run = nm.FullRun(cfg, members=3, steps=4, record_every=2, eval_batch=7, dtype="float64")

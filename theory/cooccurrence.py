@@ -61,8 +61,8 @@ from theory.flow import ReducedSystem, gradient_flow, simplify_zero
 
 __all__ = [
     "CLASS_LABELS",
-    "EQUATION_SOURCES",
     "CLASS_TOKENS",
+    "EQUATION_SOURCES",
     "G1",
     "G2",
     "G3",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -26,7 +26,9 @@ Backend = Literal["numpy", "torch"]
 
 __all__ = [
     "Classification",
+    "Equation",
     "ReducedSystem",
+    "Twin",
     "classify_matrix",
     "gradient_flow",
     "numeric",
@@ -37,6 +39,58 @@ __all__ = [
 def numeric(expr: sp.Expr) -> sp.Expr:
     """Drop distributional terms (DiracDelta) that only live on the kinks of |x|, sign(x)."""
     return sp.sympify(expr).replace(sp.DiracDelta, lambda *args: sp.S.Zero)
+
+
+class Equation(NamedTuple):
+    """One record of a row's ``equations()``: a name, the sympy expression and where it
+    comes from (the paper's equation, theorem or section, or "our derivation")."""
+
+    name: str
+    expr: object
+    source: str
+
+
+class Twin:
+    """The float twin of a theory function: lambdified from that function's own expression.
+
+    ``gap_f = Twin(gap, E, W)`` evaluates ``gap(E, W)`` once, symbolically, and lambdifies it
+    (numpy by default; distributional terms dropped by :func:`numeric`), so ``gap_f(e, w)``
+    takes floats or arrays and can never disagree with the formula the library ships.  A
+    tuple-valued function gives a tuple-valued twin.
+
+    The function is looked up by module and name when the twin is first called (and after
+    :meth:`cache_clear`), so a patched theory function (``tdcheck mutate``) reaches its twin.
+    """
+
+    def __init__(self, fn: Callable[..., object], *symbols: sp.Symbol,
+                 modules: str = "numpy") -> None:
+        self._module, self._name = fn.__module__, fn.__name__
+        self._symbols = symbols
+        self._modules = modules
+        self._fn: Callable | None = None
+        self.__name__ = f"{fn.__name__}_twin"
+        self.__doc__ = f"Float twin of ``{fn.__module__}.{fn.__name__}`` (lambdified)."
+
+    def expression(self) -> object:
+        """The theory function's expression at the twin's symbols."""
+        import importlib
+
+        fn = getattr(importlib.import_module(self._module), self._name)
+        return fn(*self._symbols)
+
+    def cache_clear(self) -> None:
+        self._fn = None
+
+    def __call__(self, *args):
+        if self._fn is None:
+            expr = self.expression()
+            body = tuple(numeric(x) for x in expr) if isinstance(expr, tuple) else numeric(expr)
+            self._fn = sp.lambdify(self._symbols, body, modules=self._modules, cse=True)
+        out = self._fn(*args)
+        return tuple(out) if isinstance(out, (tuple, list)) else out
+
+    def __repr__(self) -> str:
+        return f"Twin({self._module}.{self._name})"
 
 
 def simplify_zero(expr: sp.Expr, *, probes: int = 3, seed: int = 0) -> sp.Expr:
@@ -314,7 +368,7 @@ def _lambdify_matrix(system: ReducedSystem, matrix: sp.Matrix, backend: Backend)
 
         return f_np
 
-    import torch  # noqa: PLC0415  (theory imports no torch unless asked for the torch backend)
+    import torch  # (theory imports no torch unless asked for the torch backend)
 
     def f_torch(t_, y, *params):
         out = raw(t_, y, *params)

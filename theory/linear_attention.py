@@ -290,7 +290,7 @@ def gd_floor(L: int, d: int, n: int, starts: int = 20, seed: int = 0) -> tuple[f
     random asymmetric starts (equal steps are saddles, spec §2.5) and the best is returned
     with its steps sorted (the loss is symmetric under permuting them).
     """
-    from scipy.optimize import minimize  # noqa: PLC0415
+    from scipy.optimize import minimize
 
     L = _count("L", L)
     a = sp.symbols(f"a1:{L + 1}", real=True)

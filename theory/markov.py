@@ -46,10 +46,10 @@ import sympy as sp
 from theory.flow import ReducedSystem, gradient_flow
 
 __all__ = [
+    "NPOS",
     "A",
     "B",
     "E",
-    "NPOS",
     "P",
     "Q",
     "U",
@@ -69,16 +69,16 @@ __all__ = [
     "optimal_logit0",
     "profile_curvature_at_optimum",
     "profile_loss",
+    "profile_slope_at_zero",
     "rank_one_logits",
     "rank_one_state",
     "rank_one_system",
-    "profile_slope_at_zero",
     "reduced_loss",
     "saddle_point",
     "separatrix_energy",
     "stable_profile_loss",
-    "structured_system",
     "stationary_distribution",
+    "structured_system",
     "system",
     "unigram_loss",
 ]

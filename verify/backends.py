@@ -41,7 +41,7 @@ class BackendError(ValueError):
 def require_ray() -> Any:
     """The ``ray`` module, or :class:`BackendError` naming the extra to install."""
     try:
-        import ray  # noqa: PLC0415
+        import ray
     except ImportError:
         raise BackendError(RAY_MISSING) from None
     return ray
@@ -77,7 +77,7 @@ def map_on(backend: str, fn: Callable[[Any], Any], items: Sequence[Any],
         if address is not None:
             raise BackendError("--address needs --backend ray")
         if progress:
-            from tqdm.auto import tqdm  # noqa: PLC0415
+            from tqdm.auto import tqdm
 
             items = tqdm(items, desc="sweep", unit="point")
         return [fn(x) for x in items]
@@ -94,7 +94,7 @@ def map_on(backend: str, fn: Callable[[Any], Any], items: Sequence[Any],
 
 
 def _call_with_threads(fn: Callable[[Any], Any], item: Any, threads: int) -> Any:
-    import torch  # noqa: PLC0415
+    import torch
 
     torch.set_num_threads(threads)
     return fn(item)
@@ -103,7 +103,7 @@ def _call_with_threads(fn: Callable[[Any], Any], item: Any, threads: int) -> Any
 # ---------------------------------------------------------------------- ray
 def _claim_refs(claims: Sequence[Claim]) -> list[tuple]:
     """("registry", paper, id) when the registry holds a claim's id, else ("pickled", claim)."""
-    from verify.registry import PAPERS, claims_for  # noqa: PLC0415
+    from verify.registry import PAPERS, claims_for
 
     ids: dict[str, set[str]] = {}
     for paper in {c.paper for c in claims}:
@@ -117,7 +117,7 @@ def _claim_refs(claims: Sequence[Claim]) -> list[tuple]:
 def _resolve(ref: tuple) -> Claim:
     if ref[0] == "pickled":
         return ref[1]
-    from verify.registry import claims_for  # noqa: PLC0415
+    from verify.registry import claims_for
 
     _, paper, claim_id = ref
     for claim in claims_for(paper):
@@ -128,7 +128,7 @@ def _resolve(ref: tuple) -> Claim:
 
 def _run_remote(ref: tuple, profile: Profile, ctx: Context, threads: int) -> ClaimResult:
     """The body of one Ray task: the serial runner on one claim, returned without the claim."""
-    import torch  # noqa: PLC0415
+    import torch
 
     torch.set_num_threads(threads)
     result = run_claim(_resolve(ref), profile, ctx)
@@ -139,7 +139,7 @@ def _failed(claim: Claim, profile: Profile, message: str) -> ClaimResult:
     return ClaimResult(claim=claim, outcome="error", worst=None, worst_example=None,
                        examples_drawn=0, examples_requested=len(claim.examples)
                        + getattr(profile, claim.cost), seconds=0.0, control_rejected=None,
-                       error_message=message)
+                       error_message=message, profile=profile.name)
 
 
 def _start(ray: Any, address: str | None, threads: int) -> bool:
@@ -187,7 +187,7 @@ def _wait(ray: Any, refs: list, progress: bool, desc: str = "ray") -> None:
     """Block until every task is done, with a progress bar if asked."""
     bar = None
     if progress:
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from tqdm.auto import tqdm
 
         bar = tqdm(total=len(refs), desc=desc, unit="task")
     pending = list(refs)

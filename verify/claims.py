@@ -23,23 +23,32 @@ without it a ``refuted`` finding could be a check with no power.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from types import ModuleType
 from typing import Any, Literal
 
 from hypothesis.strategies import SearchStrategy
 
-from numerics.cache import RunCache
+from numerics.context import Context
+from numerics.stats import normal_quantile, t_quantile
 
 __all__ = [
     "Claim",
     "Context",
     "Evidence",
+    "Example",
     "Kind",
     "Part",
+    "Positive",
     "PositiveControl",
+    "claim",
     "combine",
+    "declared",
+    "paper_of",
 ]
 
 Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
@@ -100,8 +109,6 @@ class Part:
         The interval on the true deviation is ``error -/+ q se`` (clipped at 0), ``q`` the
         two-sided normal quantile, or Student-t with ``dof`` degrees of freedom.
         """
-        from numerics.stats import normal_quantile, t_quantile  # noqa: PLC0415
-
         if not se >= 0:
             raise ValueError(f"se must be >= 0, got {se}")
         q = normal_quantile(confidence) if dof is None else t_quantile(confidence, dof)
@@ -233,36 +240,51 @@ def combine(*evidences: Evidence | Sequence[Evidence], details: Mapping[str, Any
 
 
 @dataclass(frozen=True)
-class Context:
-    """What a check may need besides its parameters.
+class Example:
+    """A pinned example: parameters the runner always tries first, and why (``via``: the
+    paper's figure or table, the authors' run, a boundary of the region ...)."""
 
-    ``profile`` sets sizes as well as example counts: ``test`` runs the same code at smoke
-    size (the test suite), ``quick`` the default verification, ``ci`` and ``thorough`` more.
-    ``cache`` is the run cache shared with the figures (``None``: no caching).
-    ``progress`` shows training progress inside long claims.
-    """
+    params: Mapping[str, Any]
+    via: str = ""
 
-    device: str = "cpu"
-    profile: str = "quick"
-    cache: RunCache | None = None
-    progress: bool = False
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", dict(self.params))
 
-    def pick(self, *, test: Any, quick: Any, ci: Any = None, thorough: Any = None) -> Any:
-        """A size by profile: ``ci`` falls back to ``quick``, ``thorough`` to ``ci``."""
-        ci_v = quick if ci is None else ci
-        table = {"test": test, "quick": quick, "ci": ci_v,
-                 "thorough": ci_v if thorough is None else thorough}
-        if self.profile not in table:
-            raise ValueError(f"profile must be one of {', '.join(table)}, got {self.profile!r}")
-        return table[self.profile]
+
+def _example(ex: Example | Mapping[str, Any]) -> Example:
+    return ex if isinstance(ex, Example) else Example(ex)
 
 
 @dataclass(frozen=True)
 class PositiveControl:
-    """The claim's check on a case where the effect is known to be present; must hold."""
+    """The claim's check on a case where the effect is known to be present; must hold.
+
+    Build it with :meth:`of` (or ``positive=Positive(...)`` in :func:`claim`) so it runs the
+    claim's own check function: a positive control that runs other code proves nothing
+    about the check's power.
+    """
 
     description: str
     run: Callable[[Context], Evidence]
+    params: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, check: Callable[..., Evidence], params: Mapping[str, Any], description: str,
+           **theory: Any) -> PositiveControl:
+        """``check(params, ctx, **theory)`` as a positive control."""
+        frozen = dict(params)
+        return cls(description, lambda ctx: check(dict(frozen), ctx, **theory), frozen)
+
+
+@dataclass(frozen=True)
+class Positive:
+    """What :func:`claim` needs to build a positive control from the decorated check:
+    ``params``, the ``description``, and optionally ``theory`` (keyword arguments of the
+    check; default: the claim's own theory)."""
+
+    params: Mapping[str, Any]
+    description: str
+    theory: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -270,11 +292,15 @@ class Claim:
     """A falsifiable statement from a paper, with its check and negative control.
 
     ``strategy`` draws parameter dicts from the region where the paper's assumptions hold;
-    ``examples`` are pinned parameter dicts always run first (the paper's own settings).
+    ``examples`` are pinned :class:`Example` s always run first (the paper's own settings).
     ``expected``: ``holds``; ``refuted`` (a documented finding); ``inconclusive`` (the
     budget cannot settle it: ``notes`` say what would); ``open`` (a reviewers' question, any
     outcome allowed).  ``expected_at`` overrides ``expected`` for named profiles.  Every
     claim not expected to hold carries a ``positive_control``.
+
+    Rows declare claims with :func:`claim` on the check function, which sets ``function``,
+    ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
+    control runs the same function by construction.
     """
 
     id: str
@@ -288,10 +314,13 @@ class Claim:
     control_description: str
     expected: Expected = "holds"
     cost: Cost = "fast"
-    examples: tuple[Mapping[str, Any], ...] = ()
+    examples: tuple[Example, ...] = ()
     notes: str = ""
     positive_control: PositiveControl | None = None
     expected_at: Mapping[str, Expected] = field(default_factory=dict)
+    function: Callable[..., Evidence] | None = None
+    theory: Mapping[str, Any] = field(default_factory=dict)
+    control_theory: Mapping[str, Any] = field(default_factory=dict)
 
     def expected_for(self, profile: str) -> Expected:
         """``expected``, or the profile's own expectation where a budget changes it (e.g. a
@@ -299,6 +328,7 @@ class Claim:
         return self.expected_at.get(profile, self.expected)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "examples", tuple(_example(e) for e in self.examples))
         for exp in (self.expected, *self.expected_at.values()):
             if exp not in EXPECTED:
                 raise ValueError(f"expected must be one of {', '.join(EXPECTED)}, got {exp!r}")
@@ -307,3 +337,78 @@ class Claim:
         if (self.expected != "holds" or any(e != "holds" for e in self.expected_at.values())) \
                 and self.positive_control is None:
             raise ValueError(f"claim {self.id}: expected {self.expected!r} needs a positive_control")
+
+    @classmethod
+    def paired(cls, function: Callable[..., Evidence], *, id: str, paper: str,
+               theory: Mapping[str, Any], control: Mapping[str, Any],
+               positive: Positive | PositiveControl | None = None, **fields: Any) -> Claim:
+        """A claim whose check is ``function(params, ctx, **theory)`` and whose control is
+        the same function with ``**control``: the pairing the runner relies on."""
+        if set(theory) != set(control):
+            raise ValueError(f"claim {id}: theory and control must set the same keywords, "
+                             f"got {sorted(theory)} and {sorted(control)}")
+        theory, control = dict(theory), dict(control)
+        if isinstance(positive, Positive):
+            positive = PositiveControl.of(function, positive.params, positive.description,
+                                          **dict(positive.theory or theory))
+        return cls(id=id, paper=paper, check=partial(function, **theory),
+                   control=partial(function, **control), positive_control=positive,
+                   function=function, theory=theory, control_theory=control, **fields)
+
+
+_CLAIMS_ATTR = "__tdcheck_claims__"
+
+
+def paper_of(module: str) -> str:
+    """The paper id of a row module: ``verify.markov`` -> ``markov``."""
+    return module.rsplit(".", 1)[-1]
+
+
+def claim(*, statement: str, source: str, kind: Kind, strategy: SearchStrategy,
+          theory: Mapping[str, Any], control: Mapping[str, Any], control_description: str,
+          id: str | None = None, **fields: Any) -> Callable[[Callable[..., Evidence]],
+                                                           Callable[..., Evidence]]:
+    """Declare a claim on its check function ``check(params, ctx, **theory)``.
+
+    The id is ``<paper>.<id>`` with the paper taken from the module (``verify.markov``) and
+    ``id`` defaulting to the function's name without a leading ``check_``.  ``theory`` and
+    ``control`` are the keyword arguments that make the check test the paper's theory and
+    the near-miss wrong one.  Other fields are :class:`Claim` 's (``examples``,
+    ``expected``, ``positive=Positive(...)``, ...).  Several ``@claim`` s may decorate one
+    function (top to bottom is their order).  The function is returned unchanged; the
+    row's ``claims()`` collects them with :func:`declared`.
+    """
+
+    def wrap(fn: Callable[..., Evidence]) -> Callable[..., Evidence]:
+        paper = paper_of(fn.__module__)
+        name = id or fn.__name__.removeprefix("_").removeprefix("check_")
+        built = Claim.paired(fn, id=f"{paper}.{name}", paper=paper, statement=statement,
+                             source=source, kind=kind, strategy=strategy, theory=theory,
+                             control=control, control_description=control_description,
+                             **fields)
+        declared_here = getattr(fn, _CLAIMS_ATTR, None)
+        if declared_here is None:
+            declared_here = []
+            setattr(fn, _CLAIMS_ATTR, declared_here)
+        declared_here.insert(0, built)  # decorators apply bottom-up; keep top-down order
+        return fn
+
+    return wrap
+
+
+def declared(module: str | ModuleType) -> list[Claim]:
+    """Every claim declared with :func:`claim` in ``module``, in source order."""
+    mod = importlib.import_module(module) if isinstance(module, str) else module
+    found: list[tuple[int, int, Claim]] = []
+    for obj in vars(mod).values():
+        claims_here = getattr(obj, _CLAIMS_ATTR, None)
+        if not claims_here or getattr(obj, "__module__", None) != mod.__name__:
+            continue
+        line = obj.__code__.co_firstlineno
+        found.extend((line, i, c) for i, c in enumerate(claims_here))
+    out = [c for _, _, c in sorted(found, key=lambda t: (t[0], t[1]))]
+    ids = [c.id for c in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"claim ids declared twice in {mod.__name__}: {dup}")
+    return out

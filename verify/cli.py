@@ -51,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _papers(args_papers: Sequence[str]) -> list[str]:
-    from verify.registry import get_paper, implemented  # noqa: PLC0415
+    from verify.registry import get_paper, implemented
 
     if not args_papers:
         return list(implemented())
@@ -64,7 +64,7 @@ def _papers(args_papers: Sequence[str]) -> list[str]:
 
 def _device(args) -> str:
     """Resolve ``--device`` once and say which device was chosen."""
-    from numerics.device import select_device  # noqa: PLC0415
+    from numerics.device import select_device
 
     device = str(select_device(args.device))
     print(f"tdcheck: device {device}" + (" (auto)" if args.device == "auto" else ""),
@@ -77,8 +77,19 @@ def _progress(args) -> bool:
     return not getattr(args, "no_progress", False) and sys.stderr.isatty()
 
 
+def _writable(folder: Path) -> None:
+    """Create ``folder`` now, so a path that cannot hold the report fails before the run."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".tdcheck-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out {folder}: cannot write there ({exc.strerror or exc})") from None
+
+
 def _cache(args):
-    from numerics.cache import RunCache, default_cache_dir  # noqa: PLC0415
+    from numerics.cache import RunCache, default_cache_dir
 
     if getattr(args, "no_cache", False):
         return RunCache(None)
@@ -88,7 +99,7 @@ def _cache(args):
 
 # ---------------------------------------------------------------------- list
 def _cmd_list(args) -> int:
-    from verify.registry import PAPERS, claims_for  # noqa: PLC0415
+    from verify.registry import PAPERS, claims_for
 
     rows = []
     for pid, info in PAPERS.items():
@@ -118,14 +129,16 @@ def _cmd_list(args) -> int:
 # ---------------------------------------------------------------------- equations
 def _equations(paper: str) -> list[tuple[str, object, str]]:
     """(name, sympy expression, source) for a paper, in the module's order."""
-    import importlib  # noqa: PLC0415
+    import importlib
 
     _papers([paper])
     module = importlib.import_module(f"theory.{paper}")
-    sources = getattr(module, "EQUATION_SOURCES", {})
+    eqs = module.equations()
+    if isinstance(eqs, dict):  # a row not yet on the template: name -> expr or (expr, source)
+        sources = getattr(module, "EQUATION_SOURCES", {})
+        eqs = [(n, *(v if isinstance(v, tuple) else (v, sources.get(n, "")))) for n, v in eqs.items()]
     out = []
-    for name, value in module.equations().items():
-        expr, source = value if isinstance(value, tuple) else (value, sources.get(name, ""))
+    for name, expr, source in eqs:
         out.append((name, expr, source or f"theory.{paper}"))
     return out
 
@@ -136,10 +149,10 @@ def _tidy(expr, seconds: float = 2.0):
     Simplification is cosmetic (the derived form is what the checks use), so a slow or
     failing simplification falls back to the derived form.
     """
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
+    import signal
+    import threading
 
-    import sympy as sp  # noqa: PLC0415
+    import sympy as sp
 
     if not isinstance(expr, sp.Basic):
         return expr
@@ -173,7 +186,7 @@ def _tidy(expr, seconds: float = 2.0):
 
 
 def _cmd_equations(args) -> int:
-    import sympy as sp  # noqa: PLC0415
+    import sympy as sp
 
     eqs = [(n, _tidy(e), s) for n, e, s in _equations(args.paper)]
     if args.format == "json":
@@ -205,13 +218,13 @@ def _tex_escape(text: str) -> str:
 
 # ---------------------------------------------------------------------- verify / report
 def _cmd_verify(args) -> int:
-    import time  # noqa: PLC0415
+    import time
 
-    from verify.backends import require_ray, run_claims_on  # noqa: PLC0415
-    from verify.claims import Context  # noqa: PLC0415
-    from verify.registry import claims_for  # noqa: PLC0415
-    from verify.report import metadata, summary_line, to_json, to_table, write_reports  # noqa: PLC0415
-    from verify.runner import get_profile  # noqa: PLC0415
+    from verify.backends import require_ray, run_claims_on
+    from verify.claims import Context
+    from verify.registry import claims_for
+    from verify.report import metadata, summary_line, to_json, to_table, write_reports
+    from verify.runner import get_profile
 
     if args.backend == "ray":
         require_ray()  # a missing Ray is one line naming the extra, before any work
@@ -224,6 +237,7 @@ def _cmd_verify(args) -> int:
         if unknown:
             raise ValueError(f"unknown claim id(s): {', '.join(sorted(unknown))}")
         claims = [c for c in claims if c.id in wanted]
+    _writable(Path(args.out))
     device = _device(args)
     started = time.time()
     ctx = Context(device=device, profile=profile.name, cache=_cache(args),
@@ -239,7 +253,7 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from verify.report import summary_line, to_markdown  # noqa: PLC0415
+    from verify.report import summary_line, to_markdown
 
     folder = Path(args.dir)
     js = folder / "report.json" if folder.is_dir() else folder
@@ -256,14 +270,18 @@ def _cmd_report(args) -> int:
 
 # ---------------------------------------------------------------------- figures / bench
 def _cmd_figures(args) -> int:
-    from figures.registry import RenderError, render  # noqa: PLC0415
+    from figures.registry import RenderError, render
 
     papers = _papers(args.paper)
     device = _device(args)
     failed: list[str] = []
     try:
-        written = render(papers, Path(args.out), quick=args.quick, device=device,
-                         progress=_progress(args), cache=_cache(args))
+        from verify.claims import Context
+
+        profile = "test" if args.quick else args.profile
+        ctx = Context(device=device, profile=profile, cache=_cache(args),
+                      progress=_progress(args))
+        written = render(papers, Path(args.out), ctx, progress=_progress(args))
     except RenderError as exc:
         written, failed = exc.written, exc.failed
     for path in written:
@@ -271,7 +289,7 @@ def _cmd_figures(args) -> int:
     gallery = Path(args.out) / "gallery.html"
     print(f"gallery: {gallery}")
     if args.open:
-        import webbrowser  # noqa: PLC0415
+        import webbrowser
 
         webbrowser.open(gallery.resolve().as_uri())
     for line in failed:
@@ -280,8 +298,8 @@ def _cmd_figures(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from numerics.bench import run_bench  # noqa: PLC0415
-    from numerics.device import select_device  # noqa: PLC0415
+    from numerics.bench import run_bench
+    from numerics.device import select_device
 
     if any(m < 1 for m in args.members):
         raise ValueError(f"members must be >= 1, got {args.members}")
@@ -292,17 +310,20 @@ def _cmd_bench(args) -> int:
                             steps=args.steps, loop_members=args.loop_members,
                             member_chunk=args.member_chunk or "auto", compile=args.compile,
                             memory=not args.no_memory)
+    from figures.bench import draw_bench
+
+    plot = draw_bench(json.loads(path.read_text()), path.parent)
     print(table)
-    print(f"\nbench: {path}")
+    print(f"\nbench: {path} and {plot}")
     return 0
 
 
 def _cmd_sweep(args) -> int:
-    import json as _json  # noqa: PLC0415
-    from functools import partial  # noqa: PLC0415
+    import json as _json
+    from functools import partial
 
-    from numerics.sweep import PhaseSweep, parse_grid, run_phase_sweep  # noqa: PLC0415
-    from verify.backends import map_on, require_ray  # noqa: PLC0415
+    from numerics.sweep import PhaseSweep, parse_grid, run_phase_sweep
+    from verify.backends import map_on, require_ray
 
     if args.backend == "ray":
         require_ray()
@@ -315,7 +336,7 @@ def _cmd_sweep(args) -> int:
     gpus = 1.0 if device.startswith("cuda") else 0.0
     data = run_phase_sweep(sweep, partial(map_on, args.backend, address=args.address,
                                           gpus=gpus, progress=_progress(args)))
-    from figures.sweep import draw_phase  # noqa: PLC0415
+    from figures.sweep import draw_phase
 
     out = Path(args.out)
     paths = draw_phase(data, out)
@@ -382,7 +403,11 @@ def _parser() -> argparse.ArgumentParser:
 
     fi = sub.add_parser("figures", help=COMMANDS["figures"][0])
     fi.add_argument("paper", nargs="*")
-    fi.add_argument("--quick", action="store_true", help="fewer seeds and coarser grids")
+    fi.add_argument("--profile", default="quick", choices=PROFILE_CHOICES,
+                    help="sizes (the row's size table, as tdcheck verify): after a verify at "
+                         "the same profile the figures train nothing new; default quick")
+    fi.add_argument("--quick", action="store_true",
+                    help="the smoke sizes, same as --profile test")
     _add_device(fi)
     fi.add_argument("--out", default="tdcheck-figures")
     fi.add_argument("--open", action="store_true", help="open gallery.html in a browser")

@@ -443,7 +443,7 @@ def _wrong_limit(lam, n):
 @cache
 def _equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
     """Control: the equal-step stationary point (a saddle for L >= 2, spec §2.5)."""
-    from scipy.optimize import minimize_scalar  # noqa: PLC0415
+    from scipy.optimize import minimize_scalar
 
     a = sp.Symbol("a")
     f = sp.lambdify(a, la.gd_loss([a] * layers, 5, 20), "numpy")

@@ -122,14 +122,14 @@ def _mp(key: str) -> Callable:
 
 def _hp(*values, dps: int = _DPS) -> list:
     """Exact decimal inputs (or sympy expressions evaluated to ``dps`` digits) as mpmath."""
-    import mpmath  # noqa: PLC0415
+    import mpmath
 
     return [mpmath.mpf(str(sp.N(v, dps))) if isinstance(v, sp.Basic) else mpmath.mpf(repr(float(v)))
             for v in values]
 
 
 def _eval_hp(fn: Callable, *values, dps: int = _DPS) -> float:
-    import mpmath  # noqa: PLC0415
+    import mpmath
 
     with mpmath.workdps(dps):
         return float(fn(*_hp(*values, dps=dps)))
@@ -166,7 +166,7 @@ _ARGMIN_BRACKET = (-10.0, 10.0)
 
 
 def _check_profile(params: dict, ctx: Context, *, u_star: Callable) -> Evidence:
-    from scipy.optimize import minimize_scalar  # noqa: PLC0415
+    from scipy.optimize import minimize_scalar
 
     p, q = params["p"], params["q"]
     us = float(u_star(p, q))

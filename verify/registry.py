@@ -14,7 +14,8 @@ __all__ = ["ALL_PAPERS", "PAPERS", "Paper", "claims_for", "get_paper"]
 class Paper:
     id: str
     title: str
-    status: str  # "implemented", "partial" (some claims, work under way) or "planned"
+    status: str  # "implemented", "partial" (work under way), "planned", or "example" (the
+    # template row: runs when named, never by default)
 
 
 PAPERS: dict[str, Paper] = {
@@ -28,6 +29,9 @@ PAPERS: dict[str, Paper] = {
               "word co-occurrence (NeurIPS 2024)", "implemented"),
         Paper("linear_attention", "Ahn et al., Linear attention is (maybe) all you need "
               "(ICLR 2024)", "implemented"),
+        # the template row (README "Adding a paper"): run by name, not by default
+        Paper("example", "Example row: a two-layer scalar linear model (the template)",
+              "example"),
     )
 }
 ALL_PAPERS = tuple(PAPERS)

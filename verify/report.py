@@ -18,7 +18,7 @@ report.json (version 2)::
                  "examples", "examples_drawn", "examples_requested", "short", "seconds",
                  "control": {description, rejected, rejected_by, example, parts, error},
                  "positive_control": {description, passed, parts, error} | null,
-                 "notes", "message"}]}
+                 "pinned": [{params, via}], "notes", "message"}]}
 
 ``to_markdown`` and ``to_table`` read only this dictionary, so ``tdcheck report DIR``
 re-renders a report from its JSON.  Numbers quoted in report.md come from the evidence of
@@ -141,6 +141,7 @@ def _claim_json(r: ClaimResult) -> dict:
                     "example": _num(r.control_example), "parts": _parts(r.control_evidence),
                     "error": r.control_error},
         "positive_control": pos,
+        "pinned": [{"params": _num(dict(ex.params)), "via": ex.via} for ex in c.examples],
         "notes": c.notes, "message": r.error_message,
     }
 
@@ -277,6 +278,10 @@ def to_markdown(data: Mapping) -> str:
                 ""]
         if c["problems"]:
             out += ["**Problems.** " + "; ".join(c["problems"]) + ".", ""]
+        if c.get("pinned"):
+            out += ["Pinned examples: " + "; ".join(
+                f"`{json.dumps(ex['params'])}`" + (f" ({ex['via']})" if ex["via"] else "")
+                for ex in c["pinned"]) + ".", ""]
         if c["parts"]:
             label = "falsifying example" if c["falsifying_example"] is not None else "worst example"
             out += [f"Parts at the {label} `{json.dumps(c['worst_example'])}`:", ""]

@@ -186,7 +186,7 @@ def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context
         return seen
     wrapped = given(claim.strategy)(test)
     for ex in reversed(claim.examples):
-        wrapped = example(dict(ex))(wrapped)
+        wrapped = example(dict(ex.params))(wrapped)
     wrapped = settings(
         max_examples=max(1, n_drawn), derandomize=True, database=None, deadline=None,
         phases=phases, suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
@@ -297,7 +297,7 @@ def run_claims(claims: Sequence[Claim], profile: Profile | str = "quick",
     iterator: Iterable[Claim] = claims
     bar = None
     if progress:
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from tqdm.auto import tqdm
 
         bar = tqdm(claims, desc="verify", unit="claim")
         iterator = bar

@@ -654,7 +654,7 @@ def _check_invariants(params: dict, ctx: Context, *, axis: int) -> Evidence:
 
 def _sums(cfg: ns.SGDConfig, ctx: Context, axis: int) -> tuple[np.ndarray, ...]:
     """Initial and final sums of Y and Z over ``axis`` for every member."""
-    import torch  # noqa: PLC0415
+    import torch
 
     res = _sgd(cfg, ctx)
     seeds = sorted(set(cfg.seeds))
