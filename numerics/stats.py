@@ -17,7 +17,9 @@ __all__ = [
     "mean_interval",
     "median_of_means",
     "normal_quantile",
+    "one_sided_quantile",
     "t_quantile",
+    "upper_tail",
 ]
 
 
@@ -38,6 +40,22 @@ def t_quantile(confidence: float, dof: int) -> float:
     if dof < 1:
         raise ValueError(f"dof must be >= 1, got {dof}")
     return float(_st.t.ppf(0.5 + confidence / 2, dof))
+
+
+def upper_tail(z: float, dof: int | None = None) -> float:
+    """P(Z > z) for a standard normal (``dof`` None) or Student-t with ``dof`` dof."""
+    if dof is None:
+        return float(_st.norm.sf(z))
+    if dof < 1:
+        raise ValueError(f"dof must be >= 1, got {dof}")
+    return float(_st.t.sf(z, dof))
+
+
+def one_sided_quantile(alpha: float, dof: int | None = None) -> float:
+    """The z with P(Z > z) = ``alpha`` (normal, or Student-t with ``dof`` dof)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    return float(_st.norm.isf(alpha) if dof is None else _st.t.isf(alpha, dof))
 
 
 def mean_interval(x: Sequence[float] | np.ndarray, confidence: float = 0.99

@@ -22,6 +22,11 @@ def test_claim_at_smoke_size(claim_id):
     assert result.outcome != "error", result.error_message
     assert result.control_error is None, result.control_error
     assert result.positive_error is None, result.positive_error
+    unmeasured = [p.name for p in (result.worst.parts if result.worst else ()) if not p.measured]
+    if unmeasured and claim.kind != "open-question":
+        assert claim.measured_at is not None, (
+            f"{claim_id}: parts {unmeasured} are unmeasured at the test profile; the claim "
+            "must name the profile that measures them (measured_at)")
     if result.outcome == "inconclusive" and result.expected != "inconclusive":
         return  # smoke size lacks power; tdcheck verify decides
     assert result.ok, result.problems()
@@ -35,3 +40,46 @@ def test_every_claim_is_complete():
         assert c.examples or c.cost == "fast", f"{c.id}: slow claims need pinned examples"
         if c.expected != "holds":
             assert c.positive_control is not None and c.positive_control.description
+
+
+PROFILE_NAMES = ("test", "quick", "ci", "thorough")
+SETTLED = ("holds", "refuted")
+
+
+@pytest.mark.parametrize("claim_id", list(CLAIMS))
+def test_claim_is_falsifiable_at_some_profile(claim_id):
+    """A claim not labelled an open question has a profile where it is expected to hold or
+    be refuted (a claim expected inconclusive or open everywhere cannot fail anywhere); a
+    claim that names ``measured_at`` has a settled expectation there."""
+    c = CLAIMS[claim_id]
+    expected = {p: c.expected_for(p) for p in PROFILE_NAMES}
+    if c.kind != "open-question":
+        assert set(expected.values()) & set(SETTLED), (
+            f"{c.id} cannot fail at any profile: expected {expected}")
+    if c.measured_at is not None and c.kind != "open-question":
+        assert expected[c.measured_at] in SETTLED, (
+            f"{c.id} is measured at {c.measured_at} but expected {expected[c.measured_at]} there")
+
+
+def _holds_with_margin(result) -> bool:
+    """Held, with every part's deciding end at most half its tolerance."""
+    if result.outcome != "holds" or result.worst is None:
+        return False
+    return all(p.upper <= 0.5 * p.tolerance or (p.tolerance == 0 and p.upper <= 0)
+               for p in result.worst.parts)
+
+
+FAST = [cid for cid, c in CLAIMS.items() if c.cost == "fast"]
+
+
+@pytest.mark.parametrize("claim_id", FAST)
+def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
+    """``--seed`` moves every simulation seed and hypothesis's draws; a fast claim that
+    holds with margin at the registered seed holds at two others too."""
+    claim = CLAIMS[claim_id]
+    first = run_claim(claim, "test", Context(profile="test"))
+    if not _holds_with_margin(first):
+        pytest.skip(f"{claim_id} does not hold with margin at seed 0 ({first.outcome})")
+    for seed in (1, 2):
+        again = run_claim(claim, "test", Context(profile="test", seed=seed))
+        assert again.outcome == "holds", (seed, again.outcome, again.problems())

@@ -53,7 +53,8 @@ def test_verify_one_claim_writes_reports_and_report_rerenders(tmp_path, capsys):
                  "--no-cache"])
     assert code == 0
     out = capsys.readouterr().out
-    assert out.strip().splitlines()[-1].startswith("1 of 1 claims as expected")
+    assert out.strip().splitlines()[-1].startswith("1 held, 0 refuted (findings)")
+    assert "1 of 1 as expected" in out.strip().splitlines()[-1]
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["metadata"]["profile"] == "test" and data["metadata"]["device"] == "cpu"
     assert data["claims"][0]["outcome"] == "holds" and data["summary"]["ok"] == 1

@@ -126,7 +126,7 @@ def test_report_schema_and_rerender(tmp_path):
     results = [run_claim(_claim(2, 3), PROFILE),
                run_claim(_claim(3, 3, expected="refuted", positive=pc), PROFILE)]
     meta = metadata("test", "cpu", 0.0, 1.0)
-    assert set(meta) == {"commit", "versions", "device", "profile", "started", "seconds"}
+    assert set(meta) == {"commit", "versions", "device", "profile", "seed", "started", "seconds"}
     assert set(meta["versions"]) == {"python", "torch", "sympy", "numpy", "scipy", "hypothesis"}
     md, js = write_reports(results, tmp_path, meta)
     data = json.loads(js.read_text())
@@ -141,7 +141,8 @@ def test_report_schema_and_rerender(tmp_path):
                 "passed", "error_model"} <= set(c["parts"][0])
         assert c["examples_drawn"] <= c["examples_requested"] or c["outcome"] == "refuted"
     text = md.read_text()
-    assert text.splitlines()[2].startswith("**2 of 2 claims as expected")
+    assert text.splitlines()[2].startswith("**1 held, 1 refuted (findings)")
+    assert "2 of 2 as expected" in text.splitlines()[2]
     assert to_markdown(data) == text  # report.md is a pure function of report.json
     assert "refuted" in to_table(to_json(results, META))
 

@@ -26,17 +26,19 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from functools import partial
 from types import ModuleType
 from typing import Any, Literal
 
 from hypothesis.strategies import SearchStrategy
 
-from numerics.context import Context
-from numerics.stats import normal_quantile, t_quantile
+from numerics.context import PROFILES, Context
+from numerics.stats import normal_quantile, one_sided_quantile, t_quantile, upper_tail
 
 __all__ = [
+    "ROLE",
     "Claim",
     "Context",
     "Evidence",
@@ -48,7 +50,9 @@ __all__ = [
     "claim",
     "combine",
     "declared",
+    "holm",
     "paper_of",
+    "shift_seed",
 ]
 
 Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
@@ -84,6 +88,8 @@ class Part:
     confidence: float | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     measured: bool = True
+    se: float | None = None
+    dof: int | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -117,15 +123,21 @@ class Part:
         det.setdefault("se", float(se))
         return cls(name, predicted, observed, err, tolerance, error_model,
                    lower=max(0.0, err - q * se), upper=err + q * se,
-                   confidence=confidence, details=det)
+                   confidence=confidence, details=det, se=float(se), dof=dof)
 
     @classmethod
     def bounded(cls, name: str, predicted: float, observed: float, error: float,
                 lower: float, upper: float, tolerance: float, error_model: str,
-                confidence: float = 0.99, details: Mapping[str, Any] | None = None) -> Part:
-        """A part whose interval ``[lower, upper]`` on the error was computed by the caller."""
+                confidence: float = 0.99, details: Mapping[str, Any] | None = None,
+                se: float | None = None, dof: int | None = None) -> Part:
+        """A part whose interval ``[lower, upper]`` on the error was computed by the caller.
+
+        Give ``se`` (and ``dof`` for Student-t) when the interval is ``error -/+ q se``: the
+        runner then controls the family-wise error of the claim's parts (:func:`holm`);
+        without them the part is left as it is (a bootstrap interval, say)."""
         return cls(name, predicted, observed, error, tolerance, error_model, lower=lower,
-                   upper=upper, confidence=confidence, details=dict(details or {}))
+                   upper=upper, confidence=confidence, details=dict(details or {}), se=se,
+                   dof=dof)
 
     @classmethod
     def unmeasured(cls, name: str, tolerance: float, why: str) -> Part:
@@ -239,6 +251,50 @@ def combine(*evidences: Evidence | Sequence[Evidence], details: Mapping[str, Any
     return Evidence(parts, merged)
 
 
+def _fail_p(part: Part) -> float:
+    """One-sided p-value of "the true error exceeds the tolerance" (small: fails)."""
+    z = (part.error - part.tolerance) / part.se if part.se > 0 else math.copysign(math.inf, part.error - part.tolerance)
+    return upper_tail(z, part.dof)
+
+
+def holm(evidence: Evidence) -> Evidence:
+    """Family-wise error control over a claim's statistical parts (Holm's step-down).
+
+    A part *fails* when the lower end of its interval exceeds the tolerance: a one-sided test
+    at level (1 - confidence)/2.  With m statistical parts (those with an ``se``), each at
+    that level, a claim would be refuted by chance with probability up to m times it; Holm
+    keeps the family-wise level at (1 - confidence)/2: the parts' failure p-values are
+    sorted, the k-th smallest (k = 0, 1, ...) is tested at level / (m - k), and testing stops
+    at the first that is not rejected.  A part's lower end is recomputed at its Holm level
+    (so a non-rejected part can no longer fail); upper ends are unchanged, since "holds"
+    needs every part to pass (an intersection-union test, which needs no correction).
+    Deterministic parts and parts without an ``se`` are untouched.
+    """
+    stat = [p for p in evidence.parts if p.measured and p.se is not None
+            and p.confidence is not None and math.isfinite(p.error) and p.se >= 0]
+    if len(stat) < 2:
+        return evidence
+    m = len(stat)
+    ranked = sorted(stat, key=_fail_p)
+    new: dict[str, Part] = {}
+    stopped = False
+    for k, part in enumerate(ranked):
+        alpha = (1 - part.confidence) / 2 / (m - k)
+        rejected = not stopped and _fail_p(part) <= alpha
+        stopped = stopped or not rejected
+        q = one_sided_quantile(alpha, part.dof)
+        lower = part.error - q * part.se
+        if part.lower >= 0 and part.error >= 0:  # the part's own interval was clipped at 0
+            lower = max(0.0, lower)
+        if not rejected:
+            lower = min(lower, part.tolerance)
+        lower = min(lower, part.lower) if part.lower is not None else lower
+        details = {**part.details, "holm": {"parts": m, "rank": k, "level": alpha,
+                                             "rejected": bool(rejected)}}
+        new[part.name] = replace(part, lower=lower, details=details)
+    return Evidence(tuple(new.get(p.name, p) for p in evidence.parts), evidence.details)
+
+
 @dataclass(frozen=True)
 class Example:
     """A pinned example: parameters the runner always tries first, and why (``via``: the
@@ -249,6 +305,20 @@ class Example:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", dict(self.params))
+
+
+def shift_seed(params: Mapping[str, Any], seed: int) -> dict:
+    """``params`` with an integer ``seed`` entry shifted by ``seed`` (``tdcheck verify
+    --seed``): every simulation seed of a claim moves, and ``seed = 0`` changes nothing."""
+    out = dict(params)
+    if seed and isinstance(out.get("seed"), int) and not isinstance(out["seed"], bool):
+        out["seed"] = out["seed"] + int(seed)
+    return out
+
+
+# Which part of a claim is running (set by the runner): "check", "control" or "positive".
+# ``tdcheck mutate`` reads it to record which claims consume a theory function, and how.
+ROLE: ContextVar[str] = ContextVar("tdcheck_claim_role", default="none")
 
 
 def _example(ex: Example | Mapping[str, Any]) -> Example:
@@ -273,7 +343,8 @@ class PositiveControl:
            **theory: Any) -> PositiveControl:
         """``check(params, ctx, **theory)`` as a positive control."""
         frozen = dict(params)
-        return cls(description, lambda ctx: check(dict(frozen), ctx, **theory), frozen)
+        return cls(description, lambda ctx: check(shift_seed(frozen, ctx.seed), ctx, **theory),
+                   frozen)
 
 
 @dataclass(frozen=True)
@@ -296,7 +367,9 @@ class Claim:
     ``expected``: ``holds``; ``refuted`` (a documented finding); ``inconclusive`` (the
     budget cannot settle it: ``notes`` say what would); ``open`` (a reviewers' question, any
     outcome allowed).  ``expected_at`` overrides ``expected`` for named profiles.  Every
-    claim not expected to hold carries a ``positive_control``.
+    claim not expected to hold carries a ``positive_control``.  ``measured_at`` names the
+    smallest profile whose budget measures every part (a claim with parts unmeasured at
+    ``quick`` must name it, with an expected outcome there taken from the paper).
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -321,6 +394,7 @@ class Claim:
     function: Callable[..., Evidence] | None = None
     theory: Mapping[str, Any] = field(default_factory=dict)
     control_theory: Mapping[str, Any] = field(default_factory=dict)
+    measured_at: str | None = None
 
     def expected_for(self, profile: str) -> Expected:
         """``expected``, or the profile's own expectation where a budget changes it (e.g. a
@@ -334,6 +408,9 @@ class Claim:
                 raise ValueError(f"expected must be one of {', '.join(EXPECTED)}, got {exp!r}")
         if self.cost not in ("fast", "slow", "gpu"):
             raise ValueError(f"cost must be fast, slow or gpu, got {self.cost!r}")
+        if self.measured_at is not None and self.measured_at not in PROFILES:
+            raise ValueError(f"claim {self.id}: measured_at must be one of {PROFILES}, "
+                             f"got {self.measured_at!r}")
         if (self.expected != "holds" or any(e != "holds" for e in self.expected_at.values())) \
                 and self.positive_control is None:
             raise ValueError(f"claim {self.id}: expected {self.expected!r} needs a positive_control")

@@ -21,6 +21,8 @@ COMMANDS = {
                   "tdcheck equations markov --latex"),
     "verify": ("run the claims; write report.md and report.json",
                "tdcheck verify markov --profile quick"),
+    "mutate": ("inject slips into a row's theory; score how many its claims catch",
+               "tdcheck mutate markov --profile quick"),
     "report": ("re-render report.md from a report.json", "tdcheck report tdcheck-report"),
     "figures": ("regenerate the papers' figures (PNG, PDF, data, gallery)",
                 "tdcheck figures markov --open"),
@@ -107,12 +109,21 @@ def _cmd_list(args) -> int:
         rows.append({"paper": pid, "status": info.status, "title": info.title,
                      "claims": [{"id": c.id, "kind": c.kind, "expected": c.expected,
                                  "cost": c.cost} for c in claims]})
+    from verify.report import mutation_summary
+
+    mutation = mutation_summary(Path(args.report)) or {"rows": {}}
+    for row in rows:
+        score = mutation["rows"].get(row["paper"])
+        row["mutation_score"] = None if score is None else score["score"]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
     width = 80
     for row in rows:
-        head = f"{row['paper']} ({row['status']}, {len(row['claims'])} claims)"
+        head = f"{row['paper']} ({row['status']}, {len(row['claims'])} claims"
+        if row["mutation_score"] is not None:
+            head += f", mutation score {100 * row['mutation_score']:.0f}%"
+        head += ")"
         print(head)
         for line in textwrap.wrap(row["title"], width - 4):
             print(f"    {line}")
@@ -223,7 +234,14 @@ def _cmd_verify(args) -> int:
     from verify.backends import require_ray, run_claims_on
     from verify.claims import Context
     from verify.registry import claims_for
-    from verify.report import metadata, summary_line, to_json, to_table, write_reports
+    from verify.report import (
+        metadata,
+        mutation_summary,
+        summary_line,
+        to_json,
+        to_table,
+        write_reports,
+    )
     from verify.runner import get_profile
 
     if args.backend == "ray":
@@ -241,11 +259,11 @@ def _cmd_verify(args) -> int:
     device = _device(args)
     started = time.time()
     ctx = Context(device=device, profile=profile.name, cache=_cache(args),
-                  progress=_progress(args))
+                  progress=_progress(args), seed=args.seed)
     results = run_claims_on(args.backend, claims, profile, ctx, progress=_progress(args),
                             address=args.address)
-    meta = metadata(profile.name, device, started, time.time() - started)
-    data = to_json(results, meta)
+    meta = metadata(profile.name, device, started, time.time() - started, seed=args.seed)
+    data = to_json(results, meta, mutation_summary(Path(args.out)))
     print(to_table(data))
     md, _ = write_reports(results, Path(args.out), meta)
     print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
@@ -266,6 +284,37 @@ def _cmd_report(args) -> int:
     md.write_text(to_markdown(data))
     print(f"{summary_line(data)}. Wrote {md}.")
     return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
+
+
+def _cmd_mutate(args) -> int:
+    import time
+
+    from verify.mutate import run_mutate, write_mutation_reports
+    from verify.report import metadata
+
+    if args.backend == "ray":
+        from verify.backends import require_ray
+
+        require_ray()
+    papers = _papers(args.paper) if args.paper else list(_papers([]))
+    if args.max_mutants < 1:
+        raise ValueError(f"--max-mutants must be >= 1, got {args.max_mutants}")
+    if not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    _writable(Path(args.out))
+    started = time.time()
+    rows = run_mutate(papers, args.profile, functions=args.function or None, jobs=args.jobs,
+                      max_mutants=args.max_mutants, delta=args.delta,
+                      progress=_progress(args), backend=args.backend, address=args.address)
+    meta = metadata(args.profile, "cpu", started, time.time() - started)
+    md, js = write_mutation_reports(rows, Path(args.out), meta)
+    for r in rows:
+        data = r.to_json()
+        print(f"{r.paper}: mutation score {100 * r.score:.0f}% ({r.killed} of {r.mutants} "
+              f"mutants killed; {len(data['unconsumed'])} public functions no check consumes) "
+              f"in {r.seconds:.0f} s")
+    print(f"Report: {md} (and {js.name} beside it).")
+    return 0
 
 
 # ---------------------------------------------------------------------- figures / bench
@@ -370,6 +419,8 @@ def _parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("list", help=COMMANDS["list"][0])
     li.add_argument("--json", action="store_true", help="machine-readable output")
+    li.add_argument("--report", default="tdcheck-report",
+                    help="folder whose mutation.json gives the last mutation scores")
     li.set_defaults(fn=_cmd_list)
 
     eq = sub.add_parser("equations", help=COMMANDS["equations"][0])
@@ -387,6 +438,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_device(ve)
     ve.add_argument("--out", default="tdcheck-report")
     ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
+    ve.add_argument("--seed", type=int, default=0,
+                    help="shift every simulation seed and hypothesis's draws by this much "
+                         "(default 0: the registered run)")
     ve.add_argument("--no-progress", action="store_true")
     _add_cache(ve)
     ve.add_argument("--backend", default="serial", choices=("serial", "ray"),
@@ -396,6 +450,26 @@ def _parser() -> argparse.ArgumentParser:
                     help="with --backend ray: a running Ray cluster to join (default: start "
                          "Ray locally in this process)")
     ve.set_defaults(fn=_cmd_verify)
+
+    mu = sub.add_parser("mutate", help=COMMANDS["mutate"][0])
+    mu.add_argument("paper", nargs="*", help="rows to mutate (default: all implemented)")
+    mu.add_argument("--profile", default="quick", choices=("test", "quick"),
+                    help="sizes of the claims the mutants run (default quick)")
+    mu.add_argument("--function", action="append",
+                    help="mutate only this public theory function (repeatable)")
+    mu.add_argument("--jobs", type=int, default=None,
+                    help="mutants run in parallel processes (default: the CPU count)")
+    mu.add_argument("--max-mutants", type=int, default=6, help="mutants per function (default 6)")
+    mu.add_argument("--delta", type=float, default=0.05,
+                    help="relative scale of the scale mutants (default 0.05; a row may set "
+                         "a larger one per function, with its reason)")
+    mu.add_argument("--out", default="tdcheck-report",
+                    help="folder for mutation.json / mutation.md (beside report.json)")
+    mu.add_argument("--backend", default="serial", choices=("serial", "ray"),
+                    help="serial (local processes) or ray (one task per mutant)")
+    mu.add_argument("--address", default=None, help="with --backend ray: a cluster to join")
+    mu.add_argument("--no-progress", action="store_true")
+    mu.set_defaults(fn=_cmd_mutate)
 
     rp = sub.add_parser("report", help=COMMANDS["report"][0])
     rp.add_argument("dir", help="a folder holding report.json, or the file itself")

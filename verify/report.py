@@ -39,8 +39,8 @@ from typing import Any
 from verify.claims import Evidence, Part
 from verify.runner import ClaimResult
 
-__all__ = ["REPORT_VERSION", "metadata", "to_json", "to_markdown", "to_table",
-           "write_reports"]
+__all__ = ["REPORT_VERSION", "metadata", "mutation_summary", "to_json", "to_markdown",
+           "to_table", "write_reports"]
 
 REPORT_VERSION = "2"
 
@@ -77,7 +77,7 @@ def _parts(ev: Evidence | None) -> list[dict]:
     return [] if ev is None else [_part(p) for p in ev.parts]
 
 
-def metadata(profile: str, device: str, started: float, seconds: float) -> dict:
+def metadata(profile: str, device: str, started: float, seconds: float, seed: int = 0) -> dict:
     """Commit, package versions, device, profile, start time and duration of a run."""
     versions = {"python": platform.python_version()}
     for mod in ("torch", "sympy", "numpy", "scipy", "hypothesis"):
@@ -96,6 +96,7 @@ def metadata(profile: str, device: str, started: float, seconds: float) -> dict:
     except (OSError, subprocess.SubprocessError):
         commit = None
     return {"commit": commit, "versions": versions, "device": device, "profile": profile,
+            "seed": int(seed),
             "started": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
             "seconds": round(float(seconds), 2)}
 
@@ -129,11 +130,15 @@ def _claim_json(r: ClaimResult) -> dict:
         "worst": None if wpart is None else {
             "part": wpart.name, "predicted": _num(wpart.predicted),
             "observed": _num(wpart.observed), "error": _num(wpart.error),
-            "tolerance": _num(wpart.tolerance)},
+            "tolerance": _num(wpart.tolerance), "status": wpart.status,
+            "deciding": _num(wpart.lower if wpart.status == "fail" else wpart.upper)},
         "worst_example": _num(r.worst_example),
         "falsifying_example": _num(r.falsifying_example),
         "details": _num(dict(r.worst.details)) if r.worst is not None else None,
         "examples": int(r.examples_drawn), "examples_drawn": int(r.examples_drawn),
+        "examples_failed": int(r.examples_failed),
+        "unmeasured": [p.name for p in (r.worst.parts if r.worst is not None else ())
+                       if not p.measured],
         "examples_requested": int(r.examples_requested), "short": r.short,
         "seconds": round(float(r.seconds), 3),
         "control": {"description": c.control_description, "rejected": r.control_rejected,
@@ -152,6 +157,8 @@ def summary(claims: Sequence[Mapping]) -> dict:
     pcs = [c["positive_control"] for c in claims if c["positive_control"] is not None]
     return {
         "claims": len(claims), "outcomes": outcomes,
+        "unmeasured": sum(c["outcome"] == "inconclusive" and bool(c.get("unmeasured"))
+                          for c in claims),
         "as_expected": sum(bool(c["matches_expected"]) for c in claims),
         "ok": sum(bool(c["ok"]) for c in claims),
         "controls_rejected": sum(c["control_rejected"] is True for c in claims),
@@ -162,10 +169,16 @@ def summary(claims: Sequence[Mapping]) -> dict:
     }
 
 
-def to_json(results: Sequence[ClaimResult], meta: Mapping[str, Any]) -> dict:
+def to_json(results: Sequence[ClaimResult], meta: Mapping[str, Any],
+            mutation: Mapping[str, Any] | None = None) -> dict:
+    """The report dictionary; ``mutation`` is the summary of the last ``tdcheck mutate``
+    found beside the report (``{"commit", "profile", "rows": {paper: {score, ...}}}``)."""
     claims = [_claim_json(r) for r in results]
-    return {"version": REPORT_VERSION, "metadata": dict(meta), "summary": summary(claims),
+    data = {"version": REPORT_VERSION, "metadata": dict(meta), "summary": summary(claims),
             "claims": claims}
+    if mutation:
+        data["mutation"] = dict(mutation)
+    return data
 
 
 def _fmt(x: Any) -> str:
@@ -185,6 +198,13 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _examples(c: Mapping) -> str:
+    """``drawn/requested``, with ``, F failed`` when examples were refuted."""
+    out = f"{c['examples_drawn']}/{c['examples_requested']}"
+    failed = c.get("examples_failed", 0)
+    return out + (f", {failed} failed" if failed else "")
+
+
 def _control_word(c: Mapping) -> str:
     if c["control_rejected"] is None:
         return "n/a"
@@ -192,26 +212,36 @@ def _control_word(c: Mapping) -> str:
 
 
 def summary_line(data: Mapping) -> str:
+    """What was settled first (held, refuted, not settled at this budget, errors), then the
+    mutation score where one was run, then "as expected" (the regression guard)."""
     s = data["summary"]
     o = s["outcomes"]
-    return (f"{s['ok']} of {s['claims']} claims as expected "
-            f"({o['holds']} held, {o['refuted']} refuted, {o['inconclusive']} inconclusive, "
-            f"{o['error']} errors); controls: {s['controls_rejected']} rejected, "
-            f"{s['controls_not_applicable']} not applicable, {s['controls_not_rejected']} "
-            f"not rejected; positive controls {s['positive_controls']['passed']}/"
-            f"{s['positive_controls']['required']} passed")
+    unmeasured = s.get("unmeasured", 0)
+    unsettled = f"{o['inconclusive']} not settled at this budget"
+    if unmeasured:
+        unsettled += f" ({unmeasured} of them unmeasured at this profile)"
+    line = (f"{o['holds']} held, {o['refuted']} refuted (findings), {unsettled}, "
+            f"{o['error']} errors, of {s['claims']} claims")
+    mutation = data.get("mutation")
+    if mutation:
+        scores = ", ".join(f"{p} {100 * v['score']:.0f}%" for p, v in mutation["rows"].items())
+        line += f"; mutation score {scores} (mutate at {mutation.get('commit', '?')})"
+    return (line + f"; {s['ok']} of {s['claims']} as expected "
+            f"(controls {s['controls_rejected']} rejected, {s['controls_not_applicable']} "
+            f"n/a, {s['controls_not_rejected']} not rejected; positive controls "
+            f"{s['positive_controls']['passed']}/{s['positive_controls']['required']})")
 
 
 def to_table(data: Mapping) -> str:
     """Plain-text table for the terminal, from a report dictionary."""
-    rows = [("claim", "expected", "outcome", "control", "worst part: error/tol", "ex", "s",
-             "verdict")]
+    rows = [("claim", "expected", "outcome", "control", "worst part: deciding/tol", "ex",
+             "s", "verdict")]
     for c in data["claims"]:
         w = c["worst"]
         rows.append((
             c["id"], c["expected"], c["outcome"], _control_word(c),
-            f"{_fmt(w['error'])}/{_fmt(w['tolerance'])}" if w else "-",
-            f"{c['examples_drawn']}/{c['examples_requested']}", f"{c['seconds']:.1f}",
+            f"{_fmt(w.get('deciding', w['error']))}/{_fmt(w['tolerance'])}" if w else "-",
+            _examples(c), f"{c['seconds']:.1f}",
             c["verdict"],
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -257,18 +287,22 @@ def to_markdown(data: Mapping) -> str:
         "negative control (a near-miss wrong theory through the same check) is *rejected* only "
         "by a part that passed under the paper's theory and failed under the control; it is "
         "*n/a* when no part passed. `expected = refuted` marks a documented finding; such "
-        "claims carry a positive control that must pass.", "",
-        "| claim | expected | outcome | verdict | control | worst part: error / tolerance | "
+        "claims carry a positive control that must pass. Every example the profile asks for "
+        "is run (\"2/13, 1 failed\": one of 13 refuted). A claim with several statistical "
+        "parts controls its family-wise error (Holm's step-down on the parts' lower ends); "
+        "the table shows each worst part's deciding end (the upper end when it passes, the "
+        "lower end when it fails) against its tolerance.", "",
+        "| claim | expected | outcome | verdict | control | worst part: deciding end / tolerance | "
         "examples | s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in data["claims"]:
         w = c["worst"]
-        ex = f"{c['examples_drawn']}/{c['examples_requested']}" + (" (short)" if c["short"] else "")
+        ex = _examples(c) + (" (short)" if c["short"] else "")
         out.append(
             f"| `{c['id']}` | {c['expected']} | **{c['outcome']}** | {c['verdict']} | "
             f"{_control_word(c)} | "
-            f"{(w['part'] + ': ' + _fmt(w['error']) + ' / ' + _fmt(w['tolerance'])) if w else '-'}"
+            f"{(w['part'] + ': ' + _fmt(w.get('deciding', w['error'])) + ' / ' + _fmt(w['tolerance'])) if w else '-'}"
             f" | {ex} | {c['seconds']:.1f} |")
     out.append("")
     for c in data["claims"]:
@@ -316,12 +350,27 @@ def to_markdown(data: Mapping) -> str:
     return "\n".join(out)
 
 
+def mutation_summary(out_dir: Path) -> dict | None:
+    """The scores of ``out_dir/mutation.json`` (written by ``tdcheck mutate``), if any."""
+    path = Path(out_dir) / "mutation.json"
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return {"commit": data.get("metadata", {}).get("commit"),
+                "profile": data.get("metadata", {}).get("profile"),
+                "rows": {p: {"score": r["score"], "killed": r["killed"], "mutants": r["mutants"]}
+                         for p, r in data["rows"].items()}}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def write_reports(results: Sequence[ClaimResult], out_dir: Path, meta: Mapping[str, Any]
                   ) -> tuple[Path, Path]:
     """Write report.json and report.md (rendered from the JSON) into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = to_json(results, meta)
+    data = to_json(results, meta, mutation_summary(out_dir))
     md, js = out_dir / "report.md", out_dir / "report.json"
     js.write_text(json.dumps(data, indent=2, allow_nan=False))
     md.write_text(to_markdown(data))

@@ -28,9 +28,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import seed as hypothesis_seed
 
 from numerics.ensemble import SHOW_PROGRESS
-from verify.claims import Claim, Context, Evidence
+from verify.claims import ROLE, Claim, Context, Evidence, holm, shift_seed
 
 __all__ = ["PROFILES", "ClaimResult", "Profile", "get_profile", "run_claim", "run_claims"]
 
@@ -86,6 +87,7 @@ class ClaimResult:
     error_message: str | None = None
     profile: str = "quick"
     extra: dict = field(default_factory=dict)
+    examples_failed: int = 0
 
     @property
     def expected(self) -> str:
@@ -158,44 +160,73 @@ class _Refuted(Exception):
 class _Seen:
     runs: list[tuple[dict, Evidence]] = field(default_factory=list)
     before_shrink: int = 0
-    refuted: _Refuted | None = None
+    failed: int = 0
+    refuted: _Refuted | None = None  # the first refuted example (shrunk for fast claims)
 
 
-def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context,
-             n_drawn: int, shrink: bool) -> _Seen:
-    """Run ``fn`` over pinned + drawn examples until one is refuted (then shrink if asked)."""
-    seen = _Seen()
-    phases = [Phase.explicit]
-    if n_drawn > 0:
-        phases += [Phase.generate] + ([Phase.shrink] if shrink else [])
+def _shifted(params: dict, ctx: Context) -> dict:
+    """``params`` with its simulation ``seed`` shifted by ``ctx.seed`` (``--seed``)."""
+    return shift_seed(params, ctx.seed)
 
-    def test(params: dict) -> None:
-        ev = fn(dict(params), ctx)
-        if not isinstance(ev, Evidence):
-            raise TypeError(f"check of {claim.id} returned {type(ev).__name__}, not Evidence")
-        seen.runs.append((dict(params), ev))
-        if seen.refuted is None:
-            seen.before_shrink += 1
-        if ev.status == "refuted":
-            exc = _Refuted(dict(params), ev)
-            if seen.refuted is None:
-                seen.refuted = exc
-            raise exc
 
-    if not claim.examples and n_drawn == 0:
-        return seen
+def _hypothesis_run(claim: Claim, ctx: Context, n_drawn: int, phases: list,
+                    test: Callable[[dict], None]) -> None:
     wrapped = given(claim.strategy)(test)
     for ex in reversed(claim.examples):
         wrapped = example(dict(ex.params))(wrapped)
     wrapped = settings(
-        max_examples=max(1, n_drawn), derandomize=True, database=None, deadline=None,
+        max_examples=max(1, n_drawn), derandomize=not ctx.seed, database=None, deadline=None,
         phases=phases, suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
         print_blob=False,
     )(wrapped)
+    if ctx.seed:
+        wrapped = hypothesis_seed(ctx.seed)(wrapped)
+    wrapped()
+
+
+def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context,
+             n_drawn: int, shrink: bool) -> _Seen:
+    """Run ``fn`` over every pinned and drawn example the profile asks for.
+
+    A refuted example does not stop the run: the claim reports how many examples failed of
+    how many were drawn.  For a fast claim the first refuted example is then shrunk by a
+    second, raising pass of hypothesis over the same (derandomised) draws.
+    """
+    seen = _Seen()
+    if not claim.examples and n_drawn == 0:
+        return seen
+    phases = [Phase.explicit] + ([Phase.generate] if n_drawn > 0 else [])
+
+    def evaluate(params: dict) -> Evidence:
+        ev = fn(_shifted(params, ctx), ctx)
+        if not isinstance(ev, Evidence):
+            raise TypeError(f"check of {claim.id} returned {type(ev).__name__}, not Evidence")
+        return holm(ev)
+
+    def collect(params: dict) -> None:
+        ev = evaluate(params)
+        seen.runs.append((_shifted(params, ctx), ev))
+        seen.before_shrink += 1
+        if ev.status == "refuted":
+            seen.failed += 1
+            if seen.refuted is None:
+                seen.refuted = _Refuted(_shifted(params, ctx), ev)
+
+    token = ROLE.set("check")
     try:
-        wrapped()
-    except _Refuted as exc:
-        seen.refuted = exc  # the shrunk example hypothesis re-raises last
+        _hypothesis_run(claim, ctx, n_drawn, phases, collect)
+        if seen.refuted is not None and shrink and n_drawn > 0:
+            def raising(params: dict) -> None:
+                ev = evaluate(params)
+                if ev.status == "refuted":
+                    raise _Refuted(_shifted(params, ctx), ev)
+
+            try:
+                _hypothesis_run(claim, ctx, n_drawn, phases + [Phase.shrink], raising)
+            except _Refuted as exc:
+                seen.refuted = exc  # the shrunk example hypothesis re-raises last
+    finally:
+        ROLE.reset(token)
     return seen
 
 
@@ -258,20 +289,21 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context) -> ClaimResult:
         claim=claim, outcome=outcome, worst=worst, worst_example=worst_params,
         examples_drawn=seen.before_shrink, examples_requested=requested, seconds=0.0,
         control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
-        error_message=message, profile=profile.name,
+        error_message=message, profile=profile.name, examples_failed=seen.failed,
     )
     # negative control: same examples, same order, part by part
     candidates = [(p, ev) for p, ev in seen.runs if any(part.passed for part in ev.parts)]
     if outcome in ("holds", "inconclusive") and candidates:
         result.control_rejected = False
         tried: set[str] = set()
+        token = ROLE.set("control")
         try:
             for params, ev in candidates:
                 key = repr(sorted(params.items()))
                 if key in tried:
                     continue
                 tried.add(key)
-                cev = claim.control(dict(params), ctx)
+                cev = holm(claim.control(dict(params), ctx))
                 by = _discriminate(ev, cev)
                 if result.control_evidence is None or by:
                     result.control_evidence, result.control_example = cev, dict(params)
@@ -280,12 +312,17 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context) -> ClaimResult:
                     break
         except Exception as exc:
             result.control_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            ROLE.reset(token)
     # positive control
     if claim.positive_control is not None:
+        token = ROLE.set("positive")
         try:
-            result.positive = claim.positive_control.run(ctx)
+            result.positive = holm(claim.positive_control.run(ctx))
         except Exception as exc:
             result.positive_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            ROLE.reset(token)
     result.seconds = time.perf_counter() - start
     return result
 

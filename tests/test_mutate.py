@@ -1,0 +1,72 @@
+"""``tdcheck mutate`` on the example row: the score separates a claim that consumes its
+theory from a deliberately toothless one (which re-types the formula instead of calling it)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from theory import example as te
+from theory.flow import ReducedSystem
+from verify.mutate import Mutant, apply_mutation, leaves, mutants_for, mutate_row
+
+
+def test_leaves_and_mutations_of_each_kind():
+    sys = te.system()
+    paths = leaves(sys)
+    assert [k for _, k in paths] == ["numeric", "numeric"]
+    mutated = apply_mutation(sys, paths[1][0], "scale+", 0.05)
+    assert isinstance(mutated, ReducedSystem)
+    assert sp.simplify(mutated.rhs[1] - sp.Rational(21, 20) * sys.rhs[1]) == 0
+    assert mutated.rhs[0] == sys.rhs[0]
+    pair = (1.0, np.array([2.0, 3.0]))
+    (p0, _), (p1, _) = leaves(pair)
+    assert apply_mutation(pair, p0, "sign", 0.05)[0] == -1.0
+    assert np.allclose(apply_mutation(pair, p1, "scale-", 0.05)[1], [1.9, 2.85])
+    assert apply_mutation("local", (), "swap", 0.05) == "global"
+    assert apply_mutation(True, (), "swap", 0.05) is False
+    twin = apply_mutation(te.balance_twin, leaves(te.balance_twin)[0][0], "scale+", 0.1)
+    assert twin(2.0, 1.0) == pytest.approx(1.1 * 3.0)
+
+
+def test_mutant_count_is_capped_deterministically():
+    structure = [((("idx", i),), "numeric") for i in range(5)]
+    first = mutants_for("f", structure, 0.05, cap=4)
+    assert len(first) == 4 and first == mutants_for("f", structure, 0.05, cap=4)
+    assert first[0].label == "f: [0] x 1.05"
+    assert Mutant.from_json(first[-1].to_json()) == first[-1]
+    assert len(mutants_for("g", None, 0.05)) == 3  # never called: whole-output mutants
+
+
+TOOTHLESS = '''
+"""A deliberately toothless copy of example.saddle: its theory re-types the eigenvalues."""
+from verify import example as ve
+from verify.claims import Claim
+
+
+def claims():
+    base = next(c for c in ve.claims() if c.id == "example.saddle")
+    return [Claim.paired(
+        ve.check_saddle, id=base.id, paper=base.paper, statement=base.statement,
+        source=base.source, kind=base.kind, strategy=base.strategy, examples=base.examples,
+        theory={"eigenvalues": lambda c: (-abs(c), abs(c))},
+        control={"eigenvalues": lambda c: (-abs(c) / 2, abs(c) / 2)},
+        control_description="halved")]
+'''
+
+
+def test_score_separates_a_consuming_claim_from_a_toothless_one(tmp_path, monkeypatch):
+    sound = mutate_row("example", "test", functions=["saddle_eigenvalues"], max_mutants=2,
+                       jobs=2)
+    assert sound.mutants == 2 and sound.killed == 2
+    assert sound.functions["saddle_eigenvalues"]["consumed_by"] == ["example.saddle"]
+    (tmp_path / "toothless_example.py").write_text(textwrap.dedent(TOOTHLESS))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    weak = mutate_row("example", "test", functions=["saddle_eigenvalues"], max_mutants=2,
+                      jobs=2, claims_module="toothless_example")
+    assert weak.baseline["example.saddle"]["ok"]  # the toothless claim still "holds"
+    assert weak.functions["saddle_eigenvalues"]["consumed_by"] == []
+    assert weak.killed == 0 and weak.score == 0.0 < sound.score == 1.0
