@@ -44,7 +44,10 @@ from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "OBSERVER",
+    "PLAN",
     "CacheObserver",
+    "PlanStop",
+    "PlannedRun",
     "RunCache",
     "clear_run_memos",
     "code_version",
@@ -70,6 +73,42 @@ class CacheObserver(Protocol):
 
 
 OBSERVER: ContextVar[CacheObserver | None] = ContextVar("tdcheck_cache_observer", default=None)
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run a check asked for under ``tdcheck verify --plan``: not computed, only costed."""
+
+    tag: str
+    config: object
+    options: tuple
+    member_steps: float | None
+    flops: float | None
+    cached: bool
+
+
+class PlanStop(Exception):
+    """Raised inside a check at its first run under ``--plan`` (nothing is trained)."""
+
+    def __init__(self, run: PlannedRun):
+        super().__init__(f"planned {run.tag}")
+        self.run = run
+
+
+# Set by ``tdcheck verify --plan``: a list that collects every PlannedRun.
+PLAN: ContextVar[list | None] = ContextVar("tdcheck_plan", default=None)
+
+
+def _default_cost(config: object) -> tuple[float | None, float | None]:
+    """Member-steps from a config's ``members``/``seeds`` and ``steps``/``iterations``
+    fields when it has them (FLOP unknown); a row's ``cost=`` gives better."""
+    members = next((getattr(config, f) for f in ("members", "seeds", "n_seeds")
+                    if isinstance(getattr(config, f, None), int)), None)
+    steps = next((getattr(config, f) for f in ("steps", "iterations", "iters")
+                  if isinstance(getattr(config, f, None), int)), None)
+    if members is None and steps is None:
+        return None, None
+    return float((members or 1) * (steps or 1)), None
 
 
 @functools.cache
@@ -178,12 +217,24 @@ class RunCache:
                        version: str | None = None) -> T:
         """The cached result for (``config``, ``tag``), computing and storing it if absent.
 
+        Under ``--plan`` (:data:`PLAN` set) nothing is computed: the run is recorded and,
+        unless it is already cached (then it is served, so the check goes on to its next
+        run), :class:`PlanStop` raised.
+
         ``version`` is the code version in the key (default: all of ``numerics/`` and
         ``theory/``; :func:`run_function` passes the row's own, :func:`module_version`).
         """
         key = self.key(config, tag, version)
         observer = OBSERVER.get()
         path = self.path_for_key(key, tag)
+        plan = PLAN.get()
+        if plan is not None and not any(p.tag == tag and p.config is config for p in plan):
+            inner = config[0] if isinstance(config, tuple) and config else config
+            steps, flops = _default_cost(inner)
+            planned = PlannedRun(tag, config, (), steps, flops, path is not None and path.exists())
+            plan.append(planned)
+            if not planned.cached:
+                raise PlanStop(planned)
         redirect = observer.lookup(key) if observer is not None else None
         if isinstance(redirect, Path):
             ok, value = _load(redirect)
@@ -222,12 +273,16 @@ def clear_run_memos() -> None:
         clear()
 
 
-def run_function(tag: str, *, maxsize: int = 8) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def run_function(tag: str, *, maxsize: int = 8,
+                 cost: Callable[..., tuple[float, float | None]] | None = None,
+                 ) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Declare ``fn(config, **options)`` as a cached run: ``fn(config, cache=..., **options)``.
 
     ``config`` is a frozen dataclass (its ``repr`` is the key); ``options`` (device, dtype,
     anything else that changes the result) enter the key too.  ``maxsize`` bounds the
-    in-process LRU.  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
+    in-process LRU.  ``cost(config, **options) -> (member_steps, flops)`` is what
+    ``tdcheck verify --plan`` reports for the run (default: members x steps from the
+    config, FLOP unknown).  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
     """
     if not tag:
         raise ValueError("a run function needs a tag")
@@ -244,6 +299,16 @@ def run_function(tag: str, *, maxsize: int = 8) -> Callable[[Callable[..., T]], 
         def run(config: Any, *, cache: RunCache | None = None, **options: Any) -> T:
             full = (config, tuple(sorted(options.items()))) if options else config
             key = _key(full, tag, version())
+            plan = PLAN.get()
+            if plan is not None:
+                steps, flops = cost(config, **options) if cost is not None else \
+                    _default_cost(config)
+                path = resolve(cache).path_for_key(key, tag)
+                planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
+                                     key in memo or (path is not None and path.exists()))
+                plan.append(planned)
+                if not planned.cached:
+                    raise PlanStop(planned)
             if key in memo:
                 memo.move_to_end(key)
                 observer = OBSERVER.get()

@@ -190,3 +190,41 @@ def test_expected_by_profile():
     r = run_claim(c, PROFILE)
     assert r.expected == "holds" and r.ok
     assert to_json([r], META)["claims"][0]["expected"] == "holds"
+
+
+_DRAWS = """
+import json, sys
+from hypothesis import strategies as st
+{imports}
+from verify.claims import Claim, Evidence, Part
+from verify.runner import run_claim
+
+seen = []
+
+def check(params, ctx, *, k):
+    seen.append(params["x"])
+    return Evidence((Part("p", 0.0, 0.0, 0.0, 1.0, "exact"),))
+
+c = Claim.paired(check, id="t.draws", paper="t", statement="s", source="s", kind="symbolic",
+                 strategy=st.fixed_dictionaries({{"x": st.floats(-1e3, 1e3)}}),
+                 theory={{"k": 1}}, control={{"k": 2}}, control_description="c")
+run_claim(c, "quick")
+print(json.dumps(seen))
+"""
+
+
+def test_drawn_examples_do_not_depend_on_loaded_modules():
+    """Hypothesis mixes constants of loaded modules into its draws unless the runner
+    stops it: a claim must draw the same examples alone and beside every row."""
+    import json
+    import subprocess
+    import sys
+
+    def draws(imports: str) -> list:
+        out = subprocess.run([sys.executable, "-c", _DRAWS.format(imports=imports)],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    alone = draws("")
+    beside = draws("import verify.markov, verify.scan_snap, verify.cooccurrence")
+    assert len(alone) >= 12 and alone == beside

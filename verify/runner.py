@@ -33,7 +33,8 @@ from hypothesis import seed as hypothesis_seed
 from numerics.ensemble import SHOW_PROGRESS
 from verify.claims import ROLE, Claim, Context, Evidence, holm, shift_seed
 
-__all__ = ["PROFILES", "ClaimResult", "Profile", "get_profile", "run_claim", "run_claims"]
+__all__ = ["PROFILES", "ClaimPlan", "ClaimResult", "Profile", "get_profile", "plan_claim",
+           "run_claim", "run_claims"]
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,32 @@ def _shifted(params: dict, ctx: Context) -> dict:
     return shift_seed(params, ctx.seed)
 
 
+def _without_local_constants() -> None:
+    """Make hypothesis's draws independent of which modules are loaded.
+
+    Hypothesis (6.1xx) mixes into its draws numeric constants it finds in the *local*
+    modules loaded at the time (``hypothesis.internal.conjecture.providers``), so the same
+    derandomised claim drew different examples when one row was verified alone and when all
+    rows ran in one process (the test suite, ``tdcheck verify``).  A verification run must
+    be reproducible from its profile and seed alone, so the local pool is kept empty; the
+    global constants (0, 1, boundaries ...) stay.  A private API: if it moves, draws fall
+    back to hypothesis's default behaviour.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover
+        return
+    if getattr(providers, "_tdcheck_frozen", False) or not hasattr(providers, "_get_local_constants"):
+        return
+    empty = type(providers._local_constants)()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._tdcheck_frozen = True
+
+
 def _hypothesis_run(claim: Claim, ctx: Context, n_drawn: int, phases: list,
                     test: Callable[[dict], None]) -> None:
+    _without_local_constants()
     wrapped = given(claim.strategy)(test)
     for ex in reversed(claim.examples):
         wrapped = example(dict(ex.params))(wrapped)
@@ -344,3 +369,67 @@ def run_claims(claims: Sequence[Claim], profile: Profile | str = "quick",
             bar.set_postfix_str(claim.id)
         results.append(run_claim(claim, profile, ctx))
     return results
+
+
+# ---------------------------------------------------------------------- --plan
+@dataclass
+class ClaimPlan:
+    """What one claim would run under a profile: its examples and the runs they ask for."""
+
+    claim: Claim
+    examples: int
+    runs: list = field(default_factory=list)  # numerics.cache.PlannedRun
+    error: str | None = None
+
+    @property
+    def member_steps(self) -> float:
+        return float(sum(r.member_steps or 0 for r in self.runs if not r.cached))
+
+    @property
+    def flops(self) -> float | None:
+        todo = [r for r in self.runs if not r.cached]
+        if any(r.flops is None for r in todo):
+            return None
+        return float(sum(r.flops for r in todo))
+
+
+def plan_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None
+               ) -> ClaimPlan:
+    """The runs ``claim`` would train under ``profile``, without training them.
+
+    Every example the profile asks for is drawn as in :func:`run_claim`; inside each, the
+    check runs until it asks for a run that is not cached (``numerics.cache.PLAN``): that run
+    is recorded with its cost and the example stops there (a check that asks for several
+    runs in sequence is counted up to its first uncached one; a resumed run, with the cache
+    warm, counts only what is left).  The positive control is planned the same way; the
+    negative control is not (it re-uses the check's runs).
+    """
+    from numerics.cache import PLAN, PlanStop
+
+    profile = get_profile(profile)
+    ctx = ctx or Context(profile=profile.name)
+    runs: list = []
+    out = ClaimPlan(claim, 0, runs)
+    token = PLAN.set(runs)
+    try:
+        def test(params: dict) -> None:
+            out.examples += 1
+            try:
+                claim.check(_shifted(params, ctx), ctx)
+            except PlanStop:
+                pass
+
+        n_drawn = getattr(profile, claim.cost)
+        if claim.examples or n_drawn:
+            phases = [Phase.explicit] + ([Phase.generate] if n_drawn > 0 else [])
+            _hypothesis_run(claim, ctx, n_drawn, phases, test)
+        if claim.positive_control is not None:
+            try:
+                claim.positive_control.run(ctx)
+            except PlanStop:
+                pass
+    except Exception as exc:  # a check that fails before its first run: say so
+        out.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        PLAN.reset(token)
+    return out
