@@ -29,4 +29,8 @@ figures: $(BIN)/tdcheck
 bench: $(BIN)/tdcheck
 	$(BIN)/tdcheck bench --out tdcheck-bench
 
-.PHONY: install verify test lint figures bench
+# the prepared device check (10 minutes on one GPU); DRY=1 runs it on the CPU at smoke size
+gpu-check: $(BIN)/tdcheck
+	$(BIN)/python -m verify.gpu_check --out tdcheck-gpu-check $(if $(DRY),--dry,)
+
+.PHONY: install verify test lint figures bench gpu-check

@@ -257,6 +257,8 @@ def _cmd_verify(args) -> int:
         claims = [c for c in claims if c.id in wanted]
     _writable(Path(args.out))
     device = _device(args)
+    if args.plan:
+        return _plan(args, claims, profile, device)
     started = time.time()
     ctx = Context(device=device, profile=profile.name, cache=_cache(args),
                   progress=_progress(args), seed=args.seed)
@@ -268,6 +270,21 @@ def _cmd_verify(args) -> int:
     md, _ = write_reports(results, Path(args.out), meta)
     print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
     return 0 if all(r.ok for r in results) else 1
+
+
+def _plan(args, claims, profile, device: str) -> int:
+    from verify.claims import Context
+    from verify.plan import plan_report, throughput
+    from verify.runner import plan_claim
+
+    ctx = Context(device=device, profile=profile.name, cache=_cache(args), seed=args.seed)
+    plans = [plan_claim(c, profile, ctx) for c in claims]
+    text, data = plan_report(plans, throughput(device, args.plan_rate), profile.name, device)
+    path = Path(args.out) / "plan.json"
+    path.write_text(json.dumps(data, indent=1, default=str))
+    print(text)
+    print(f"plan: {path}")
+    return 0
 
 
 def _cmd_report(args) -> int:
@@ -362,6 +379,11 @@ def _cmd_bench(args) -> int:
     from figures.bench import draw_bench
 
     plot = draw_bench(json.loads(path.read_text()), path.parent)
+    from verify.plan import bench_path
+
+    keep = bench_path(str(device))  # what --plan reads for this device
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.write_text(path.read_text())
     print(table)
     print(f"\nbench: {path} and {plot}")
     return 0
@@ -438,6 +460,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_device(ve)
     ve.add_argument("--out", default="tdcheck-report")
     ve.add_argument("--claim", action="append", help="run only this claim id (repeatable)")
+    ve.add_argument("--plan", action="store_true",
+                    help="train nothing: list each claim's runs, member-steps, FLOP and the "
+                         "estimated time on the device (from tdcheck bench), and the total")
+    ve.add_argument("--plan-rate", type=float, default=None,
+                    help="with --plan: a sustained FLOP/s to assume instead of the bench's")
     ve.add_argument("--seed", type=int, default=0,
                     help="shift every simulation seed and hypothesis's draws by this much "
                          "(default 0: the registered run)")

@@ -402,7 +402,9 @@ def plan_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | No
     is recorded with its cost and the example stops there (a check that asks for several
     runs in sequence is counted up to its first uncached one; a resumed run, with the cache
     warm, counts only what is left).  The positive control is planned the same way; the
-    negative control is not (it re-uses the check's runs).
+    negative control is not (it re-uses the check's runs).  Fast claims (symbolic and ODE
+    checks, no simulation runs by their cost class) are not executed: they are listed with
+    their example count only.
     """
     from numerics.cache import PLAN, PlanStop
 
@@ -420,6 +422,9 @@ def plan_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | No
                 pass
 
         n_drawn = getattr(profile, claim.cost)
+        if claim.cost == "fast":
+            out.examples = len(claim.examples) + n_drawn
+            return out
         if claim.examples or n_drawn:
             phases = [Phase.explicit] + ([Phase.generate] if n_drawn > 0 else [])
             _hypothesis_run(claim, ctx, n_drawn, phases, test)

@@ -1,0 +1,148 @@
+"""``tdcheck verify --plan``: what a run would train and how long it would take, untrained.
+
+For each claim, :func:`verify.runner.plan_claim` lists the runs its examples and positive
+control ask for (member-steps and FLOP from each run function's ``cost=``, or members x
+steps from its config), skipping runs already in the cache, so a stopped run's plan shows
+what is left.  Time comes from measured throughput on the device:
+
+1. the bench's stacked member-step rate for the model of the run's row, where
+   ``tdcheck bench`` measured one (``bench-<device>.json`` in the cache folder, written by
+   every bench run);
+2. else FLOP / the bench's sustained FLOP rate on that device (the median over its models
+   at the largest member count);
+3. else, with no bench for the device, FLOP / (nominal peak x the fraction of peak the CPU
+   bench measured), stated as an assumption; ``--plan-rate`` overrides it.
+
+A run whose cost is unknown is listed as such, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from numerics.cache import default_cache_dir
+
+__all__ = ["NOMINAL_PEAK_FLOPS", "Throughput", "bench_path", "plan_report", "throughput"]
+
+# Nominal dense float32 peaks (vendor figures, no tensor cores), used only when no bench was
+# measured on the device: the estimate then says so.
+NOMINAL_PEAK_FLOPS = {"H200": 67e12, "H100": 67e12, "A100": 19.5e12}
+
+
+def bench_path(device: str) -> Path:
+    """Where ``tdcheck bench`` keeps its last result for ``device`` (``cpu``, ``cuda:...``)."""
+    safe = "".join(ch if ch.isalnum() else "_" for ch in device)
+    return default_cache_dir() / f"bench-{safe}.json"
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Member-step rates per bench model and a sustained FLOP rate, with their source."""
+
+    member_steps_per_s: Mapping[str, float]
+    flops_per_s: float | None
+    source: str
+
+
+def _largest_k_rows(data: Mapping) -> dict[str, Mapping]:
+    best: dict[str, Mapping] = {}
+    for r in data.get("models", []):
+        if r["model"] not in best or r["k"] > best[r["model"]]["k"]:
+            best[r["model"]] = r
+    return best
+
+
+def throughput(device: str, rate: float | None = None) -> Throughput:
+    """The throughput model for ``device`` (see the module docstring for the order)."""
+    if rate is not None:
+        return Throughput({}, rate, f"--plan-rate {rate:g} FLOP/s (given)")
+    path = bench_path(device)
+    if path.exists():
+        data = json.loads(path.read_text())
+        rows = _largest_k_rows(data)
+        gflops = sorted(r["gflops"] for r in rows.values())
+        median = gflops[len(gflops) // 2] * 1e9 if gflops else None
+        return Throughput({m: r["member_steps_per_s"] for m, r in rows.items()}, median,
+                          f"tdcheck bench on {data.get('device', device)} ({path})")
+    cpu = bench_path("cpu")
+    if device.startswith("cuda"):
+        name = ""
+        try:
+            import torch
+
+            name = torch.cuda.get_device_name(device) if torch.cuda.is_available() else ""
+        except Exception:  # no CUDA here: plan for the named target
+            name = ""
+        peak = next((v for k, v in NOMINAL_PEAK_FLOPS.items() if k in name), NOMINAL_PEAK_FLOPS["H200"])
+        fraction = None
+        if cpu.exists():
+            rows = _largest_k_rows(json.loads(cpu.read_text()))
+            fr = sorted(r["fraction_of_peak"] for r in rows.values())
+            fraction = fr[len(fr) // 2] if fr else None
+        if fraction is None:
+            return Throughput({}, None, "no bench on this device and none on CPU: run "
+                                        "`tdcheck bench` (FLOP rate unknown)")
+        return Throughput({}, peak * fraction,
+                          f"assumed: nominal float32 peak {peak:.3g} FLOP/s of "
+                          f"{name or 'an H200'} x the fraction of peak the CPU bench "
+                          f"measured ({fraction:.3g}); no GPU bench yet")
+    return Throughput({}, None, "no bench on this device: run `tdcheck bench`")
+
+
+def _seconds(run, tp: Throughput) -> float | None:
+    model = run.tag.split(".", 1)[0]
+    if run.member_steps is not None and model in tp.member_steps_per_s and run.flops is None:
+        return run.member_steps / tp.member_steps_per_s[model]
+    if run.flops is not None and tp.flops_per_s:
+        return run.flops / tp.flops_per_s
+    if run.member_steps is not None and model in tp.member_steps_per_s:
+        return run.member_steps / tp.member_steps_per_s[model]
+    return None
+
+
+def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> tuple[str, dict]:
+    """(terminal table, plan.json dictionary) for a list of ``ClaimPlan``."""
+    rows, total, unknown = [], 0.0, 0
+    for p in plans:
+        todo = [r for r in p.runs if not r.cached]
+        secs = [_seconds(r, tp) for r in todo]
+        known = [s for s in secs if s is not None]
+        missing = len(secs) - len(known)
+        unknown += missing
+        t = float(sum(known))
+        total += t
+        rows.append({"claim": p.claim.id, "cost": p.claim.cost, "examples": p.examples,
+                     "runs": len(todo),
+                     "cached_runs": len(p.runs) - len(todo),
+                     "member_steps": p.member_steps, "flops": p.flops, "seconds": t,
+                     "runs_of_unknown_cost": missing, "error": p.error})
+    lines = [f"plan: profile {profile}, device {device}; throughput from {tp.source}",
+             f"{'claim':<44} {'ex':>3} {'runs':>4} {'member-steps':>13} {'FLOP':>10} {'est.':>9}"]
+    for r in rows:
+        flops = "?" if r["flops"] is None else f"{r['flops']:.2e}"
+        est = _hms(r["seconds"]) + ("+?" if r["runs_of_unknown_cost"] else "")
+        if r["cost"] == "fast":
+            est = "fast"
+        lines.append(f"{r['claim']:<44} {r['examples']:>3} {r['runs']:>4} "
+                     f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
+                     + (f"  ({r['error']})" if r["error"] else ""))
+    lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost" if unknown
+                                            else "") + "; fast claims (symbolic and ODE "
+                 "checks) not planned; nothing was trained")
+    data = {"profile": profile, "device": device, "throughput": tp.source, "claims": rows,
+            "total_seconds": total, "runs_of_unknown_cost": unknown}
+    return "\n".join(lines), data
+
+
+def _hms(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f}m"
+    return f"{seconds / 3600:.2f}h"
