@@ -1,7 +1,10 @@
 """Figures of Tian et al., *Scan and Snap* (NeurIPS 2023): closed forms, reduced ODEs, SGD.
 
 Time axes are per-sample SGD time (gradient-flow time ``t = lr * steps``); for SGD with
-momentum mu the axis is ``lr * steps / (1 - mu)``, the heavy-ball long-run step.
+momentum mu the axis is ``lr * steps / (1 - mu)``, the heavy-ball long-run step.  Sizes come
+from :data:`numerics.scan_snap.SIZES` at ``ctx.profile``, and SGD runs go through
+:func:`numerics.scan_snap.sgd_run`, so a figure drawn after ``tdcheck verify`` at the same
+profile reuses the claims' runs (a figure that runs more says so in its caption).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 from figures.registry import figure
 from figures.style import COLORS, PALETTE, new_figure, save
 from numerics import scan_snap as ns
+from numerics.context import Context
 from theory import scan_snap as ts
 
 __all__: list[str] = []
@@ -22,13 +26,15 @@ __all__: list[str] = []
         "Theorem 4: chi bound e^{2B} (Fig. 3: K = 10, M = 1000, eta_Z = 0.5, C0 = 1) and B(t) "
         "at fixed nu (Fig. 9: K = 1, C0 = 1); lines closed form, points the integrated snap "
         "system, dashed the printed Eqn 14 form, dots B(t0)")
-def growth_exponent(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def growth_exponent(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(3, 1, width=4.0)
     data: dict[str, np.ndarray] = {}
     ax = axes[0, 0]
-    t = np.linspace(0, 700, 141 if quick else 701)
+    t = np.linspace(0, 700, ctx.size(ns.SIZES, "fig3_points"))
     for i, eY in enumerate((0.5, 1.0, 2.0, 5.0)):
-        chi = np.array([np.exp(2 * ts.growth_exponent(x, 1000, 10, eY, 0.5, 1.0)) for x in t])
+        # the upper bound e^{2B} of Theorem 3 (Eqn 12)
+        chi = np.array([ts.gain_bounds(0.0, ts.growth_exponent(x, 1000, 10, eY, 0.5, 1.0))[1]
+                        for x in t])
         ax.plot(t, chi, color=PALETTE[i], label=f"eta_Y = {eY:g}")
         ax.axvline(ts.snap_time(1000, 10, eY), color=PALETTE[i], ls=":", lw=0.8)
         data[f"fig3_chi_etaY{eY:g}"] = chi
@@ -38,12 +44,13 @@ def growth_exponent(out: Path, quick: bool = False, device: str = "cpu", cache=N
     ax.legend()
     for j, (M, nu, t_end) in enumerate(((100, 10.0, 5.0), (10000, 1.0, 50.0))):
         ax = axes[0, j + 1]
-        t = np.linspace(0, t_end, 101 if quick else 401)
+        t = np.linspace(0, t_end, ctx.size(ns.SIZES, "fig9_points"))
         for i, eZ in enumerate((0.5, 1.0, 2.0, 4.0, 8.0)):
             eY = nu * eZ
             B = np.array([ts.growth_exponent(x, M, 1, eY, eZ, 1.0) for x in t])
             ax.plot(t, B, color=PALETTE[i], label=f"(eta_Z, eta_Y) = ({eZ:g}, {eY:g})")
-            tt, _, Bode = ns.run_snap_system(M, 1, eY, eZ, 1.0, t[::10])
+            tt, _, Bode = ns.run_snap_system(ns.SnapConfig(M, 1, eY, eZ, 1.0, tuple(t[::10])),
+                                             cache=ctx.cache)
             ax.plot(tt, Bode, "o", color=PALETTE[i], ms=2.5)
             t0 = ts.snap_time(M, 1, eY)
             if t0 <= t_end:
@@ -62,7 +69,7 @@ def growth_exponent(out: Path, quick: bool = False, device: str = "cpu", cache=N
 @figure("scan_snap", "decoder_scale", "Fig. 8",
         "Lemma 5 discrete h*(s) (steps) against Lemma 6's continuous h(t) (lines); Lemma 7: "
         "0 <= h* - h <= 2 eta_Y/M")
-def decoder_scale(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def decoder_scale(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(2, 1)
     data: dict[str, np.ndarray] = {}
     for j, (M, rates, t_end) in enumerate(((50, (0.1, 0.2, 0.5, 1.0, 2.0), 80),
@@ -82,16 +89,14 @@ def decoder_scale(out: Path, quick: bool = False, device: str = "cpu", cache=Non
     return save(fig, out, "decoder_scale", data)
 
 
-def _sgd(config: ns.SGDConfig, cache) -> ns.SGDResult:
-    return ns.run_sgd(config, cache)
-
-
 @figure("scan_snap", "attention_maps", "Fig. 4",
         "c_n of class 1 over tokens 0-19 (CTs 0-9, its DTs 10-19) at iterations 0-10 and 99, "
-        "Fig. 4 command (zero init, lr_z = 1, momentum 0.9), seed 2; left ratio 1, right 10")
-def attention_maps(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    cfg = ns.fig4_config(10, device)  # the runs of scan_snap.winner_sgd; seed 2 as published
-    res = _sgd(cfg, cache)
+        "Fig. 4 command (zero init, lr_z = 1, momentum 0.9), seed 2; left ratio 1, right 10 "
+        "(the runs of scan_snap.winner_sgd)")
+def attention_maps(out: Path, ctx: Context) -> list[Path]:
+    # the runs of scan_snap.winner_sgd (seeds 1, 2, ...); seed 2 as published
+    cfg = ns.fig4_config(ctx.size(ns.SIZES, "fig4_seeds"))
+    res = ns.sgd_run(cfg, ctx)
     rows = [0, 2, 4, 6, 8, 10, res.zq.shape[1] - 1]
     fig, axes = new_figure(2, 1, width=4.4, height=3.0)
     data: dict[str, np.ndarray] = {}
@@ -113,16 +118,16 @@ def attention_maps(out: Path, quick: bool = False, device: str = "cpu", cache=No
 
 @figure("scan_snap", "fig6_entropy", "Fig. 6",
         "DT entropy after 100 iterations (random init, momentum 0.9): ours (mean over seeds) "
-        "beside the published table; rows eta_Z, columns eta_Y/eta_Z; panels num_last = 1 "
-        "and 3 (20 seeds; quick: panel 1, 4 seeds)")
-def fig6_entropy(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    panels = (1,) if quick else (1, 3)
-    seeds = 4 if quick else 20
+        "beside the published table; rows eta_Z, columns eta_Y/eta_Z; the panels and seeds of "
+        "scan_snap.fig6_table at the profile (num_last = 1 below thorough, all four at thorough)")
+def fig6_entropy(out: Path, ctx: Context) -> list[Path]:
+    panels = ctx.size(ns.SIZES, "fig6_panels")
+    seeds = ctx.size(ns.SIZES, "table_seeds")
     fig, axes = new_figure(3, len(panels), width=3.2, height=2.6)
     data: dict[str, np.ndarray] = {}
     for p, panel in enumerate(panels):
-        cfg = ns.fig6_config(panel, seeds, device)  # the runs of scan_snap.fig6_table (quick)
-        res = _sgd(cfg, cache)
+        cfg = ns.fig6_config(panel, seeds)  # the runs of scan_snap.fig6_table
+        res = ns.sgd_run(cfg, ctx)
         H = res.entropy()[:, -1]
         ours = np.array([[H[res.select(ez, r)].mean() for r in cfg.ratio] for ez in cfg.eta_Z])
         pub = np.array([[ns.PUBLISHED_FIG6[(panel, ez)][r][0] for r in cfg.ratio]
@@ -147,29 +152,31 @@ def fig6_entropy(out: Path, quick: bool = False, device: str = "cpu", cache=None
     return save(fig, out, "fig6_entropy", data)
 
 
-@figure("scan_snap", "reduced_vs_full", "reduced ODE vs full model (spec §3.4-3.5)",
+@figure("scan_snap", "reduced_vs_full", "reduced ODE vs full model (no paper figure)",
         "DT entropy (num_last 1, K = 2, zero init, eta_Y/eta_Z = 10) in the reduced ODE (Lemma 4), "
-        "the exact population flow, small-step GD, and SGD with momentum (10 seeds, band = range; "
-        "quick: 3 seeds, GD to t = 20)")
-def reduced_vs_full(out: Path, quick: bool = False, device: str = "cpu", cache=None
-                    ) -> list[Path]:
+        "the exact population flow, small-step GD, and SGD with momentum (band = range over "
+        "the seeds of scan_snap.residual_open's positive control, no residual connection); "
+        "the ODE, flow and GD runs are the figure's own (GD to t = 20 at the test profile, "
+        "else 100)")
+def reduced_vs_full(out: Path, ctx: Context) -> list[Path]:
     data_cfg = ns.DataConfig(num_last=1)
     facts = ns.make_facts(data_cfg)
-    t_end, t_gd = 1000.0, (20.0 if quick else 100.0)
-    t = np.r_[0.0, np.geomspace(0.05, t_end, 25 if quick else 50)]
+    t_end, t_gd = 1000.0, ctx.size(ns.SIZES, "gd_time")
+    t = np.r_[0.0, np.geomspace(0.05, t_end, ctx.size(ns.SIZES, "flow_points"))]
     flow = ns.run_population_flow(ns.FlowConfig(data=data_cfg, eta_Y=10.0, eta_Z=1.0,
-                                                t_eval=tuple(t)), cache)
+                                                t_eval=tuple(t)), cache=ctx.cache)
     P = tuple(map(tuple, facts.probs[:, : facts.n_context]))
-    red = ns.run_reduced(ns.ReducedConfig(P, facts.M, 10.0, 1.0, tuple(t)), cache)
+    red = ns.run_reduced(ns.ReducedConfig(P, facts.M, 10.0, 1.0, tuple(t)), cache=ctx.cache)
     zr = np.zeros((len(t), facts.K, facts.M))
     zr[:, :, : facts.n_context] = red.z[:, None, :]
     delta = 0.05
-    gd = _sgd(ns.SGDConfig(data=data_cfg, eta_Z=(delta,), ratio=(10.0,), seeds=(1,),
-                           steps=int(t_gd / delta), momentum=0.0, zero_init=True, exact=True,
-                           record_every=20, device=device), cache)
-    sgd = _sgd(ns.SGDConfig(data=data_cfg, eta_Z=(1.0,), ratio=(10.0,),
-                            seeds=tuple(range(1, 4 if quick else 11)), zero_init=True,
-                            device=device), cache)
+    gd = ns.sgd_run(ns.SGDConfig(data=data_cfg, eta_Z=(delta,), ratio=(10.0,), seeds=(1,),
+                                 steps=int(t_gd / delta), momentum=0.0, zero_init=True,
+                                 exact=True, record_every=20), ctx)
+    # SGD with momentum: the ratio-10 members of residual_open's positive control (the Fig. 4
+    # protocol on num_last 1, no residual)
+    run = ns.sgd_run(ns.residual_config(ctx.size(ns.SIZES, "fig4_seeds"), False), ctx)
+    ten = run.select(1.0, 10.0)
     fig, axes = new_figure(2, 1)
     ax = axes[0, 0]
     H_red, H_flow = ns.dt_entropy(zr, facts), ns.dt_entropy(flow.zq, facts)
@@ -183,8 +190,8 @@ def reduced_vs_full(out: Path, quick: bool = False, device: str = "cpu", cache=N
            title="continuous theory vs small-step GD")
     ax.legend()
     ax = axes[0, 1]
-    H_sgd = sgd.entropy()
-    ts_sgd = sgd.steps * 1.0 / (1 - sgd.config.momentum)
+    H_sgd = run.entropy()[ten]
+    ts_sgd = run.steps * 1.0 / (1 - run.config.momentum)
     ax.fill_between(ts_sgd, H_sgd.min(0), H_sgd.max(0), color=COLORS["sim"], alpha=0.25, lw=0)
     ax.plot(ts_sgd, np.median(H_sgd, 0), color=COLORS["sim"], label="SGD momentum 0.9 (median)")
     ax.plot(t, H_flow, "--", color=COLORS["sim2"], label="population flow")

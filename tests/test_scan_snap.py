@@ -1,15 +1,21 @@
 """scan_snap row: theory closed forms (against mpmath and sympy), numerics, claims at smoke size."""
 
 import math
+from dataclasses import replace
 
 import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+import torch
+import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
+from numerics import scan_snap as ns
+from numerics.context import Context
 from theory import scan_snap as ts
+from theory.flow import Equation
 
 Ms = st.integers(2, 5000)
 Ks = st.integers(1, 20)
@@ -179,17 +185,25 @@ def test_gain_bounds_and_relative_gain():
     assert ts.dt_invariant(1.0, 2.0) == pytest.approx(0.75)
 
 
-def test_equations_are_sympy():
+def test_equations_are_sympy_records():
     eq = ts.equations()
     assert len(eq) >= 12
-    assert all(isinstance(v, sp.Basic) for v in eq.values())
+    assert all(isinstance(e, Equation) and isinstance(e.expr, sp.Basic) and e.source for e in eq)
+    assert len({e.name for e in eq}) == len(eq)
+
+
+def test_theory_float_helpers():
+    # Lemma 6 in x = M h: x' = M h' = M eta_Y/((M-1) + e^{M h})
+    h = ts.decoder_scale(3.0, 50, 2.0)
+    assert ts.decoder_rate_scaled(50 * h, 50, 2.0) == pytest.approx(
+        50 * 2.0 / (49 + math.exp(50 * h)), rel=1e-15)
+    z = np.array([[0.0, 0.5], [0.1, -0.2]])
+    np.testing.assert_allclose(ts.unnormalised_attention([0.25, 0.75], z),
+                               [0.25, 0.75] * np.exp(z), rtol=1e-15)
+    assert ts.attention_gain(1.5, 0.5) == pytest.approx(math.exp(2.0))
 
 
 # ---------------------------------------------------------------------- numerics
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from numerics import scan_snap as ns  # noqa: E402
 
 
 def test_facts_layout_matches_dataset2():
@@ -289,7 +303,6 @@ def test_claim_at_test_profile(claim_id):
     is registered): a holds claim whose control must be rejected, a refuted finding with its
     positive control, a population-flow claim and an SGD claim."""
     from verify import scan_snap as vs
-    from verify.claims import Context
     from verify.runner import run_claim
 
     claim = next(c for c in vs.claims() if c.id == claim_id)
@@ -314,7 +327,7 @@ def test_reduced_system_builds_fast_at_k3_l16():
 
 def test_one_thread_restores_the_callers_setting():
     before = torch.get_num_threads()
-    with ns._one_thread():
+    with ns.one_thread():
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
 
@@ -322,12 +335,8 @@ def test_one_thread_restores_the_callers_setting():
 def test_column_run_equals_the_full_sweeps_column():
     """The eta_Z-monotonicity claim runs one ratio column alone: its members must equal the
     full sweep's members at that ratio (same seed -> same init and batches)."""
-    from dataclasses import replace
-
-    from verify import scan_snap as vs
-
     full = ns.run_sgd(replace(ns.fig6_config(1, 2), steps=3))
-    col = ns.run_sgd(replace(vs.fig6_column_config(1, 10.0, 2), steps=3))
+    col = ns.run_sgd(replace(ns.fig6_column_config(1, (10.0,), 2), steps=3))
     for ez in full.config.eta_Z:
         a, b = full.select(ez, 10.0), col.select(ez, 10.0)
         assert len(a) == len(b) == 2
@@ -337,8 +346,6 @@ def test_column_run_equals_the_full_sweeps_column():
 def test_member_chunk_leaves_the_sgd_run_unchanged():
     """SGDConfig.member_chunk (the trainer's option, used at profile thorough) changes memory,
     not results: a chunk of 5 of 32 members agrees to float rounding."""
-    from dataclasses import replace
-
     cfg = replace(ns.fig6_config(1, 2), steps=3)
     a, b = ns.run_sgd(cfg), ns.run_sgd(replace(cfg, member_chunk=5))
     # float64, O(1) values: chunks change only the summation order inside the batched
@@ -353,21 +360,31 @@ def test_thorough_profile_sizes_without_training():
     """Profile thorough: the authors' commands (figure_4.log, figure_6.log) at 1000 seeds, all
     four Fig. 6 panels, on ctx.device with the panel's member_chunk; test/quick/ci configs are
     returned untouched (on the CPU)."""
-    from verify import scan_snap as vs
-    from verify.claims import Context
-
     th = Context(profile="thorough", device="cuda")
-    assert vs._fig6_panels(th) == (1, 3, 5, 10)
-    seeds = {f(th) for f in (vs._fig6_seeds, vs._table_seeds, vs._column_seeds,
-                             vs._order_seeds, vs._fig4_seeds)}
-    assert seeds == {vs.THOROUGH_SEEDS} == {1000}
-    panels = [vs._sized(vs.fig6_config(p, 1000), th) for p in (1, 3, 5, 10)]
+    assert th.size(ns.SIZES, "fig6_panels") == (1, 3, 5, 10)
+    names = ("fig6_seeds", "table_seeds", "column_seeds", "order_seeds", "fig4_seeds")
+    assert {th.size(ns.SIZES, n) for n in names} == {ns.THOROUGH_SEEDS} == {1000}
+    # the eta_Z column at thorough is the whole panel-1 sweep (one run, one cache entry)
+    column = ns.fig6_column_config(1, th.size(ns.SIZES, "column_ratios"), 1000)
+    assert column == ns.fig6_config(1, 1000) and repr(column) == repr(ns.fig6_config(1, 1000))
+    panels = [ns.sized(ns.fig6_config(p, 1000), th) for p in (1, 3, 5, 10)]
     assert [len(c.members) for c in panels] == [16_000] * 4
     assert [c.member_chunk for c in panels] == [None, None, 8192, 4096]
-    fig4 = vs._sized(vs.fig4_config(1000), th)
+    fig4 = ns.sized(ns.fig4_config(1000), th)
     assert len(fig4.members) == 2000 and fig4.zero_init and fig4.member_chunk is None
+    assert ns.sgd_device(th) == "cuda"
     for c in [*panels, fig4]:
-        assert (c.device, c.steps, c.batch, c.length, c.momentum) == ("cuda", 100, 128, 128, 0.9)
+        assert (c.steps, c.batch, c.length, c.momentum) == (100, 128, 128, 0.9)
     for profile in ("test", "quick", "ci"):
-        c = vs.fig6_config(1, 8)
-        assert vs._sized(c, Context(profile=profile, device="cuda")) is c
+        ctx = Context(profile=profile, device="cuda")
+        c = ns.fig6_config(1, 8)
+        assert ns.sized(c, ctx) is c and ns.sgd_device(ctx) == "cpu"
+        assert ctx.size(ns.SIZES, "column_ratios") == (10.0,)
+
+
+def test_runs_are_cached_in_process_with_the_device_in_the_key():
+    """One run per (config, device): a second call is served by run_function's LRU."""
+    cfg = replace(ns.fig4_config(1), steps=2)
+    a = ns.run_sgd(cfg, device="cpu")
+    assert ns.run_sgd(cfg, device="cpu") is a
+    assert ns.sgd_run(cfg, Context(profile="quick")) is a

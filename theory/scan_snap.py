@@ -1,7 +1,7 @@
 """Scan and snap: Tian, Wang, Chen, Du, *Scan and Snap* (NeurIPS 2023, arXiv 2305.16380v4).
 
 Reduced theory of a one-layer transformer (attention logits Z, decoder Y, l2-normalised bag
-of attended tokens, softmax cross-entropy over M tokens; spec ``shared/papers/scan_snap.md``).
+of attended tokens, softmax cross-entropy over M tokens; the paper's Section 3).
 Equation, lemma and theorem numbers are those of arXiv v4.
 
 Closed forms (all re-derived here with sympy; the tests check the derivations):
@@ -33,7 +33,7 @@ Choices and corrections (say so in reports):
   ``4 Gamma = 2 K (M-1)^2 (eta_Z/eta_Y) ln^2(M eta_Y t/K) / M^2`` (``e^{M h} = M eta_Y t/K``).
   Both inside the corrected ``1/4 ln(1 + 4 Gamma/C0)``.
 
-Where the spec's "[our derivation]" statements are re-derived: the DT invariant
+Our derivations (not in the paper), re-derived here: the DT invariant
 ``1/c~_l^2 - 1/c~_l'^2`` (conserved exactly by :func:`reduced_system`, see its ``drift``), the
 peak of gamma at ``e^x (x-1) = M-1`` with ``x = M h``, and the exact scalings
 ``B(t; lam eta_Y, lam eta_Z) = B(lam t; eta_Y, eta_Z)`` (h depends on ``eta_Y t/K`` only).
@@ -48,20 +48,21 @@ from typing import Literal
 import numpy as np
 import sympy as sp
 
-from theory.flow import ReducedSystem
+from theory.flow import Equation, ReducedSystem
 
 __all__ = [
     "B_SYM",
     "C0_SYM",
-    "EQUATION_SOURCES",
     "ETA_Y",
     "ETA_Z",
     "K_SYM",
     "M_SYM",
     "T_SYM",
     "H",
+    "attention_gain",
     "common_tokens",
     "decoder_gap_bound",
+    "decoder_rate_scaled",
     "decoder_scale",
     "decoder_scale_steps",
     "distinct_tokens",
@@ -85,6 +86,7 @@ __all__ = [
     "speed_control",
     "speed_peak_scale",
     "speed_peak_time",
+    "unnormalised_attention",
     "winners",
 ]
 
@@ -186,6 +188,12 @@ def decoder_scale(t, M, eta_Y) -> float:
     M = _integer("M", M, 2)
     eta_Y = _positive("eta_Y", eta_Y)
     return _scaled_root(M * eta_Y * t, M) / M
+
+
+def decoder_rate_scaled(x, M, eta_Y):
+    """Lemma 6's ODE (Eqn 44) in the O(1) variable x = M h: ``x' = M eta_Y/((M-1) + e^x)``
+    (``h' = eta_Y/((M-1) + e^{M h})`` times M); ``x`` a float or a numpy array."""
+    return M * eta_Y / ((M - 1) + np.exp(x))
 
 
 def decoder_scale_steps(s, M, eta_Y) -> float:
@@ -380,7 +388,7 @@ def snap_system(M, K, eta_Y, eta_Z, C0) -> ReducedSystem:
     )
 
 
-# ---------------------------------------------------------------------- token types (§3.2)
+# ---------------------------------------------------------------------- token types (Section 3.2)
 def distinct_tokens(probs) -> tuple[tuple[int, ...], ...]:
     """G_DT(n) for each class n: tokens l with P(l|n) > 0 and P(l|n') = 0 for n' != n."""
     P = _probs(probs)
@@ -458,6 +466,18 @@ def relative_gain(c_l, c_lp):
     c_l = np.asarray(c_l, dtype=float)
     c_lp = np.asarray(c_lp, dtype=float)
     return c_l**2 / c_lp**2 - 1.0
+
+
+def unnormalised_attention(probs, z):
+    """c~_l = P(l|n) e^{z_l}, the un-normalised attention score (Eqn 5, Theorem 3);
+    ``probs`` and ``z`` numpy arrays that broadcast (e.g. P(.|n) [L] against z [T, L])."""
+    return np.asarray(probs, dtype=float) * np.exp(z)
+
+
+def attention_gain(z, z0, power: float = 2.0):
+    """chi_l(t) = e^{2 (z_l(t) - z_l(0))} (Theorem 3, Eqn 11); ``power`` is the exponent 2
+    (a different value is a wrong theory, for negative controls); numpy arrays broadcast."""
+    return np.exp(power * (z - z0))
 
 
 def dt_invariant(c_l, c_lp):
@@ -559,31 +579,8 @@ def _reduced_system_cached(P_rows: tuple, M, eta_Y, eta_Z, params) -> ReducedSys
 
 
 # ---------------------------------------------------------------------- equations
-#: Where each result of :func:`equations` comes from (arXiv v4 numbering).
-EQUATION_SOURCES = {
-    "Lemma 6 implicit h(t)": "Lemma 6, Eqn 44-45",
-    "Lemma 5 h*(s)": "Lemma 5, Eqn 33",
-    "Lemma 7 gap bound": "Lemma 7",
-    "speed control gamma(t)": "Theorem 1, Eqn 9 (continuous t/K)",
-    "Gamma(t) = eta_Z int gamma": "Eqn 118-129 (sympy-checked)",
-    "B(t) (Thm 4, corrected)": "Theorem 4 with -1/4 ln C0 restored",
-    "B(t) printed (Eqn 14/129)": "Eqn 14/129 as printed (B(0) != 0)",
-    "4 Gamma early (Eqn 14)": "Eqn 14, t < t0'",
-    "4 Gamma late (Eqn 14)": "Eqn 14, t >= t0",
-    "t0' (scan)": "Lemma 9",
-    "t0 (snap)": "Theorem 4",
-    "gamma peak, x = M h": "our derivation (spec §3.2)",
-    "snap system dh/dt": "Lemma 9 with per-sample time",
-    "snap system dz/dt": "Theorem 4, Eqn 13",
-    "snap invariant": "Eqn 118-129: e^{-4z} = 1 + 4 Gamma/C0",
-    "reduced system dh/dt": "Lemma 6 on t/K",
-    "reduced system dz_1/dt (K=2, DT of class 1)": "Lemma 4 / Eqn 10 with P(n) = 1/K",
-    "reduced system dz_2/dt (K=2, CT)": "Lemma 4 / Eqn 10 with P(n) = 1/K",
-}
-
-
-def equations() -> dict[str, sp.Expr]:
-    """Named derived results for ``tdcheck equations scan_snap``."""
+def equations() -> list[Equation]:
+    """The derived results, for ``tdcheck equations scan_snap`` (arXiv v4 numbering)."""
     M, K, eY, eZ, C0, t = M_SYM, K_SYM, ETA_Y, ETA_Z, C0_SYM, T_SYM
     h_t = sp.Function("h")(t / K)
     gamma = _gamma_expr(h_t, M)
@@ -591,29 +588,40 @@ def equations() -> dict[str, sp.Expr]:
     snap = snap_system(M, K, eY, eZ, C0)
     two = reduced_system([[0.5, 0.25, 0.25, 0.0], [0.0, 0.25, 0.25, 0.5]], M, eY, eZ)
     x = sp.Symbol("x", positive=True)
-    return {
-        "Lemma 6 implicit h(t)": sp.Eq(sp.exp(M * H) + (M - 1) * M * H, M * eY * t + 1),
-        "Lemma 5 h*(s)": sp.Eq(sp.Function("h^*")(sp.Symbol("s")),
-                               sp.Function("h^*")(sp.Symbol("s") - 1)
-                               + eY / ((M - 1) + sp.exp(M * sp.Function("h^*")(sp.Symbol("s") - 1)))),
-        "Lemma 7 gap bound": 2 * eY / M,
-        "speed control gamma(t)": gamma,
-        "Gamma(t) = eta_Z int gamma": Gamma,
-        "B(t) (Thm 4, corrected)": sp.log(1 + 4 * Gamma / C0) / 4,
-        "B(t) printed (Eqn 14/129)": sp.log(C0 + 4 * Gamma) / 4,
-        "4 Gamma early (Eqn 14)": 2 * (M - 1) ** 2 * eY * eZ * t**2 / (K * M**2),
-        "4 Gamma late (Eqn 14)": 2 * K * (M - 1) ** 2 * (eZ / eY) * sp.log(M * eY * t / K) ** 2 / M**2,
-        "t0' (scan)": K * sp.log(M) / eY,
-        "t0 (snap)": 2 * K * sp.log(M) / eY,
-        "gamma peak, x = M h": sp.Eq(sp.exp(x) * (x - 1), M - 1),
-        "snap system dh/dt": snap.rhs[0],
-        "snap system dz/dt": snap.rhs[1],
-        "snap invariant": snap.invariants["snap"],
-        "reduced system dh/dt": two.rhs[0],
-        "reduced system dz_1/dt (K=2, DT of class 1)": two.rhs[1],
-        "reduced system dz_2/dt (K=2, CT)": two.rhs[2],
-    }
-
+    s = sp.Symbol("s")
+    hstar = sp.Function("h^*")
+    return [
+        Equation("Lemma 6 implicit h(t)",
+                 sp.Eq(sp.exp(M * H) + (M - 1) * M * H, M * eY * t + 1), "Lemma 6, Eqn 44-45"),
+        Equation("Lemma 5 h*(s)",
+                 sp.Eq(hstar(s), hstar(s - 1) + eY / ((M - 1) + sp.exp(M * hstar(s - 1)))),
+                 "Lemma 5, Eqn 33"),
+        Equation("Lemma 7 gap bound", 2 * eY / M, "Lemma 7"),
+        Equation("speed control gamma(t)", gamma, "Theorem 1, Eqn 9 (continuous t/K)"),
+        Equation("Gamma(t) = eta_Z int gamma", Gamma, "Eqn 118-129 (sympy-checked)"),
+        Equation("B(t) (Thm 4, corrected)", sp.log(1 + 4 * Gamma / C0) / 4,
+                 "Theorem 4 with -1/4 ln C0 restored"),
+        Equation("B(t) printed (Eqn 14/129)", sp.log(C0 + 4 * Gamma) / 4,
+                 "Eqn 14/129 as printed (B(0) != 0)"),
+        Equation("4 Gamma early (Eqn 14)", 2 * (M - 1) ** 2 * eY * eZ * t**2 / (K * M**2),
+                 "Eqn 14, t < t0'"),
+        Equation("4 Gamma late (Eqn 14)",
+                 2 * K * (M - 1) ** 2 * (eZ / eY) * sp.log(M * eY * t / K) ** 2 / M**2,
+                 "Eqn 14, t >= t0"),
+        Equation("t0' (scan)", K * sp.log(M) / eY, "Lemma 9"),
+        Equation("t0 (snap)", 2 * K * sp.log(M) / eY, "Theorem 4"),
+        Equation("gamma peak, x = M h", sp.Eq(sp.exp(x) * (x - 1), M - 1),
+                 "our derivation (d gamma/dh = 0 in Theorem 1's gamma)"),
+        Equation("snap system dh/dt", snap.rhs[0], "Lemma 9 with per-sample time"),
+        Equation("snap system dz/dt", snap.rhs[1], "Theorem 4, Eqn 13"),
+        Equation("snap invariant", snap.invariants["snap"],
+                 "Eqn 118-129: e^{-4z} = 1 + 4 Gamma/C0"),
+        Equation("reduced system dh/dt", two.rhs[0], "Lemma 6 on t/K"),
+        Equation("reduced system dz_1/dt (K=2, DT of class 1)", two.rhs[1],
+                 "Lemma 4 / Eqn 10 with P(n) = 1/K"),
+        Equation("reduced system dz_2/dt (K=2, CT)", two.rhs[2],
+                 "Lemma 4 / Eqn 10 with P(n) = 1/K"),
+    ]
 
 
 def invariant_drift(system: ReducedSystem, name: str, states) -> tuple[np.ndarray, np.ndarray]:

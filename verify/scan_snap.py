@@ -1,40 +1,31 @@
 """Claims of Tian et al., *Scan and Snap* (NeurIPS 2023): the ``scan_snap`` row.
 
-Every claim is one check function applied through ``functools.partial`` to the paper's theory
-(``check``) and to a near-miss wrong theory (``control``): a perturbed coefficient, the form
-printed in the paper where it is wrong, a swapped sign, a wrong time.  The checks call
-:mod:`theory.scan_snap` themselves, so an error there fails a claim.  Numbers refer to arXiv
-2305.16380v4 and to the spec ``shared/papers/scan_snap.md``.
+Each claim is declared on its check function with :func:`verify.claims.claim`: ``theory``
+and ``control`` are the keyword arguments that make the one check test the paper's theory and
+a near-miss wrong one (a perturbed coefficient, the form printed in the paper where it is
+wrong, a swapped sign, a wrong time), so the control runs the same code by construction.  The
+checks call :mod:`theory.scan_snap` themselves, so an error there fails a claim.  Equation,
+lemma and figure numbers are those of arXiv 2305.16380v4.
 
-Sizes: closed forms and reduced ODEs run at the paper's sizes; the full-model runs follow the
-authors' logged commands (Fig. 4: ``num_last = 2``, zero init, ``lr_z = 1``; Fig. 6: random
-init, 10 seeds, momentum 0.9, 100 iterations, batch 128, L = 128).  The ``quick`` profile runs
-the Fig. 6 panel ``num_last = 1`` (20 seeds; the published table used 10; 40 from ``ci`` on);
-the other panels are left out (see ``_fig6_panels``).  Sampling noise enters as Student-t intervals
-over seeds (99 %); each tolerance says which model mismatch it allows for.  Two claims get more
-runs than the rest at ``quick`` (referee's change): the eta_Z-monotonicity column (ratio 10,
-40 seeds, ``_column_seeds``) and the SGD scan order (40 runs of the Fig. 4 command,
-``_order_seeds``); at 20 and 10 runs both were inconclusive, at 40 both hold.
-
-The ``thorough`` profile (issue 11 §4) runs every SGD claim at the authors' logged
-configuration with ``THOROUGH_SEEDS = 1000`` seeds per statistic: the Fig. 4 command
-(``figure_4.log``: 2 ratios x 1000 seeds = 2000 members, 100 iterations), and all four Fig. 6
-panels ``num_last = 1, 3, 5, 10`` of ``figure_6.log`` (16 rate cells x 1000 seeds = 16 000
-members each, 100 iterations; M = 33, 79, 125, 240), on ``ctx.device`` (the GPU) with a
-``member_chunk`` per panel sized from CPU memory measurements (``_THOROUGH_CHUNK``).  It is
-sized for one GPU and unmeasured here: no thorough run has been made, so its verdicts are not
-known (``expected`` is unchanged).  The closed-form, reduced-ODE and population-flow claims
-are deterministic and run as at ``ci``.
+Sizes come from the row's one table, :data:`numerics.scan_snap.SIZES`, which the figures
+read too.  Closed forms and reduced ODEs run at the paper's sizes; the full-model runs follow
+the authors' logged commands (Fig. 4: ``num_last = 2``, zero init, ``lr_z = 1``; Fig. 6:
+random init, momentum 0.9, 100 iterations, batch 128, L = 128), with more seeds than the
+published 10 where a statistic needs them.  Below ``thorough`` only the Fig. 6 panel
+``num_last = 1`` runs; ``thorough`` runs every SGD claim at the authors' configuration with
+1000 seeds per statistic and all four Fig. 6 panels, sized for one GPU and not yet run (its
+verdicts are unknown).  Sampling noise enters as Student-t intervals over seeds (99 %); each
+tolerance says which model mismatch it allows for; "our threshold" marks a tolerance that is
+ours, not the paper's.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from functools import partial
 
 import numpy as np
+import torch
 from hypothesis import strategies as st
 from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq, minimize_scalar
@@ -42,158 +33,35 @@ from scipy.optimize import brentq, minimize_scalar
 from numerics import scan_snap as ns
 from numerics.stats import mean_interval, t_quantile
 from theory import scan_snap as ts
-from verify.claims import Claim, Context, Evidence, Part, PositiveControl
+from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
+from verify.error_models import over_seeds
 
-PAPER = "scan_snap"
-__all__ = ["claims", "fig4_config", "fig6_config", "residual_config"]
+__all__ = ["claims"]
 
 _EPS = float(np.finfo(float).eps)
 _CONF = 0.99
 
 
 # ---------------------------------------------------------------------- shared runs
-_MEMO: dict[tuple[str, str], object] = {}
-
-
-def _memo(tag: str, config, compute: Callable[[], object], ctx: Context):
-    """One computation per (tag, config) per process (check and control share a run);
-    ``compute`` goes through the numerics run functions with ``ctx.cache``, so runs are
-    shared with the figures across processes."""
-    key = (tag, repr(config))
-    if key not in _MEMO:
-        _MEMO[key] = compute()
-    return _MEMO[key]
-
-
-def fig6_config(num_last: int, seeds: int) -> ns.SGDConfig:
-    """Fig. 6 sweep (:func:`numerics.scan_snap.fig6_config`)."""
-    return ns.fig6_config(num_last, seeds)
-
-
-def fig4_config(seeds: int) -> ns.SGDConfig:
-    """Fig. 4 command (:func:`numerics.scan_snap.fig4_config`)."""
-    return ns.fig4_config(seeds)
-
-
-def residual_config(seeds: int, residual: bool) -> ns.SGDConfig:
-    """Fig. 4 protocol on a shared query (num_last 1, two next tokens), residual on/off.
-
-    The paper has no residual experiment (Section 7 argues it, no run or log), so there is no
-    paper configuration to scale to: thorough keeps this protocol (the Fig. 4 command's
-    optimiser, batch, length and 100 iterations) with ``THOROUGH_SEEDS`` seeds."""
-    return ns.SGDConfig(data=ns.DataConfig(num_last=1, num_next_per_last=2), eta_Z=(1.0,),
-                        ratio=(1.0, 10.0), seeds=tuple(range(1, seeds + 1)), zero_init=True,
-                        residual=residual)
-
-
-# ---------------------------------------------------------------------- thorough (paper scale)
-#: Seeds per statistic at profile ``thorough`` (issue 11 §4: >= 1000 members where a claim is
-#: statistical).  Every SGD claim of this row is a statistic over seeds (a mean with a t
-#: interval, a fraction of runs, a statement about every run), so each gets 1000 seeds of the
-#: authors' command; a Fig. 6 panel then has 16 rate cells x 1000 = 16 000 members.
-THOROUGH_SEEDS = 1000
-
-#: ``member_chunk`` at ``thorough`` by vocabulary size M (None: every member at once).  Measured
-#: on CPU (float64, MALLOC_MMAP_THRESHOLD_=65536, peak resident set of ``_sgd_compute`` at
-#: 2 steps, Fig. 6 layout with 16 and 80 members): memory held per member through the run
-#: (params, the trainer's m and v state, grads, batch, records) and, on top, the vmapped
-#: gradient's transient.  Since then the trainer no longer allocates Adam's v for momentum
-#: members, so these are conservative by the size of v (0.88 MiB per member at M = 240,
-#: 10.07 MiB measured there in all against 10.94 below; referee's re-measurement).  Per member
-#: in MiB (transient: per member in a chunk):
-#:   M = 33 (panel 1):   held 0.17, transient 0.65;  16 000 members at once ~ 13 GiB -> None
-#:   M = 79 (panel 3):   held 0.78, transient 1.50;  16 000 at once ~ 36 GiB           -> None
-#:   M = 125 (panel 5):  held 1.71, transient 2.44;  16 000 at once ~ 65 GiB (transient
-#:                       38 GiB) -> 8192: 8192 x 2.44 MiB = 19.5 GiB + 16 000 x 1.71 MiB = 26.7
-#:   M = 240 (panel 10): held 5.85, transient 5.09;  16 000 at once ~ 171 GiB (> 139) -> 4096:
-#:                       4096 x 5.09 MiB = 20.4 GiB + 16 000 x 5.85 MiB = 91.4 GiB = ~112 GiB
-#:                       (8192 would make a 40.7 GiB chunk but ~132 GiB in all: too close)
-#: The Fig. 4 / residual runs (2000 members, M = 34 / 33; all-in 0.93 / 0.90 MiB per member,
-#: measured at 8 and 72 members) need no chunk: ~1.8 GiB.
-#: Estimates for the GPU from CPU measurements (CUDA allocator overhead not included).
-_THOROUGH_CHUNK: dict[int, int | None] = {33: None, 34: None, 79: None, 125: 8192, 240: 4096}
-
-
-def _device(ctx: Context) -> str:
-    """Where the SGD ensembles run: the CPU at test/quick/ci (as before), ``ctx.device``
-    (the GPU when there is one) at thorough, which is sized for one GPU."""
-    return ctx.pick(test="cpu", quick="cpu", thorough=ctx.device)
-
-
-def _sized(config: ns.SGDConfig, ctx: Context) -> ns.SGDConfig:
-    """``config`` unchanged at test/quick/ci; at thorough on ``ctx.device`` with the
-    ``member_chunk`` of its vocabulary (``_THOROUGH_CHUNK``)."""
-    if ctx.pick(test=False, quick=False, thorough=True):
-        M = ns.make_facts(config.data).M
-        return replace(config, device=_device(ctx), member_chunk=_THOROUGH_CHUNK.get(M))
-    return config
+def _size(ctx: Context, name: str):
+    return ctx.size(ns.SIZES, name)
 
 
 def _sgd(config: ns.SGDConfig, ctx: Context) -> ns.SGDResult:
-    config = _sized(config, ctx)
-    return _memo("sgd", config, lambda: ns.run_sgd(config, ctx.cache), ctx)
+    """The SGD ensemble at ``ctx``'s profile, through the run cache (check and control, and
+    the figures, share it)."""
+    return ns.sgd_run(config, ctx)
 
 
-def _fig6_panels(ctx: Context) -> tuple[int, ...]:
-    """Panel num_last = 1 in every profile.  Panel 3 at 40 seeds (run once, 5 min on 2 cores)
-    reproduced all 16 cells on the point estimate (max |diff| 0.033 at eta_Z 3, ratio 2) but
-    left that cell inconclusive against 0.05; panels 5 and 10 (M = 125, 240) need more memory
-    and time than a CPU profile has.  They are left out rather than run underpowered.
-    Thorough: all four panels of Fig. 6 (``figure_6.log``: num_last = 1, 3, 5, 10), sized for
-    one GPU."""
-    return ctx.pick(test=(1,), quick=(1,), thorough=(1, 3, 5, 10))
-
-
-def _fig6_seeds(ctx: Context) -> int:
-    """Seeds of the panel-1 sweep shared by the invariant and monotonicity claims (8 at
-    smoke size: the positive controls need that many to be decisive).  Thorough: 1000
-    (``THOROUGH_SEEDS``; the same run as the thorough Fig. 6 table's panel 1)."""
-    return ctx.pick(test=8, quick=20, thorough=THOROUGH_SEEDS)
-
-
-def _table_seeds(ctx: Context) -> int:
-    """Seeds for the Fig. 6 table: 20 (the published table used 10); 40 at ci; 1000 at
-    thorough (``THOROUGH_SEEDS``: 16 000 members per panel, Fig. 6 / ``figure_6.log``)."""
-    return ctx.pick(test=8, quick=20, ci=40, thorough=THOROUGH_SEEDS)
-
-
-def _column_seeds(ctx: Context) -> int:
-    """Seeds for the eta_Z-monotonicity column (ratio 10 only, 4 x seeds members): 40.  At
-    20 seeds the step eta_Z 2 -> 3 was +0.116 with a 99 % t interval [-0.009, 0.241]; at 40
-    it is +0.103 [0.028, 0.178].  Each member is independent and seed s draws the same init
-    and batches in every run, so these members equal the ratio-10 members of the full sweep.
-    Thorough: 1000, taken from the full panel-1 sweep (``_column_run``)."""
-    return ctx.pick(test=8, quick=40, thorough=THOROUGH_SEEDS)
-
-
-def fig6_column_config(num_last: int, ratio: float, seeds: int) -> ns.SGDConfig:
-    """The Fig. 6 sweep restricted to one eta_Y/eta_Z column (all four eta_Z)."""
-    return replace(ns.fig6_config(num_last, seeds), ratio=(ratio,))
+def _flow(cfg: ns.FlowConfig, ctx: Context) -> ns.FlowResult:
+    return ns.run_population_flow(cfg, cache=ctx.cache)
 
 
 def _column_run(ctx: Context) -> ns.SGDResult:
-    """The ratio-10 column for the eta_Z-monotonicity claim: run alone at test/quick/ci; at
-    thorough (1000 seeds, as the sweep) the full panel-1 sweep, whose ratio-10 members equal
-    the column's (``test_column_run_equals_the_full_sweeps_column``), so no second run."""
-    if ctx.pick(test=False, quick=False, thorough=True):
-        return _sgd(fig6_config(1, _column_seeds(ctx)), ctx)
-    return _sgd(fig6_column_config(1, 10.0, _column_seeds(ctx)), ctx)
-
-
-def _order_seeds(ctx: Context) -> int:
-    """Runs of the Fig. 4 command for the SGD scan order: 40.  At 10 runs (x 2 classes) the
-    inverted fraction at ratio 1 was 0.070 [0.026, 0.114] (99 % t): inconclusive against 0.1;
-    at 40 runs it is 0.068 [0.050, 0.087].  Seeds 1-10 are the runs of the other Fig. 4
-    claims (seed s draws the same batches whatever the number of seeds).  Thorough: 1000
-    (``THOROUGH_SEEDS``; the same run as the other Fig. 4 claims)."""
-    return ctx.pick(test=3, quick=40, thorough=THOROUGH_SEEDS)
-
-
-def _fig4_seeds(ctx: Context) -> int:
-    """Runs of the Fig. 4 command (``figure_4.log``: zero init, lr_z 1, ratios 1 and 10,
-    momentum 0.9, batch 128, L 128, 100 iterations; the log is one run, seed 2): 10; 1000 at
-    thorough (``THOROUGH_SEEDS``, 2000 members)."""
-    return ctx.pick(test=3, quick=10, thorough=THOROUGH_SEEDS)
+    """The panel-1 sweep's columns for the eta_Z-monotonicity claim (``column_ratios``: the
+    ratio-10 column alone, or the whole sweep where it is run anyway)."""
+    return _sgd(ns.fig6_column_config(1, _size(ctx, "column_ratios"),
+                                      _size(ctx, "column_seeds")), ctx)
 
 
 # ---------------------------------------------------------------------- strategies
@@ -207,7 +75,17 @@ def _c0() -> st.SearchStrategy:
     return st.one_of(st.floats(0.05, 0.8), st.floats(1.25, 20.0))
 
 
+_NONE = st.just({})
 _decoder = st.fixed_dictionaries({"M": _M, "eta_Y": _RATE})
+_FIG4_VIA = "the authors' Fig. 4 command (figure_4.log)"
+_FIG6_VIA = "the authors' Fig. 6 sweep (figure_6.log), panel num_last = 1"
+_LARGE_M = {"M": 100_000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.5}
+_SMALL_M = (Example({"M": 10, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.5},
+                    via="a small vocabulary, M = 10"),
+            Example({"M": 30, "K": 2, "eta_Y": 1.0, "eta_Z": 0.5, "C0": 2.0},
+                    via="M = 30, the context size of the paper's Syn-Small"),
+            Example({"M": 1000, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 20.0},
+                    via="Fig. 3's M with a large C0 nu/K = 20"))
 _snap = st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE, "C0": _c0()})
 
 
@@ -221,12 +99,25 @@ def _wrong_decoder_scale(t: float, M: int, eta_Y: float) -> float:
                   rtol=4 * _EPS) / M
 
 
+@claim(
+    id="decoder_scale",
+    statement="h(t) solves e^{Mh} + (M-1) M h = M eta_Y t + 1 along h' = eta_Y/((M-1)+e^{Mh})",
+    source="Lemma 6, Eqn 44-45",
+    kind="symbolic",
+    strategy=_decoder,
+    theory={"root": ts.decoder_scale},
+    control={"root": _wrong_decoder_scale},
+    control_description="implicit equation with (M-1) M h replaced by M^2 h",
+    examples=(Example({"M": 1000, "eta_Y": 1.0}, via="Fig. 8 (M = 1000, eta_Y = 1)"),
+              Example({"M": 2, "eta_Y": 20.0},
+                      via="boundary case: the smallest vocabulary, the largest rate")),
+)
 def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
     M, eta_Y = params["M"], params["eta_Y"]
     t_end = 50 * ts.snap_time(M, 1, eta_Y)
     times = np.r_[1e-9 / (M * eta_Y), np.geomspace(1e-3 / (M * eta_Y), t_end, 25)]
     # integrate in x = M h, which is O(1): x' = M eta_Y/((M-1) + e^x)
-    sol = solve_ivp(lambda t, x: M * eta_Y / ((M - 1) + np.exp(x)), (0.0, t_end), [0.0],
+    sol = solve_ivp(lambda t, x: ts.decoder_rate_scaled(x, M, eta_Y), (0.0, t_end), [0.0],
                     method="DOP853", t_eval=times, rtol=1e-13, atol=1e-30)
     ode = sol.y[0] / M
     pred = np.array([root(t, M, eta_Y) for t in times])
@@ -240,9 +131,21 @@ def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 2. Lemma 7
+@claim(
+    id="decoder_gap",
+    statement="0 <= h*(s) - h(s) <= 2 eta_Y/M for the discrete recursion h*",
+    source="Lemma 5 (Eqn 33), Lemma 7",
+    kind="symbolic",
+    strategy=_decoder,
+    theory={"sign": 1},
+    control={"sign": -1},
+    control_description="the opposite order h(s) >= h*(s)",
+    examples=(Example({"M": 50, "eta_Y": 2.0}, via="Fig. 8 (M = 50, eta_Y = 2)"),
+              Example({"M": 1000, "eta_Y": 4.0}, via="Fig. 8 (M = 1000, eta_Y = 4)")),
+)
 def _check_lemma7(params: dict, ctx: Context, *, sign: int) -> Evidence:
     M, eta_Y = params["M"], params["eta_Y"]
-    S = ctx.pick(test=200, quick=2000)
+    S = _size(ctx, "decoder_steps")
     grid = sorted(set(range(20)) | set(range(0, S + 1, max(1, S // 100))))
     g = np.array([ts.decoder_scale_steps(s, M, eta_Y) - ts.decoder_scale(s, M, eta_Y)
                   for s in grid])
@@ -264,6 +167,18 @@ def _wrong_integrated_speed(t, M, K, eta_Y, eta_Z) -> float:
     return ts.integrated_speed(t, M, K, eta_Y, eta_Z) * M**2 / (M - 1) ** 2
 
 
+@claim(
+    id="integrated_speed",
+    statement="eta_Z int_0^t gamma = eta_Z K (M-1)^2 h(t/K)^2/(2 eta_Y)",
+    source="Eqn 118-129 (change of variables dt = K((M-1)+e^{Mh})/eta_Y dh)",
+    kind="symbolic",
+    strategy=st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE}),
+    theory={"gamma_int": ts.integrated_speed},
+    control={"gamma_int": _wrong_integrated_speed},
+    control_description="Gamma with (M-1)^2 replaced by M^2",
+    examples=(Example({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 0.5},
+                      via="Fig. 3 (K = 10, M = 1000, eta_Z = 0.5, eta_Y = 1)"),),
+)
 def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence:
     M, K, eY, eZ = params["M"], params["K"], params["eta_Y"], params["eta_Z"]
     t0 = ts.snap_time(M, K, eY)
@@ -287,11 +202,27 @@ def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence
 
 
 # ---------------------------------------------------------------------- 4. Theorem 4
+@claim(
+    id="growth_exponent",
+    statement="B(t) = 1/4 ln(1 + 4 Gamma(t)/C0) integrates Theorem 4's common-token "
+              "system; the printed 1/4 ln(C0 + 4 Gamma) does not (it misses -1/4 ln C0)",
+    source="Theorem 4, Eqn 13-14, 118-129",
+    kind="symbolic",
+    strategy=_snap,
+    theory={"growth": ts.growth_exponent},
+    control={"growth": ts.printed_growth_exponent},
+    control_description="Eqn 14/129 as printed: 1/4 ln(C0 + 4 Gamma)",
+    examples=(Example({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 0.5, "C0": 0.1},
+                      via="Fig. 3 (eta_Y = 1) with C0 = 0.1"),
+              Example({"M": 100, "K": 1, "eta_Y": 10.0, "eta_Z": 1.0, "C0": 3.0},
+                      via="Fig. 9 (M = 100, nu = 10) with C0 = 3, above 1")),
+)
 def _check_theorem4(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
     t0 = ts.snap_time(M, K, eY)
     times = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, 30)]
-    t, h, B_ode = ns.run_snap_system(M, K, eY, eZ, C0, times)
+    t, h, B_ode = ns.run_snap_system(ns.SnapConfig(M, K, eY, eZ, C0, tuple(times)),
+                                     cache=ctx.cache)
     pred = np.array([growth(x, M, K, eY, eZ, C0) for x in t])
     err = np.abs(pred - B_ode) / (1.0 + np.abs(B_ode))
     i = int(np.argmax(err))
@@ -312,6 +243,22 @@ def _wrong_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
     return 0.25 * math.log1p(4 * g / C0)
 
 
+@claim(
+    id="rate_scalings",
+    statement="B(t; lam eta_Y, lam eta_Z) = B(lam t; eta_Y, eta_Z), and B(t0) does not "
+              "depend on eta_Z at fixed nu = eta_Y/eta_Z",
+    source="Theorem 4 consequences (b), (d); Fig. 9; the exact form is our derivation",
+    kind="symbolic",
+    strategy=st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE,
+                                    "C0": _c0(), "lam": st.floats(0.1, 10.0)}),
+    theory={"growth": ts.growth_exponent},
+    control={"growth": _wrong_growth},
+    control_description="Gamma proportional to eta_Z/eta_Y^2 instead of eta_Z/eta_Y",
+    examples=(Example({"M": 100, "K": 1, "eta_Y": 10.0, "eta_Z": 1.0, "C0": 1.0, "lam": 4.0},
+                      via="Fig. 9, left panel (M = 100, nu = 10, K = 1, C0 = 1)"),
+              Example({"M": 10000, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 1.0, "lam": 0.5},
+                      via="Fig. 9, right panel (M = 10000, nu = 1, K = 1, C0 = 1)")),
+)
 def _check_scaling(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     M, K, eY, eZ, C0, lam = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0", "lam"))
     t0 = ts.snap_time(M, K, eY)
@@ -338,6 +285,49 @@ def _printed_regime(t, M, K, eta_Y, eta_Z, C0, regime) -> float:
     return corrected + 0.25 * math.log(C0)
 
 
+@st.composite
+def _regime_large(draw) -> dict:
+    """M >= 1000, K <= 10, eta_Y in [0.1, 10], nu = eta_Y/eta_Z in [0.01, 100] and
+    C0 nu/K in [1e-3, 1] (the transition error grows with C0 nu/K: 18 % at 20)."""
+    M, K = draw(st.integers(1000, 100_000)), draw(st.integers(1, 10))
+    eta_Y, nu = draw(st.floats(0.1, 10.0)), 10 ** draw(st.floats(-2.0, 2.0))
+    q = 10 ** draw(st.floats(-3.0, 0.0))
+    return {"M": M, "K": K, "eta_Y": eta_Y, "eta_Z": eta_Y / nu, "C0": q * K / nu}
+
+
+@claim(
+    id="regimes_large_M",
+    statement="Eqn 14's regime forms (corrected) are within 1 % of B for t <= t0'/3 "
+              "(early) and t >= 10 t0 (late), and the better one within 10 % for all t, "
+              "in the region M >= 1000, K <= 10, nu in [0.01, 100], C0 nu/K <= 1",
+    source="Eqn 14, Lemma 9",
+    kind="symbolic",
+    strategy=_regime_large(),
+    theory={"regime_fn": ts.growth_exponent_regime},
+    control={"regime_fn": _printed_regime},
+    control_description="Eqn 14 as printed: 1/4 ln(C0 + 4 Gamma_regime)",
+    examples=(Example(_LARGE_M, via="boundary case: the largest M of the region"),
+              Example({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.1},
+                      via="Fig. 3's M and K, the smallest M of the region")),
+    notes="Outside this region the forms are worse: see scan_snap.regimes_small_M.",
+)
+@claim(
+    id="regimes_small_M",
+    statement="Eqn 14's regime forms are within 1 %/10 % of B outside that region: "
+              "small vocabularies (M = 10, 30) or large C0 nu/K (M = 1000, C0 nu/K = 20)",
+    source="Eqn 14, Lemma 9",
+    kind="symbolic",
+    strategy=st.sampled_from([e.params for e in _SMALL_M]),
+    theory={"regime_fn": ts.growth_exponent_regime},
+    control={"regime_fn": _printed_regime},
+    control_description="Eqn 14 as printed: 1/4 ln(C0 + 4 Gamma_regime)",
+    expected="refuted",
+    examples=_SMALL_M,
+    positive=Positive(_LARGE_M, "the same check at M = 1e5, K = 10 (large M)"),
+    notes="A finding on the size of the approximation: at M = 10 the early form is several "
+          "per cent off at t0'/3 and the better form about a fifth off near the transition; "
+          "at M = 1000 with C0 nu/K = 20 the better form is off by a similar amount.",
+)
 def _check_regimes(params: dict, ctx: Context, *, regime_fn: Callable) -> Evidence:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
     t0p, t0 = ts.scan_time(M, K, eY), ts.snap_time(M, K, eY)
@@ -351,7 +341,7 @@ def _check_regimes(params: dict, ctx: Context, *, regime_fn: Callable) -> Eviden
     span = np.geomspace(t0p / 300, 1e5 * t0, 160)
     best = max(min(rel(t, "early"), rel(t, "late")) if t > t0p / 3 else rel(t, "early")
                for t in span)
-    why = "Eqn 14 is an asymptotic form; the spec quotes 1 % in each regime, 10 % overall"
+    why = "Eqn 14 is an asymptotic form; our thresholds: 1 % in each regime, 10 % overall"
     return Evidence((
         Part("early form, t <= t0'/3", 0.0, early, early, 0.01, why),
         Part("late form, t >= 10 t0", 0.0, late, late, 0.01, why),
@@ -359,17 +349,20 @@ def _check_regimes(params: dict, ctx: Context, *, regime_fn: Callable) -> Eviden
     ), {"t0'": t0p, "t0": t0})
 
 
-@st.composite
-def _regime_large(draw) -> dict:
-    """M >= 1000, K <= 10, eta_Y in [0.1, 10], nu = eta_Y/eta_Z in [0.01, 100] and
-    C0 nu/K in [1e-3, 1] (the transition error grows with C0 nu/K: 18 % at 20)."""
-    M, K = draw(st.integers(1000, 100_000)), draw(st.integers(1, 10))
-    eta_Y, nu = draw(st.floats(0.1, 10.0)), 10 ** draw(st.floats(-2.0, 2.0))
-    q = 10 ** draw(st.floats(-3.0, 0.0))
-    return {"M": M, "K": K, "eta_Y": eta_Y, "eta_Z": eta_Y / nu, "C0": q * K / nu}
-
-
 # ---------------------------------------------------------------------- 7. gamma peak
+@claim(
+    id="speed_peak",
+    statement="gamma(t) peaks where e^x (x-1) = M-1 with x = M h(t/K), and before "
+              "t0' = K ln M/eta_Y for M >= 19",
+    source="Theorem 1 (Eqn 9), Lemma 9; the peak condition is our derivation",
+    kind="symbolic",
+    strategy=st.fixed_dictionaries({"M": st.integers(19, 100_000), "K": _K, "eta_Y": _RATE}),
+    theory={"peak": ts.speed_peak_time},
+    control={"peak": ts.scan_time},
+    control_description="gamma peaking at the scan time t0'",
+    examples=(Example({"M": 1000, "K": 10, "eta_Y": 1.0}, via="Fig. 3 (M = 1000, K = 10)"),),
+    notes="Below M = 19 the peak comes after t0'; the time ratio depends on M only.",
+)
 def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
     M, K, eY = params["M"], params["K"], params["eta_Y"]
     t0p = ts.scan_time(M, K, eY)
@@ -384,11 +377,23 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
              "bounded Brent on ln t at xatol 1e-10: a flat maximum locates t to ~sqrt(eps) "
              "relative (measured < 1e-5)"),
         Part("peak before t0'", 1.0, t_num / t0p, t_num / t0p, 1.0,
-             "spec §3.2: the peak precedes t0' = K ln M/eta_Y (exact inequality)"),
+             "our derivation: the peak precedes t0' = K ln M/eta_Y (exact inequality)"),
     ))
 
 
 # ---------------------------------------------------------------------- 8. late gamma
+@claim(
+    id="late_speed",
+    statement="gamma ~ ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t) at large t (within 1 % "
+              "from 1e4 t0 on); Theorem 1(b)'s printed ln(eta_Y t/K) is not",
+    source="Lemma 9, Theorem 1(b)",
+    kind="symbolic",
+    strategy=st.fixed_dictionaries({"M": st.integers(2, 100_000), "K": _K, "eta_Y": _RATE}),
+    theory={"printed": False},
+    control={"printed": True},
+    control_description="Theorem 1(b) as printed: K ln(eta_Y t/K)/(eta_Y t)",
+    examples=(Example({"M": 1000, "K": 10, "eta_Y": 1.0}, via="Fig. 3 (M = 1000, K = 10)"),),
+)
 def _check_late_speed(params: dict, ctx: Context, *, printed: bool) -> Evidence:
     M, K, eY = params["M"], params["K"], params["eta_Y"]
     t0 = ts.snap_time(M, K, eY)
@@ -408,6 +413,19 @@ def _printed_asymptote(t, M, K, eta_Y, eta_Z, C0) -> float:
     return ts.growth_exponent_asymptote(t, M, K, eta_Y, eta_Z, C0) + 0.25 * math.log(C0)
 
 
+@claim(
+    id="large_t_asymptote",
+    statement="B(t) -> 1/2 ln ln(M eta_Y t/K) + 1/4 ln(2K (M-1)^2/(M^2 nu C0)) at large "
+              "t (Eqn 132 with -1/4 ln C0 restored)",
+    source="Eqn 132-133",
+    kind="symbolic",
+    strategy=_snap,
+    theory={"asym": ts.growth_exponent_asymptote},
+    control={"asym": _printed_asymptote},
+    control_description="Eqn 132 as printed (no -1/4 ln C0)",
+    examples=(Example({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.1},
+                      via="Fig. 3's M and K with C0 = 0.1"),),
+)
 def _check_asymptote(params: dict, ctx: Context, *, asym: Callable) -> Evidence:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
     t0 = ts.snap_time(M, K, eY)
@@ -459,14 +477,32 @@ def _probs(draw, M_min: int = 20, nu_max: float = 100.0) -> dict:
 _EXAMPLE_PROBS = {
     "probs": ((0.4, 0.1, 0.2, 0.3, 0.0, 0.0, 0.0), (0.4, 0.0, 0.0, 0.0, 0.1, 0.2, 0.3)),
     "M": 1000, "eta_Y": 10.0, "eta_Z": 1.0}
+_EXAMPLE_VIA = ("two classes sharing one query, one CT and three DTs each (the token types of "
+                "Section 3.2), M = 1000, eta_Y/eta_Z = 10")
+_SNAP_WIDE = (Example(dict(_EXAMPLE_PROBS, M=20, eta_Y=10.0, eta_Z=1.0),
+                      via="a small vocabulary, M = 20, nu = 10"),
+              Example(dict(_EXAMPLE_PROBS, M=1000, eta_Y=10.0, eta_Z=0.1),
+                      via="a large nu = eta_Y/eta_Z = 100 at M = 1000"))
 
 
 def _reduced(params: Mapping, t_eval, ctx: Context) -> ns.ReducedResult:
     cfg = ns.ReducedConfig(tuple(tuple(r) for r in params["probs"]), int(params["M"]),
                            float(params["eta_Y"]), float(params["eta_Z"]), tuple(t_eval))
-    return _memo("reduced", cfg, lambda: ns.run_reduced(cfg, ctx.cache), ctx)
+    return ns.run_reduced(cfg, cache=ctx.cache)
 
 
+@claim(
+    id="dt_invariant",
+    statement="In the reduced dynamics 1/c~_l^2 - 1/c~_l'^2 is conserved for DTs of one "
+              "class, r(t) = r(0) chi(t) exactly, and e^{2 f0^2 B} <= chi <= e^{2 B}",
+    source="Theorem 3 (Eqn 11-12), Lemma 4; the invariant is our derivation from Eqn 98",
+    kind="symbolic",
+    strategy=_probs(),
+    theory={"power": 2.0},
+    control={"power": 1.0},
+    control_description="exponent 1 instead of 2 (1/c~ invariant, chi = e^{dz})",
+    examples=(Example(_EXAMPLE_PROBS, via=_EXAMPLE_VIA),),
+)
 def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
@@ -476,7 +512,7 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     dts = ts.distinct_tokens(P)
     inv_err, id_err, bound_err = 0.0, 0.0, 0.0
     for n, d in enumerate(dts):
-        ct = P[n, list(d)] * np.exp(res.z[:, list(d)])  # c~_l(t) [T, |d|]
+        ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
         l0 = int(np.argmax(P[n, list(d)]))
         for j in range(len(d)):
             if j == l0:
@@ -487,13 +523,13 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
             inv_err = max(inv_err, float(np.max(np.abs(inv - inv[0]))) / scale)
             # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}
             r = ts.relative_gain(ct[:, l0], ct[:, j])
-            chi = np.exp(power * (res.z[:, d[l0]] - res.z[0, d[l0]]))
+            chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
             id_err = max(id_err, float(np.max(np.abs(r - r[0] * chi) / np.abs(r))))
         # Eqn 12: e^{2 f0^2 B} <= chi <= e^{2 B}, B = int of z_l0' / f_l0^2 (= eta_Z/K int xi)
         f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
         dz = np.diff(res.z[:, d[l0]])
         B = np.r_[0.0, np.cumsum(dz / (0.5 * (f_sq[1:] + f_sq[:-1])))]
-        chi = np.exp(power * (res.z[:, d[l0]] - res.z[0, d[l0]]))
+        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
         for k in range(1, len(tev)):
             lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
             bound_err = max(bound_err, max(0.0, lo - chi[k]) / lo, max(0.0, chi[k] - hi) / hi)
@@ -518,6 +554,21 @@ _signs_data = st.fixed_dictionaries({
     "num_unique_per_next": st.integers(3, 6), "ratio": st.floats(1.0, 20.0)})
 
 
+@claim(
+    id="theorem2_signs",
+    statement="With one shared query and symmetric classes, dz/dt > 0 for every DT and "
+              "< 0 for every CT up to t0 (exact population flow, zero init)",
+    source="Theorem 2, Corollary 2 (Eqn 98, 100)",
+    kind="reduced-vs-full",
+    strategy=_signs_data,
+    theory={"signs": ts.predicted_drift_signs},
+    control={"signs": _swapped_signs},
+    control_description="Theorem 2 with the CT sign swapped (CTs gain)",
+    examples=(Example({"num_next_per_last": 2, "num_common": 10, "num_unique_per_next": 10,
+                       "ratio": 10.0},
+                      via="the data of Fig. 6's panel num_last = 1 (the authors' Dataset2 "
+                          "defaults) at eta_Y/eta_Z = 10"),),
+)
 def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     data = ns.DataConfig(num_last=1, num_next_per_last=params["num_next_per_last"],
                          num_common=params["num_common"],
@@ -529,7 +580,7 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     t0 = ts.snap_time(facts.M, K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2 * t0, t0, 8)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=eta_Z, t_eval=tev)
-    flow = _memo("flow", cfg, lambda: ns.run_population_flow(cfg, ctx.cache), ctx)
+    flow = _flow(cfg, ctx)
     P = facts.probs[:, : facts.n_context]
     pred = np.array(signs(P))
     # one shared query: every class has the same row; t = 0 is excluded (Y(0) = 0 gives z' = 0)
@@ -555,6 +606,18 @@ def _reversed_order(probs, n: int) -> tuple[int, ...]:
     return tuple(reversed(ts.scan_order(probs, n)))
 
 
+@claim(
+    id="scan_order",
+    statement="DTs lose attention in increasing order of P(l|n): peak times of the "
+              "DT-renormalised shares are non-decreasing in P (reduced ODE)",
+    source="Section 5 'scan', Theorem 3",
+    kind="symbolic",
+    strategy=_probs(),
+    theory={"order": ts.scan_order},
+    control={"order": _reversed_order},
+    control_description="the reversed order (high-P tokens drop first)",
+    examples=(Example(_EXAMPLE_PROBS, via=_EXAMPLE_VIA),),
+)
 def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
@@ -565,7 +628,7 @@ def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidenc
     details = {}
     for n in range(K):
         seq = order(P, n)  # predicted: tokens in the order they lose attention
-        ct = P[n] * np.exp(res.z)
+        ct = ts.unnormalised_attention(P[n], res.z)
         share = ct[:, list(seq)] / ct[:, list(seq)].sum(axis=1, keepdims=True)
         tau = ns.peak_times(res.t, share)
         details[f"class {n} peak times"] = tau.tolist()
@@ -587,9 +650,26 @@ def _inversions(t: np.ndarray, shares: np.ndarray) -> float:
     return sum(int(tau[a] > tau[b]) for a, b in pairs) / max(len(pairs), 1)
 
 
+@claim(
+    id="scan_order_sgd",
+    statement="Under SGD (Fig. 4 command) DTs also peak in increasing order of P(l|n): "
+              "at most 10 % of token pairs inverted",
+    source="Section 5 'scan', Fig. 4",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"order": ts.scan_order},
+    control={"order": _reversed_order},
+    control_description="the reversed order (high-P tokens drop first)",
+    cost="slow",
+    examples=(Example({}, via=_FIG4_VIA),),
+    notes="At ratio 1 a few per cent of pairs are inverted: the top DTs' shares plateau after "
+          "the snap and their argmax times wander under SGD noise.  With 10 runs (x 2 "
+          "classes) the interval straddles the 10 % allowance; the 40 runs of quick settle "
+          "it.  At smoke size (3 runs) it may come out inconclusive.",
+)
 def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                           ratios: tuple[float, ...] = (1.0, 10.0)) -> Evidence:
-    res = _sgd(fig4_config(_order_seeds(ctx)), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "order_seeds")), ctx)
     f = res.facts
     P = f.probs[:, : f.n_context]
     t = res.steps.astype(float)
@@ -602,16 +682,54 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                 seq = list(order(P, n))
                 share = c[:, n, seq] / c[:, n, seq].sum(axis=1, keepdims=True)
                 fr.append(_inversions(t, share))
-        m, lo, hi, _ = mean_interval(fr, _CONF) if len(fr) > 1 else (fr[0],) * 3 + (0,)
-        parts.append(Part.bounded(
-            f"inverted peak-time pairs, ratio {ratio:g}", 0.0, m, m, max(lo, 0.0), hi, 0.1,
-            "SGD noise swaps near-tied late peaks of the top DTs: 10 % of pairs allowed (spec "
-            "§7 a4 asks Spearman >= 0.9; with ties at t = 0 Spearman caps below 0.9, so "
-            "inverted pairs are counted); t interval over runs x classes", _CONF))
+        parts.append(over_seeds(
+            f"inverted peak-time pairs, ratio {ratio:g}", 0.0, np.array(fr), 0.1,
+            "SGD noise swaps near-tied late peaks of the top DTs: 10 % of pairs allowed (our "
+            "threshold: with ties at t = 0 a Spearman correlation caps below 0.9, so "
+            "inverted pairs are counted); t interval over runs x classes", confidence=_CONF))
     return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 12. snap (reduced)
+def _early_snap_time(M, K, eta_Y) -> float:
+    """A wrong snap time: t0/20 (the snap 20x earlier)."""
+    return ts.snap_time(M, K, eta_Y) / 20
+
+
+@claim(
+    id="snap_reduced",
+    statement="The winning logit's rate dz/d ln t falls >= 3x from t0/2 to 10 t0, "
+              "t0 = 2K ln M/eta_Y (reduced ODE), for M >= 300 and eta_Y/eta_Z <= 10",
+    source="Theorem 4, Section 6",
+    kind="symbolic",
+    strategy=_probs(M_min=300, nu_max=10.0),
+    theory={"t0_fn": ts.snap_time},
+    control={"t0_fn": _early_snap_time},
+    control_description="snap at t0/20",
+    examples=(Example(_EXAMPLE_PROBS, via=_EXAMPLE_VIA),),
+    notes="The slow-down shrinks as nu = eta_Y/eta_Z grows and as M shrinks (a large nu keeps "
+          "B in its early logarithmic regime); scan_snap.snap_reduced_wide tests outside "
+          "this region.",
+)
+@claim(
+    id="snap_reduced_wide",
+    statement="The same >= 3x slow-down of dz_top/d ln t from t0/2 to 10 t0 outside "
+              "that region: a small vocabulary (M = 20, nu = 10) or a large "
+              "nu = eta_Y/eta_Z (M = 1000, nu = 100)",
+    source="Theorem 4, Section 6",
+    kind="symbolic",
+    strategy=st.sampled_from([e.params for e in _SNAP_WIDE]),
+    theory={"t0_fn": ts.snap_time},
+    control={"t0_fn": _early_snap_time},
+    control_description="snap at t0/20",
+    expected="refuted",
+    examples=_SNAP_WIDE,
+    positive=Positive(_EXAMPLE_PROBS, "the same check at M = 1000, nu = 10"),
+    notes="A finding on the size of the approximation: on the pinned K = 2 probabilities the "
+          "slow-down falls short of 3x at M = 20, nu = 10 and at M = 1000, nu = 100, while "
+          "it exceeds 3x at M = 1000, nu = 10: a large nu keeps B in its early logarithmic "
+          "regime, and at small M the snap is not sharp.",
+)
 def _check_snap_reduced(params: dict, ctx: Context, *, t0_fn: Callable) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
@@ -626,19 +744,26 @@ def _check_snap_reduced(params: dict, ctx: Context, *, t0_fn: Callable) -> Evide
     err = 3.0 / ratio if ratio > 0 else math.inf
     return Evidence((Part(
         "dz_top/d ln t falls 3x from t0/2 to 10 t0", 3.0, ratio, err, 1.0,
-        "spec §7 (a6): the snap slows z_top's logarithmic rate >= 3x; finite-difference "
+        "our threshold: the snap slows z_top's logarithmic rate >= 3x; finite-difference "
         "slopes over +-5 % in t (exact ODE)"),), {"t0": t0, "slopes": [slope_early, slope_late]})
 
 
-def _early_snap_time(M, K, eta_Y) -> float:
-    """A wrong snap time: t0/20 (the snap 20x earlier)."""
-    return ts.snap_time(M, K, eta_Y) / 20
-
-
 # ---------------------------------------------------------------------- 13. invariants (SGD)
+@claim(
+    id="invariants_sgd",
+    statement="Y 1 and Z 1 stay at their initial values under SGD with momentum",
+    source="Lemma 1 (Eqn 3-4)",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"axis": 1},
+    control={"axis": 0},
+    control_description="column sums 1^T Y, 1^T Z conserved instead",
+    cost="slow",
+    examples=(Example({}, via=_FIG6_VIA),),
+)
 def _check_invariants(params: dict, ctx: Context, *, axis: int) -> Evidence:
     """axis 1: row sums Y 1, Z 1 (Lemma 1); axis 0: column sums (the control)."""
-    cfg = fig6_config(1, _fig6_seeds(ctx))
+    cfg = ns.fig6_config(1, _size(ctx, "fig6_seeds"))
     res = _sgd(cfg, ctx)
     y0, y1, z0, z1 = _sums(cfg, ctx, axis)
     ydrift = float(np.max(np.abs(y1 - y0))) / float(np.abs(res.Y).max())
@@ -654,8 +779,6 @@ def _check_invariants(params: dict, ctx: Context, *, axis: int) -> Evidence:
 
 def _sums(cfg: ns.SGDConfig, ctx: Context, axis: int) -> tuple[np.ndarray, ...]:
     """Initial and final sums of Y and Z over ``axis`` for every member."""
-    import torch
-
     res = _sgd(cfg, ctx)
     seeds = sorted(set(cfg.seeds))
     inits = {s: ns.init_member(res.facts.M, cfg.zero_init,
@@ -676,8 +799,21 @@ def _second_best(probs) -> tuple[int | None, ...]:
     return tuple(out)
 
 
+@claim(
+    id="winner_sgd",
+    statement="From zero init the DT with the largest P(l|n) ends with the most "
+              "attention in >= 9 of 10 runs (Fig. 4 command, ratios 1 and 10)",
+    source="Theorem 3, Fig. 4",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"rule": ts.winners},
+    control={"rule": _second_best},
+    control_description="the DT with the second-largest P wins",
+    cost="slow",
+    examples=(Example({}, via=_FIG4_VIA),),
+)
 def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
-    res = _sgd(fig4_config(_fig4_seeds(ctx)), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
     P = res.facts.probs[:, : res.facts.n_context]
     pred = rule(P)
     c = ns.attention(res.zq[:, -1], res.facts)[..., : res.facts.n_context]
@@ -688,35 +824,62 @@ def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     miss = 1.0 - float(np.mean(hits))
     return Evidence((Part(
         "final argmax_l c_n over DTs = predicted", 0.0, miss, miss, 0.1,
-        "spec §7 (a3): >= 9 of 10 runs (SGD noise may swap near-tied tokens)"),),
+        "our threshold: >= 9 of 10 runs (SGD noise may swap near-tied tokens)"),),
         {"runs": len(hits)})
 
 
 # ---------------------------------------------------------------------- 15. snap (SGD)
+@claim(
+    id="snap_sgd",
+    statement="Attention freezes: the DT entropy moves < 0.01 nats in the second half "
+              "of the 100 iterations (Fig. 4 command, ratios 1 and 10)",
+    source="Theorem 4, Fig. 4",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"freeze_fraction": 0.5},
+    control={"freeze_fraction": 0.05},
+    control_description="frozen already after 5 % of training",
+    cost="slow",
+    examples=(Example({}, via=_FIG4_VIA),),
+)
 def _check_frozen(params: dict, ctx: Context, *, freeze_fraction: float) -> Evidence:
-    res = _sgd(fig4_config(_fig4_seeds(ctx)), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
     H = res.entropy()
     start = int(round(freeze_fraction * (H.shape[1] - 1)))
     parts = []
     for ratio in res.config.ratio:
         idx = res.select(1.0, ratio)
         change = np.abs(H[idx, -1] - H[idx, start])
-        m, lo, hi, se = mean_interval(change, _CONF) if len(idx) > 1 else (change[0],) * 3 + (0,)
-        parts.append(Part.bounded(
-            f"|H(end) - H(freeze)|, ratio {ratio:g}", 0.0, m, m, max(lo, 0.0), hi, 0.01,
-            "spec §7 (a6): frozen = DT entropy moves < 0.01 nats after the snap; t interval "
-            "over seeds", _CONF, {"freeze_step": start,
-                                  "drop_before": float(np.mean(H[idx, 0] - H[idx, start]))}))
+        parts.append(over_seeds(
+            f"|H(end) - H(freeze)|, ratio {ratio:g}", 0.0, change, 0.01,
+            "our threshold: frozen = DT entropy moves < 0.01 nats after the snap; t interval "
+            "over seeds", confidence=_CONF,
+            details={"freeze_step": start,
+                     "drop_before": float(np.mean(H[idx, 0] - H[idx, start]))}))
     return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 16. Fig. 4 loss trace
-FIG4_LOSS = {2: 2.368, 4: 0.733, 6: 0.161, 10: 0.0130}  # figure_4.log, ratio 1 (one seed)
-FIG4_FLOOR = {28: 1e-4, 98: 1e-4}  # spec §7 c19: the log reaches 6.2e-5 at 28, 2.2e-5 at 98
+# the authors' code, scan_snap/figure_4.log, ratio 1 (one seed)
+FIG4_LOSS = {2: 2.368, 4: 0.733, 6: 0.161, 10: 0.0130}
+FIG4_FLOOR = {28: 1e-4, 98: 1e-4}  # our threshold; the log reaches 6.2e-5 at 28, 2.2e-5 at 98
 
 
+@claim(
+    id="fig4_loss",
+    statement="The Fig. 4 loss trace (figure_4.log, ratio 1) is reproduced: ln 34 at "
+              "start, 2.37, 0.73, 0.16, 0.013 at iterations 2-10, below 1e-4 by 28",
+    source="Fig. 4; the authors' code, scan_snap/figure_4.log",
+    kind="published-number",
+    strategy=_NONE,
+    theory={"shift": 0},
+    control={"shift": 2},
+    control_description="the published trace shifted by 2 iterations",
+    cost="slow",
+    examples=(Example({}, via=_FIG4_VIA),),
+)
 def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
-    res = _sgd(fig4_config(_fig4_seeds(ctx)), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
     idx = res.select(1.0, 1.0)
     logL = np.log10(res.loss[idx])
     L0 = float(res.loss[idx, 0].mean())
@@ -743,7 +906,7 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
         c = math.log10(ceiling)
         parts.append(Part.bounded(
             f"log10 loss at iteration {it} below -4", c, m, max(0.0, m - c), max(0.0, lo - c),
-            max(0.0, hi - c), 0.0, "spec §7 c19 threshold (the log has 6.2e-5 and 2.2e-5); "
+            max(0.0, hi - c), 0.0, "our threshold (the log has 6.2e-5 and 2.2e-5); "
             "t interval over seeds", _CONF))
     return Evidence(tuple(parts))
 
@@ -752,7 +915,7 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
 def _final_entropy(res: ns.SGDResult) -> np.ndarray:
     """DT entropy of the last record [members]: ``res.entropy()[:, -1]`` without the other
     records (the same numbers; at thorough a panel-10 ``entropy()`` over all 11 records of
-    16 000 members is ~1 min of CPU and ~19 GiB of temporaries, extrapolated from 1000)."""
+    16 000 members costs about a minute of CPU and tens of GiB of temporaries)."""
     return ns.dt_entropy(res.zq[:, -1], res.facts)
 
 
@@ -766,10 +929,27 @@ def _published_row(panel: int, eta_Z: float) -> dict[float, tuple[float, float]]
     return ns.PUBLISHED_FIG6[(panel, eta_Z)]
 
 
+@claim(
+    id="fig6_table",
+    statement="The published Fig. 6 DT entropies of panel num_last = 1 (16 cells; all "
+              "four panels, 64 cells, at profile thorough) are reproduced within their "
+              "spread (the printed +-, at least 0.05 nats)",
+    source="Fig. 6; the authors' code, scan_snap/figure_6_data.pkl",
+    kind="published-number",
+    strategy=_NONE,
+    theory={"table": _published_row},
+    control={"table": _flat_table},
+    control_description="entropy independent of eta_Y/eta_Z (ratio-1 column everywhere)",
+    cost="slow",
+    examples=(Example({}, via=_FIG6_VIA),),
+    notes="Panel num_last = 3, run once at 40 seeds outside the profiles, came out below the "
+          "published means in every cell, within 0.05 on the point estimate but with one "
+          "cell inconclusive; panels 3, 5 and 10 run at thorough only.",
+)
 def _check_fig6(params: dict, ctx: Context, *, table: Callable) -> Evidence:
     parts = []
-    for panel in _fig6_panels(ctx):
-        res = _sgd(fig6_config(panel, _table_seeds(ctx)), ctx)
+    for panel in _size(ctx, "fig6_panels"):
+        res = _sgd(ns.fig6_config(panel, _size(ctx, "table_seeds")), ctx)
         H = _final_entropy(res)
         for ez in res.config.eta_Z:
             row = table(panel, ez)
@@ -782,7 +962,7 @@ def _check_fig6(params: dict, ctx: Context, *, table: Callable) -> Evidence:
                     max(pm, 0.05),
                     "within the published spread: the printed +- (std or s.e.m. over 10 seeds, "
                     "the caption is unclear), at least 0.05 nats for the reconstructed entropy "
-                    "metric (spec §3.5, §7 c18); t interval over our seeds", _CONF,
+                    "metric (our reconstruction); t interval over our seeds", _CONF,
                     dof=len(idx) - 1,
                     details={"published": mu, "published_pm": pm}))
     return Evidence(tuple(parts))
@@ -805,8 +985,32 @@ def _sign_part(name: str, diff: np.ndarray, sign: int, model: str) -> Part:
                                                                      "se": se})
 
 
+@claim(
+    id="ratio_monotone",
+    statement="At fixed eta_Z the final DT entropy is higher at eta_Y/eta_Z = 10 than "
+              "at 2 (every published eta_Z)",
+    source="Theorem 4 (c), Fig. 6",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"sign": 1},
+    control={"sign": -1},
+    control_description="the opposite order",
+    cost="slow",
+    expected="inconclusive",
+    # thorough (1000 seeds) is sized to settle it but has not been run: no outcome yet
+    expected_at={"thorough": "open"},
+    examples=(Example({}, via=_FIG6_VIA),),
+    positive=Positive({}, "the same check at eta_Z = 0.5 and 1",
+                      theory={"sign": 1, "eta_Zs": (0.5, 1.0)}),
+    notes="Every paired difference has the predicted sign, but at eta_Z = 2 and 3 the seed "
+          "spread (the published +- is largest there) keeps the 99 % interval across 0, at "
+          "20 seeds and at 40 (heavy-tailed seeds: the standard error barely shrinks).  To "
+          "settle it: of the order of 50 seeds for eta_Z = 2 and 160 for eta_Z = 3 on the "
+          "ratio-2 and ratio-10 columns (thorough's 1000 are sized for it), or a robust "
+          "statistic (median of paired differences with a sign-test interval).",
+)
 def _check_ratio_mono(params: dict, ctx: Context, *, sign: int, eta_Zs=None) -> Evidence:
-    res = _sgd(fig6_config(1, _fig6_seeds(ctx)), ctx)
+    res = _sgd(ns.fig6_config(1, _size(ctx, "fig6_seeds")), ctx)
     parts = []
     for ez in eta_Zs or res.config.eta_Z:
         d = _paired(res, (ez, 2.0), (ez, 10.0))
@@ -815,6 +1019,22 @@ def _check_ratio_mono(params: dict, ctx: Context, *, sign: int, eta_Zs=None) -> 
     return Evidence(tuple(parts))
 
 
+@claim(
+    id="etaz_monotone",
+    statement="At eta_Y/eta_Z = 10 the final DT entropy decreases with eta_Z "
+              "(0.5 -> 1 -> 2 -> 3)",
+    source="Theorem 4 (b), Fig. 6",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"sign": 1},
+    control={"sign": -1},
+    control_description="the opposite order",
+    cost="slow",
+    examples=(Example({}, via=_FIG6_VIA),),
+    notes="Runs on the ratio-10 column at 40 seeds (quick): at 20 seeds the step "
+          "eta_Z 2 -> 3 is inconclusive.  At smoke size (8 seeds) it may come out "
+          "inconclusive.",
+)
 def _check_etaz_mono(params: dict, ctx: Context, *, sign: int, pairs=None) -> Evidence:
     res = _column_run(ctx)
     parts = []
@@ -826,6 +1046,19 @@ def _check_etaz_mono(params: dict, ctx: Context, *, sign: int, pairs=None) -> Ev
 
 
 # ---------------------------------------------------------------------- 20. population drift
+@claim(
+    id="theorem3_population",
+    statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in the exact "
+              "population flow for eta_Y/eta_Z >= 5",
+    source="Theorem 3 (Eqn 11)",
+    kind="reduced-vs-full",
+    strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
+    theory={"power": 2.0},
+    control={"power": 4.0},
+    control_description="chi = e^{4 dz} (exponent doubled)",
+    examples=(Example({"ratio": 10.0}, via="Fig. 4's larger ratio eta_Y/eta_Z = 10"),
+              Example({"ratio": 5.0}, via="boundary case: the smallest ratio of the region")),
+)
 def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     data = ns.DataConfig(num_last=1)
     facts = ns.make_facts(data)
@@ -833,24 +1066,24 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     t_end = 100 * ts.snap_time(facts.M, facts.K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2, t_end, 20)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=1.0, t_eval=tev)
-    flow = _memo("flow", cfg, lambda: ns.run_population_flow(cfg, ctx.cache), ctx)
+    flow = _flow(cfg, ctx)
     worst, worst_rel = 0.0, 0.0
     for n, d in enumerate(facts.dts):
         z = flow.zq[:, n]
-        ct = facts.probs[n] * np.exp(z)
+        ct = ts.unnormalised_attention(facts.probs[n], z)
         l0 = max(d, key=lambda j: facts.probs[n, j])  # the winner (largest P(l|n))
         for j in d:
             if j == l0:
                 continue
             r = ts.relative_gain(ct[:, l0], ct[:, j])
-            chi = np.exp(power * (z[:, l0] - z[0, l0]))
+            chi = ts.attention_gain(z[:, l0], z[0, l0], power)
             lr = np.abs(np.log(r[1:] / (r[0] * chi[1:])))
             worst = max(worst, float(lr.max()))
             inv = ts.dt_invariant(ct[:, l0], ct[:, j])
             worst_rel = max(worst_rel, float(np.max(np.abs(inv - inv[0]) / abs(inv[0]))))
     return Evidence((Part(
         "|ln r(t)/(r(0) chi(t))| in the population flow", 0.0, worst, worst, math.log(2),
-        "Eqn 11 is exact only for the reduced dynamics; spec §7 (a5) allows a factor 2 for the "
+        "Eqn 11 is exact only for the reduced dynamics; our threshold: a factor 2 for the "
         "full (population) flow with eta_Y/eta_Z >= 5"),), {"dt_invariant_rel_drift": worst_rel})
 
 
@@ -862,9 +1095,9 @@ def _eqn11_log_error(zq: np.ndarray, facts: ns.Facts, power: float) -> np.ndarra
     worst = np.zeros(zq.shape[0])
     for n, d in enumerate(facts.dts):
         z = zq[:, :, n]
-        ct = facts.probs[n] * np.exp(z)
+        ct = ts.unnormalised_attention(facts.probs[n], z)
         l0 = max(d, key=lambda j: facts.probs[n, j])
-        chi = np.exp(power * (z[:, :, l0] - z[:, :1, l0]))
+        chi = ts.attention_gain(z[:, :, l0], z[:, :1, l0], power)
         for j in d:
             if j == l0:
                 continue
@@ -874,35 +1107,75 @@ def _eqn11_log_error(zq: np.ndarray, facts: ns.Facts, power: float) -> np.ndarra
     return worst
 
 
+@claim(
+    id="theorem3_sgd",
+    statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in every SGD run of "
+              "the Fig. 4 command at eta_Y/eta_Z = 10",
+    source="Theorem 3 (Eqn 11), Fig. 4",
+    kind="reduced-vs-full",
+    strategy=_NONE,
+    theory={"power": 2.0, "source": "sgd"},
+    control={"power": 4.0, "source": "sgd"},
+    control_description="chi = e^{4 dz} (exponent doubled)",
+    cost="slow",
+    expected="refuted",
+    examples=(Example({}, via=_FIG4_VIA),),
+    positive=Positive({}, "the same check on the exact population flow (Fig. 4 data, "
+                          "eta_Y/eta_Z = 10), where Eqn 11 holds within the factor 2",
+                      theory={"power": 2.0, "source": "flow"}),
+    notes="The size of the approximation under SGD with momentum: several of the Fig. 4 runs "
+          "at ratio 10 leave the factor-2 band, which the population flow stays well inside; "
+          "at ratio 1 SGD runs are further off.  A statement about every run, so one run "
+          "outside refutes it; with several outside it is not a rare outlier.",
+)
 def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) -> Evidence:
     """Eqn 11 in every run with eta_Y/eta_Z = 10: SGD (Fig. 4 command) or the population flow."""
     if source == "sgd":
-        res = _sgd(fig4_config(_fig4_seeds(ctx)), ctx)
+        res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
         zq, facts = res.zq[res.select(1.0, 10.0)], res.facts
     else:
         data = ns.DataConfig(num_last=2, num_next_per_last=1)
         facts = ns.make_facts(data)
         tev = tuple(np.r_[0.0, np.geomspace(1e-2, 1000.0, 20)])
         cfg = ns.FlowConfig(data=data, eta_Y=10.0, eta_Z=1.0, t_eval=tev)
-        flow = _memo("flow", cfg, lambda: ns.run_population_flow(cfg, ctx.cache), ctx)
+        flow = _flow(cfg, ctx)
         zq = flow.zq[None]
     per_run = _eqn11_log_error(zq, facts, power)
     worst = float(per_run.max())
     return Evidence((Part(
         f"max |ln r/(r(0) chi)| over runs ({source})", 0.0, worst, worst, math.log(2),
-        "spec §7 (a5): Eqn 11 is exact only for the reduced dynamics; a factor 2 is allowed "
+        "our threshold: Eqn 11 is exact only for the reduced dynamics; a factor 2 is allowed "
         "for the full model at eta_Y/eta_Z >= 5 (statement about every run: no interval)"),),
         {"per_run": per_run.tolist()})
 
 
 # ---------------------------------------------------------------------- 21. residual (open)
+@claim(
+    id="residual_open",
+    statement="Open (reviewers): with Model2's residual connection, do scan and snap "
+              "survive? Hypothesis: on one shared query the residual adds the same "
+              "one-hot to every class, so CTs still fall, DT mass rises, the DT entropy "
+              "drops and then freezes within the 100 iterations.",
+    source="Section 7 (residual connection); a reviewers' question",
+    kind="open-question",
+    strategy=_NONE,
+    theory={"residual": True, "signs": ts.predicted_drift_signs},
+    control={"residual": True, "signs": _swapped_signs},
+    control_description="Theorem 2 with the CT sign swapped",
+    cost="slow",
+    expected="open",
+    examples=(Example({}, via="the Fig. 4 protocol on one shared query (the paper has no "
+                          "residual run)"),),
+    positive=Positive({}, "the same check without the residual connection",
+                      theory={"residual": False, "signs": ts.predicted_drift_signs}),
+)
 def _check_residual(params: dict, ctx: Context, *, residual: bool, signs: Callable) -> Evidence:
     """Scan and snap under SGD on one shared query (Fig. 4 protocol), residual on or off.
 
     Per-token DT signs are not testable here: the lowest-P DTs appear ~0.8 times per sequence
     and their drift is below the SGD noise, so DTs are tested as the class's total DT mass.
     """
-    res = _sgd(residual_config(_fig4_seeds(ctx), residual), ctx)
+    res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
     f = res.facts
     P = f.probs[:, : f.n_context]
     pred = np.array(signs(P))
@@ -918,452 +1191,18 @@ def _check_residual(params: dict, ctx: Context, *, residual: bool, signs: Callab
     half = (H.shape[1] - 1) // 2
     moved = float(np.max([np.mean(np.abs(H[res.select(1.0, r), -1] - H[res.select(1.0, r), half]))
                           for r in res.config.ratio]))
-    noise = "SGD noise: 5 % of (seed, token) pairs may go against the mean drift (spec §7 a2)"
+    noise = "SGD noise: 5 % of (seed, token) pairs may go against the mean drift (our threshold)"
     return Evidence((
         Part("CT logits fall over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise),
         Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise),
         Part("scan: DT entropy drops by >= 0.02", 0.02, drop, max(0.0, 0.02 - drop), 0.0,
              "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)"),
         Part("snap: |H(end) - H(half)| < 0.01", 0.0, moved, moved, 0.01,
-             "spec §7 (a6): frozen = moves < 0.01 nats in the second half (worst ratio)"),
+             "our threshold: frozen = moves < 0.01 nats in the second half (worst ratio)"),
     ), {"entropy_drop": drop, "final_entropy": float(np.mean(H[:, -1]))})
 
 
 # ---------------------------------------------------------------------- the claims
-def _pos(fn: Callable, params: dict, description: str) -> PositiveControl:
-    return PositiveControl(description, lambda ctx: fn(dict(params), ctx))
-
-
 def claims() -> list[Claim]:
-    """The scan_snap row's claims."""
-    none = st.just({})
-    small_M = ({"M": 10, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.5},
-               {"M": 30, "K": 2, "eta_Y": 1.0, "eta_Z": 0.5, "C0": 2.0},
-               {"M": 1000, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 20.0})
-    large_M = {"M": 100_000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.5}
-    ratio_ex = ({"ratio": 10.0}, {"ratio": 5.0})
-    snap_wide = (dict(_EXAMPLE_PROBS, M=20, eta_Y=10.0, eta_Z=1.0),
-                 dict(_EXAMPLE_PROBS, M=1000, eta_Y=10.0, eta_Z=0.1))
-    return [
-        Claim(
-            id="scan_snap.decoder_scale",
-            paper=PAPER,
-            statement="h(t) solves e^{Mh} + (M-1) M h = M eta_Y t + 1 along h' = eta_Y/((M-1)+e^{Mh})",
-            source="Lemma 6, Eqn 44-45",
-            kind="symbolic",
-            strategy=_decoder,
-            check=partial(_check_lemma6, root=ts.decoder_scale),
-            control=partial(_check_lemma6, root=_wrong_decoder_scale),
-            control_description="implicit equation with (M-1) M h replaced by M^2 h",
-            examples=({"M": 1000, "eta_Y": 1.0}, {"M": 2, "eta_Y": 20.0}),
-        ),
-        Claim(
-            id="scan_snap.decoder_gap",
-            paper=PAPER,
-            statement="0 <= h*(s) - h(s) <= 2 eta_Y/M for the discrete recursion h*",
-            source="Lemma 5 (Eqn 33), Lemma 7",
-            kind="symbolic",
-            strategy=_decoder,
-            check=partial(_check_lemma7, sign=1),
-            control=partial(_check_lemma7, sign=-1),
-            control_description="the opposite order h(s) >= h*(s)",
-            examples=({"M": 50, "eta_Y": 2.0}, {"M": 1000, "eta_Y": 4.0}),
-        ),
-        Claim(
-            id="scan_snap.integrated_speed",
-            paper=PAPER,
-            statement="eta_Z int_0^t gamma = eta_Z K (M-1)^2 h(t/K)^2/(2 eta_Y)",
-            source="Eqn 118-129 (change of variables dt = K((M-1)+e^{Mh})/eta_Y dh)",
-            kind="symbolic",
-            strategy=st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE}),
-            check=partial(_check_gamma, gamma_int=ts.integrated_speed),
-            control=partial(_check_gamma, gamma_int=_wrong_integrated_speed),
-            control_description="Gamma with (M-1)^2 replaced by M^2",
-            examples=({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 0.5},),
-        ),
-        Claim(
-            id="scan_snap.growth_exponent",
-            paper=PAPER,
-            statement="B(t) = 1/4 ln(1 + 4 Gamma(t)/C0) integrates Theorem 4's common-token "
-                      "system; the printed 1/4 ln(C0 + 4 Gamma) does not (it misses -1/4 ln C0)",
-            source="Theorem 4, Eqn 13-14, 118-129",
-            kind="symbolic",
-            strategy=_snap,
-            check=partial(_check_theorem4, growth=ts.growth_exponent),
-            control=partial(_check_theorem4, growth=ts.printed_growth_exponent),
-            control_description="Eqn 14/129 as printed: 1/4 ln(C0 + 4 Gamma)",
-            examples=({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 0.5, "C0": 0.1},
-                      {"M": 100, "K": 1, "eta_Y": 10.0, "eta_Z": 1.0, "C0": 3.0}),
-        ),
-        Claim(
-            id="scan_snap.rate_scalings",
-            paper=PAPER,
-            statement="B(t; lam eta_Y, lam eta_Z) = B(lam t; eta_Y, eta_Z), and B(t0) does not "
-                      "depend on eta_Z at fixed nu = eta_Y/eta_Z",
-            source="Theorem 4 consequences (b), (d); Fig. 9",
-            kind="symbolic",
-            strategy=st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE,
-                                            "C0": _c0(), "lam": st.floats(0.1, 10.0)}),
-            check=partial(_check_scaling, growth=ts.growth_exponent),
-            control=partial(_check_scaling, growth=_wrong_growth),
-            control_description="Gamma proportional to eta_Z/eta_Y^2 instead of eta_Z/eta_Y",
-            examples=({"M": 100, "K": 1, "eta_Y": 10.0, "eta_Z": 1.0, "C0": 1.0, "lam": 4.0},
-                      {"M": 10000, "K": 1, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 1.0, "lam": 0.5}),
-        ),
-        Claim(
-            id="scan_snap.regimes_large_M",
-            paper=PAPER,
-            statement="Eqn 14's regime forms (corrected) are within 1 % of B for t <= t0'/3 "
-                      "(early) and t >= 10 t0 (late), and the better one within 10 % for all t, "
-                      "in the region M >= 1000, K <= 10, nu in [0.01, 100], C0 nu/K <= 1",
-            source="Eqn 14, Lemma 9",
-            kind="symbolic",
-            strategy=_regime_large(),
-            check=partial(_check_regimes, regime_fn=ts.growth_exponent_regime),
-            control=partial(_check_regimes, regime_fn=_printed_regime),
-            control_description="Eqn 14 as printed: 1/4 ln(C0 + 4 Gamma_regime)",
-            examples=(large_M, {"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.1}),
-            notes="Outside this region the forms are worse: see scan_snap.regimes_small_M.",
-        ),
-        Claim(
-            id="scan_snap.regimes_small_M",
-            paper=PAPER,
-            statement="Eqn 14's regime forms are within 1 %/10 % of B outside that region: "
-                      "small vocabularies (M = 10, 30) or large C0 nu/K (M = 1000, C0 nu/K = 20)",
-            source="Eqn 14, Lemma 9",
-            kind="symbolic",
-            strategy=st.sampled_from(small_M),
-            check=partial(_check_regimes, regime_fn=ts.growth_exponent_regime),
-            control=partial(_check_regimes, regime_fn=_printed_regime),
-            control_description="Eqn 14 as printed: 1/4 ln(C0 + 4 Gamma_regime)",
-            expected="refuted",
-            examples=small_M,
-            positive_control=_pos(partial(_check_regimes, regime_fn=ts.growth_exponent_regime),
-                                  large_M, "the same check at M = 1e5, K = 10 (large M)"),
-            notes="A finding on the size of the approximation: at M = 10 the early form is 6-7 % "
-                  "off at t0'/3 and the better form ~19-24 % off near the transition; at M = 1000 "
-                  "with C0 nu/K = 20 the better form is 18 % off.",
-        ),
-        Claim(
-            id="scan_snap.speed_peak",
-            paper=PAPER,
-            statement="gamma(t) peaks where e^x (x-1) = M-1 with x = M h(t/K), and before "
-                      "t0' = K ln M/eta_Y for M >= 19",
-            source="Theorem 1 (Eqn 9), Lemma 9; spec §3.2 [our derivation]",
-            kind="symbolic",
-            strategy=st.fixed_dictionaries({"M": st.integers(19, 100_000), "K": _K,
-                                            "eta_Y": _RATE}),
-            check=partial(_check_peak, peak=ts.speed_peak_time),
-            control=partial(_check_peak, peak=ts.scan_time),
-            control_description="gamma peaking at the scan time t0'",
-            examples=({"M": 1000, "K": 10, "eta_Y": 1.0},),
-            notes="Below M = 19 the peak comes after t0' (M = 3: at 1.9 t0'); the time ratio "
-                  "depends on M only.",
-        ),
-        Claim(
-            id="scan_snap.late_speed",
-            paper=PAPER,
-            statement="gamma ~ ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t) at large t (within 1 % "
-                      "from 1e4 t0 on); Theorem 1(b)'s printed ln(eta_Y t/K) is not",
-            source="Lemma 9, Theorem 1(b)",
-            kind="symbolic",
-            strategy=st.fixed_dictionaries({"M": st.integers(2, 100_000), "K": _K,
-                                            "eta_Y": _RATE}),
-            check=partial(_check_late_speed, printed=False),
-            control=partial(_check_late_speed, printed=True),
-            control_description="Theorem 1(b) as printed: K ln(eta_Y t/K)/(eta_Y t)",
-            examples=({"M": 1000, "K": 10, "eta_Y": 1.0},),
-        ),
-        Claim(
-            id="scan_snap.large_t_asymptote",
-            paper=PAPER,
-            statement="B(t) -> 1/2 ln ln(M eta_Y t/K) + 1/4 ln(2K (M-1)^2/(M^2 nu C0)) at large "
-                      "t (Eqn 132 with -1/4 ln C0 restored)",
-            source="Eqn 132-133",
-            kind="symbolic",
-            strategy=_snap,
-            check=partial(_check_asymptote, asym=ts.growth_exponent_asymptote),
-            control=partial(_check_asymptote, asym=_printed_asymptote),
-            control_description="Eqn 132 as printed (no -1/4 ln C0)",
-            examples=({"M": 1000, "K": 10, "eta_Y": 1.0, "eta_Z": 1.0, "C0": 0.1},),
-        ),
-        Claim(
-            id="scan_snap.dt_invariant",
-            paper=PAPER,
-            statement="In the reduced dynamics 1/c~_l^2 - 1/c~_l'^2 is conserved for DTs of one "
-                      "class, r(t) = r(0) chi(t) exactly, and e^{2 f0^2 B} <= chi <= e^{2 B}",
-            source="Theorem 3 (Eqn 11-12), Lemma 4; spec §2.2 [our derivation]",
-            kind="symbolic",
-            strategy=_probs(),
-            check=partial(_check_theorem3, power=2.0),
-            control=partial(_check_theorem3, power=1.0),
-            control_description="exponent 1 instead of 2 (1/c~ invariant, chi = e^{dz})",
-            examples=(_EXAMPLE_PROBS,),
-        ),
-        Claim(
-            id="scan_snap.theorem2_signs",
-            paper=PAPER,
-            statement="With one shared query and symmetric classes, dz/dt > 0 for every DT and "
-                      "< 0 for every CT up to t0 (exact population flow, zero init)",
-            source="Theorem 2, Corollary 2 (Eqn 98, 100)",
-            kind="reduced-vs-full",
-            strategy=_signs_data,
-            check=partial(_check_signs, signs=ts.predicted_drift_signs),
-            control=partial(_check_signs, signs=_swapped_signs),
-            control_description="Theorem 2 with the CT sign swapped (CTs gain)",
-            examples=({"num_next_per_last": 2, "num_common": 10, "num_unique_per_next": 10,
-                       "ratio": 10.0},),
-        ),
-        Claim(
-            id="scan_snap.scan_order",
-            paper=PAPER,
-            statement="DTs lose attention in increasing order of P(l|n): peak times of the "
-                      "DT-renormalised shares are non-decreasing in P (reduced ODE)",
-            source="Section 5 'scan', Theorem 3; spec §2.2",
-            kind="symbolic",
-            strategy=_probs(),
-            check=partial(_check_scan_order, order=ts.scan_order),
-            control=partial(_check_scan_order, order=_reversed_order),
-            control_description="the reversed order (high-P tokens drop first)",
-            examples=(_EXAMPLE_PROBS,),
-        ),
-        Claim(
-            id="scan_snap.scan_order_sgd",
-            paper=PAPER,
-            statement="Under SGD (Fig. 4 command) DTs also peak in increasing order of P(l|n): "
-                      "at most 10 % of token pairs inverted",
-            source="Section 5 'scan', Fig. 4; spec §7 (a4)",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_scan_order_sgd, order=ts.scan_order),
-            control=partial(_check_scan_order_sgd, order=_reversed_order),
-            control_description="the reversed order (high-P tokens drop first)",
-            cost="slow",
-            examples=({},),
-            notes="At ratio 1, 7 % of pairs are inverted: the top DTs' shares plateau after the "
-                  "snap and their argmax times wander under SGD noise (e.g. peaks at iterations "
-                  "100 vs 79).  With the author's 10 runs (x 2 classes) the 99 % interval "
-                  "[0.026, 0.114] straddled the 10 % allowance (inconclusive); the referee ran "
-                  "40 runs: 0.068 [0.050, 0.087] (holds).  At smoke size (3 runs) it may come "
-                  "out inconclusive.",
-        ),
-        Claim(
-            id="scan_snap.snap_reduced",
-            paper=PAPER,
-            statement="The winning logit's rate dz/d ln t falls >= 3x from t0/2 to 10 t0, "
-                      "t0 = 2K ln M/eta_Y (reduced ODE), for M >= 300 and eta_Y/eta_Z <= 10",
-            source="Theorem 4, Section 6; spec §7 (a6)",
-            kind="symbolic",
-            strategy=_probs(M_min=300, nu_max=10.0),
-            check=partial(_check_snap_reduced, t0_fn=ts.snap_time),
-            control=partial(_check_snap_reduced, t0_fn=_early_snap_time),
-            control_description="snap at t0/20",
-            examples=(_EXAMPLE_PROBS,),
-            notes="The slow-down shrinks with nu = eta_Y/eta_Z and with small M (measured "
-                  "factors: 6.8 at M = 1000, nu = 10; 2.9 at M = 1000, nu = 100; 1.6 at M = 20, "
-                  "nu = 10): a large nu keeps B in its early logarithmic regime.",
-        ),
-        Claim(
-            id="scan_snap.snap_reduced_wide",
-            paper=PAPER,
-            statement="The same >= 3x slow-down of dz_top/d ln t from t0/2 to 10 t0 outside "
-                      "that region: a small vocabulary (M = 20, nu = 10) or a large "
-                      "nu = eta_Y/eta_Z (M = 1000, nu = 100)",
-            source="Theorem 4, Section 6; spec §7 (a6)",
-            kind="symbolic",
-            strategy=st.sampled_from(snap_wide),
-            check=partial(_check_snap_reduced, t0_fn=ts.snap_time),
-            control=partial(_check_snap_reduced, t0_fn=_early_snap_time),
-            control_description="snap at t0/20",
-            expected="refuted",
-            examples=snap_wide,
-            positive_control=_pos(partial(_check_snap_reduced, t0_fn=ts.snap_time),
-                                  _EXAMPLE_PROBS, "the same check at M = 1000, nu = 10 "
-                                  "(slow-down 6.8x)"),
-            notes="A finding on the size of the approximation (added by the referee: "
-                  "scan_snap.snap_reduced restricts M >= 300, nu <= 10 and only noted the "
-                  "rest).  Slow-down factors on the pinned K = 2 probabilities: 1.57 at "
-                  "M = 20, nu = 10 and 2.94 at M = 1000, nu = 100 (3.77 at M = 100, nu = 10; "
-                  "6.83 at M = 1000, nu = 10; 7.97 at M = 1000, nu = 1): a large nu keeps B in "
-                  "its early logarithmic regime, and at small M the snap is not sharp.",
-        ),
-        Claim(
-            id="scan_snap.invariants_sgd",
-            paper=PAPER,
-            statement="Y 1 and Z 1 stay at their initial values under SGD with momentum",
-            source="Lemma 1 (Eqn 3-4)",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_invariants, axis=1),
-            control=partial(_check_invariants, axis=0),
-            control_description="column sums 1^T Y, 1^T Z conserved instead",
-            cost="slow",
-            examples=({},),
-        ),
-        Claim(
-            id="scan_snap.winner_sgd",
-            paper=PAPER,
-            statement="From zero init the DT with the largest P(l|n) ends with the most "
-                      "attention in >= 9 of 10 runs (Fig. 4 command, ratios 1 and 10)",
-            source="Theorem 3, Fig. 4",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_winner, rule=ts.winners),
-            control=partial(_check_winner, rule=_second_best),
-            control_description="the DT with the second-largest P wins",
-            cost="slow",
-            examples=({},),
-        ),
-        Claim(
-            id="scan_snap.snap_sgd",
-            paper=PAPER,
-            statement="Attention freezes: the DT entropy moves < 0.01 nats in the second half "
-                      "of the 100 iterations (Fig. 4 command, ratios 1 and 10)",
-            source="Theorem 4, Fig. 4; spec §7 (a6)",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_frozen, freeze_fraction=0.5),
-            control=partial(_check_frozen, freeze_fraction=0.05),
-            control_description="frozen already after 5 % of training",
-            cost="slow",
-            examples=({},),
-        ),
-        Claim(
-            id="scan_snap.fig4_loss",
-            paper=PAPER,
-            statement="The Fig. 4 loss trace (figure_4.log, ratio 1) is reproduced: ln 34 at "
-                      "start, 2.37, 0.73, 0.16, 0.013 at iterations 2-10, below 1e-4 by 28",
-            source="Fig. 4, scan_snap/figure_4.log",
-            kind="published-number",
-            strategy=none,
-            check=partial(_check_loss_trace, shift=0),
-            control=partial(_check_loss_trace, shift=2),
-            control_description="the published trace shifted by 2 iterations",
-            cost="slow",
-            examples=({},),
-        ),
-        Claim(
-            id="scan_snap.fig6_table",
-            paper=PAPER,
-            statement="The published Fig. 6 DT entropies of panel num_last = 1 (16 cells; all "
-                      "four panels, 64 cells, at profile thorough) are reproduced within their "
-                      "spread (the printed +-, at least 0.05 nats)",
-            source="Fig. 6, figure_6_data.pkl",
-            kind="published-number",
-            strategy=none,
-            check=partial(_check_fig6, table=_published_row),
-            control=partial(_check_fig6, table=_flat_table),
-            control_description="entropy independent of eta_Y/eta_Z (ratio-1 column everywhere)",
-            cost="slow",
-            examples=({},),
-            notes="Panel num_last = 3 (40 seeds, run separately): every cell within 0.033 of the "
-                  "published mean, ours lower in all 16 (by 0.002-0.033); the cell eta_Z 3, ratio 2 (1.682 vs "
-                  "1.715 +- 0.038) is inconclusive against 0.05.  Panels 5 and 10 not run.",
-        ),
-        Claim(
-            id="scan_snap.ratio_monotone",
-            paper=PAPER,
-            statement="At fixed eta_Z the final DT entropy is higher at eta_Y/eta_Z = 10 than "
-                      "at 2 (every published eta_Z)",
-            source="Theorem 4 (c), Fig. 6",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_ratio_mono, sign=1),
-            control=partial(_check_ratio_mono, sign=-1),
-            control_description="the opposite order",
-            cost="slow",
-            expected="inconclusive",
-            # thorough (1000 seeds) is sized to settle it but has not been run: no outcome yet
-            expected_at={"thorough": "open"},
-            examples=({},),
-            positive_control=_pos(partial(_check_ratio_mono, sign=1, eta_Zs=(0.5, 1.0)), {},
-                                  "the same check at eta_Z = 0.5 and 1"),
-            notes="Every paired difference has the predicted sign (quick, 20 seeds: +0.088, "
-                  "+0.122, +0.103 +- 0.038, +0.080 +- 0.078 (s.e.) at eta_Z = 0.5, 1, 2, 3); at "
-                  "eta_Z = 2, 3 the seed spread (published +-0.1-0.33) keeps the 99 % interval "
-                  "across 0.  A 40-seed run (referee) did not settle it either: +0.084 "
-                  "[-0.013, 0.181] and +0.079 [-0.085, 0.242]; the s.e. barely shrank "
-                  "(0.038 -> 0.036, 0.078 -> 0.060: heavy-tailed seeds).  Budget to settle: "
-                  "if the 40-seed means and s.d. (0.23, 0.38 nats) hold, ~50 seeds for eta_Z = 2 "
-                  "and ~160 for eta_Z = 3 (the ratio-2 and ratio-10 columns only: 1280 members, "
-                  "a few CPU minutes), or a robust statistic (median of paired differences with "
-                  "a sign-test interval).",
-        ),
-        Claim(
-            id="scan_snap.etaz_monotone",
-            paper=PAPER,
-            statement="At eta_Y/eta_Z = 10 the final DT entropy decreases with eta_Z "
-                      "(0.5 -> 1 -> 2 -> 3)",
-            source="Theorem 4 (b), Fig. 6",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_etaz_mono, sign=1),
-            control=partial(_check_etaz_mono, sign=-1),
-            control_description="the opposite order",
-            cost="slow",
-            examples=({},),
-            notes="Run on the ratio-10 column at 40 seeds (quick).  Paired differences "
-                  "H(eta_Z a) - H(eta_Z b), mean [99 % t interval]: +0.036 [0.028, 0.045], "
-                  "+0.157 [0.061, 0.253], +0.103 [0.028, 0.178].  At 20 seeds (the author's "
-                  "run) the step 2 -> 3 was +0.116 [-0.009, 0.241]: inconclusive; the referee "
-                  "raised the seeds (verdict inconclusive -> holds).  At smoke size (8 seeds) "
-                  "it may come out inconclusive.",
-        ),
-        Claim(
-            id="scan_snap.theorem3_population",
-            paper=PAPER,
-            statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in the exact "
-                      "population flow for eta_Y/eta_Z >= 5",
-            source="Theorem 3 (Eqn 11); spec §3.4, §7 (a5)",
-            kind="reduced-vs-full",
-            strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
-            check=partial(_check_pop_drift, power=2.0),
-            control=partial(_check_pop_drift, power=4.0),
-            control_description="chi = e^{4 dz} (exponent doubled)",
-            examples=ratio_ex,
-        ),
-        Claim(
-            id="scan_snap.theorem3_sgd",
-            paper=PAPER,
-            statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in every SGD run of "
-                      "the Fig. 4 command at eta_Y/eta_Z = 10",
-            source="Theorem 3 (Eqn 11); spec §7 (a5)",
-            kind="reduced-vs-full",
-            strategy=none,
-            check=partial(_check_eqn11_runs, power=2.0, source="sgd"),
-            control=partial(_check_eqn11_runs, power=4.0, source="sgd"),
-            control_description="chi = e^{4 dz} (exponent doubled)",
-            cost="slow",
-            expected="refuted",
-            examples=({},),
-            positive_control=_pos(partial(_check_eqn11_runs, power=2.0, source="flow"), {},
-                                  "the same check on the exact population flow (Fig. 4 data, "
-                                  "eta_Y/eta_Z = 10), where Eqn 11 holds within ~30 %"),
-            notes="The size of the approximation under SGD with momentum: 4 of the 10 runs "
-                  "(quick) leave the factor-2 band (max |ln| = 1.09, 0.78, 0.71, 0.71; median "
-                  "0.35), against 0.27-0.3 in the population flow; at ratio 1 SGD runs are off "
-                  "by factors 2-4.  A statement about every run, so one run outside refutes it; "
-                  "with 4 of 10 outside it is not a rare outlier.",
-        ),
-        Claim(
-            id="scan_snap.residual_open",
-            paper=PAPER,
-            statement="Open (reviewers): with Model2's residual connection, do scan and snap "
-                      "survive? Hypothesis: on one shared query the residual adds the same "
-                      "one-hot to every class, so CTs still fall, DT mass rises, the DT entropy "
-                      "drops and then freezes within the 100 iterations.",
-            source="Section 7 (residual), reviews",
-            kind="open-question",
-            strategy=none,
-            check=partial(_check_residual, residual=True, signs=ts.predicted_drift_signs),
-            control=partial(_check_residual, residual=True, signs=_swapped_signs),
-            control_description="Theorem 2 with the CT sign swapped",
-            cost="slow",
-            expected="open",
-            examples=({},),
-            positive_control=_pos(partial(_check_residual, residual=False,
-                                          signs=ts.predicted_drift_signs), {},
-                                  "the same check without the residual connection"),
-        ),
-    ]
-
+    """The scan_snap row's claims, in source order."""
+    return declared(__name__)
