@@ -8,11 +8,14 @@ they hold no state, and every random draw (the bootstrap) takes a seed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
 
 __all__ = [
+    "Bootstrap",
+    "bootstrap",
     "bootstrap_interval",
     "mean_interval",
     "median_of_means",
@@ -74,17 +77,31 @@ def mean_interval(x: Sequence[float] | np.ndarray, confidence: float = 0.99
     return m, m - q * se, m + q * se, se
 
 
-def bootstrap_interval(
+@dataclass(frozen=True)
+class Bootstrap:
+    """A percentile bootstrap: the estimate, the interval, and how many resamples gave a
+    non-finite statistic (they are left out of the quantiles and reported, never hidden)."""
+
+    estimate: float
+    lower: float
+    upper: float
+    n_boot: int
+    nonfinite: int
+
+
+def bootstrap(
     x: Sequence[float] | np.ndarray,
     statistic: Callable[[np.ndarray], float],
     confidence: float = 0.99,
     n_boot: int = 2000,
     seed: int = 0,
-) -> tuple[float, float, float]:
-    """(estimate, lower, upper): percentile bootstrap of ``statistic`` over samples ``x``.
+    max_nonfinite: float = 0.5,
+) -> Bootstrap:
+    """Percentile bootstrap of ``statistic`` over samples ``x`` (rows resampled).
 
     For statistics whose sampling law is not known in closed form (Hill indices, quantile
-    ratios of heavy-tailed samples).  ``x`` may be 2-D; rows are resampled.
+    ratios of heavy-tailed samples).  Resamples whose statistic is not finite are counted in
+    ``nonfinite``; more than ``max_nonfinite`` of them raises ``ValueError``.
     """
     _check_confidence(confidence)
     a = np.asarray(x, dtype=float)
@@ -96,11 +113,25 @@ def bootstrap_interval(
     est = float(statistic(a))
     idx = rng.integers(0, a.shape[0], size=(n_boot, a.shape[0]))
     boots = np.array([statistic(a[i]) for i in idx], dtype=float)
-    boots = boots[np.isfinite(boots)]
-    if boots.size < n_boot // 2:
-        raise ValueError("bootstrap statistic was non-finite on most resamples")
-    lo, hi = np.quantile(boots, [0.5 - confidence / 2, 0.5 + confidence / 2])
-    return est, float(lo), float(hi)
+    finite = boots[np.isfinite(boots)]
+    bad = int(n_boot - finite.size)
+    if bad > max_nonfinite * n_boot:
+        raise ValueError(f"bootstrap statistic was non-finite on {bad} of {n_boot} resamples")
+    lo, hi = np.quantile(finite, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Bootstrap(est, float(lo), float(hi), n_boot, bad)
+
+
+def bootstrap_interval(
+    x: Sequence[float] | np.ndarray,
+    statistic: Callable[[np.ndarray], float],
+    confidence: float = 0.99,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """(estimate, lower, upper) of :func:`bootstrap` (which also counts non-finite
+    resamples; use it where that count must be reported)."""
+    b = bootstrap(x, statistic, confidence, n_boot, seed)
+    return b.estimate, b.lower, b.upper
 
 
 def median_of_means(x: Sequence[float] | np.ndarray, groups: int) -> float:
