@@ -1,10 +1,12 @@
-"""Figures of Makkuva et al., *Local to Global* (spec §4).
+"""Figures of Makkuva et al., *Local to Global* (the paper's Fig. 1 and Fig. 4, and the
+authors' plotting scripts in github.com/Bond1995/Markov).
 
-Full-model figures load the runs of the verify claims through ``numerics.markov.run_full``
-and ``run_rank_one`` with the same configs (``quick`` = the test sizes, else the quick
-verify sizes), so with a shared ``cache`` a figure after ``tdcheck verify`` retrains no Adam
-run.  ``full_vs_reduced`` draws the rank-one GD runs to t = 30, past the comparison window of
-``markov.canonical_tracks_full``, so it trains its two runs once (then cached).
+Every size comes from ``numerics.markov.SIZES`` at ``ctx.profile``, and the full-model
+figures get their runs through ``numerics.markov.run_full`` with the configs of the verify
+claims, so a figure after ``tdcheck verify`` at the same profile retrains no Adam run.
+``full_vs_reduced`` draws its rank-one GD runs past the claims' comparison window (its
+caption says so), so it trains its two runs once (then cached).  Theory curves come from
+``theory.markov`` (closed forms, reduced systems and float twins).
 """
 
 from __future__ import annotations
@@ -16,8 +18,20 @@ import numpy as np
 from figures.registry import figure
 from figures.style import COLORS, new_figure, save
 from numerics import markov as nm
+from numerics.context import Context
 from numerics.ode import integrate
 from theory import markov as tm
+
+__all__ = [
+    "REGIMES",
+    "basins_gt",
+    "basins_lt",
+    "full_vs_reduced",
+    "init_loss",
+    "phase_gt",
+    "phase_lt",
+    "rank_energy",
+]
 
 REGIMES = {"sum_lt_1": (0.1, 0.1), "sum_gt_1": (0.9, 0.9)}  # the code's energy_lines1/2
 
@@ -37,15 +51,14 @@ def _landscape(ax, p: float, q: float, n: int) -> dict:
               (de / norm).reshape(ee.shape)[::step, ::step],
               color="0.6", angles="xy", width=0.003, headwidth=3)
     with np.errstate(divide="ignore", invalid="ignore"):
-        energy = ee**2 - ww**2 - np.sign(ww) * np.log(np.abs(ww))
+        energy = tm.energy_twin(ee, ww)
     ax.contour(ww, ee, energy, levels=np.arange(-9, 12, 1.0), colors="0.75", linewidths=0.6)
     e_sep = float(tm.separatrix_energy())
     ax.contour(ww, ee, np.where(ww < 0, energy, np.nan), levels=[e_sep],
                colors=COLORS["separatrix"], linewidths=1.5)
     us = float(tm.optimal_gap(p, q))
-    gain = 1 + 2 * w * np.abs(w)
     with np.errstate(invalid="ignore", divide="ignore"):
-        e_star = np.sqrt(us / gain)
+        e_star = np.sqrt(us / tm.ff_gain_twin(w))  # Gamma*: e^2 (1 + 2w|w|) = u*
     ok = np.isfinite(e_star) & (e_star <= 3)
     ax.plot(w[ok], e_star[ok], "--", color=COLORS["optimum"], lw=1.5, label=r"$\Gamma^*$ (global min)")
     ax.plot(w[ok], -e_star[ok], "--", color=COLORS["optimum"], lw=1.5)
@@ -63,11 +76,11 @@ def _landscape(ax, p: float, q: float, n: int) -> dict:
     return {"w": w, "e": e, "energy": energy, "e_star": e_star, "u_star": us, "e_sep": e_sep}
 
 
-def _phase(out: Path, quick: bool, key: str, label: str) -> list[Path]:
+def _phase(out: Path, ctx: Context, key: str, label: str) -> list[Path]:
     p, q = REGIMES[key]
     fig, axes = new_figure()
     ax = axes[0, 0]
-    data = _landscape(ax, p, q, 41 if quick else 121)
+    data = _landscape(ax, p, q, ctx.size(nm.SIZES, "phase_grid"))
     # A few integrated trajectories (theory) from small and larger starts.
     sys = tm.system(p, q)
     starts = [(0.1, 0.1), (0.1, -0.1), (1.0, -1.0), (0.3, -1.5), (2.0, 0.5), (-1.0, -2.0)]
@@ -84,19 +97,20 @@ def _phase(out: Path, quick: bool, key: str, label: str) -> list[Path]:
 @figure("markov", "phase_portrait_sum_lt_1", "Fig. 1a (code: energy_lines1.pdf)",
         "b*-flow field, energy contours, separatrix (orange), Gamma* (purple) and critical "
         "types on e = 0, p = q = 0.1")
-def phase_lt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    return _phase(out, quick, "sum_lt_1", "Fig. 1a")
+def phase_lt(out: Path, ctx: Context) -> list[Path]:
+    return _phase(out, ctx, "sum_lt_1", "Fig. 1a")
 
 
 @figure("markov", "phase_portrait_sum_gt_1", "Fig. 1c (code: energy_lines2.pdf)",
         "as Fig. 1a for p = q = 0.9: small initialisations flow to the unigram line")
-def phase_gt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    return _phase(out, quick, "sum_gt_1", "Fig. 1c")
+def phase_gt(out: Path, ctx: Context) -> list[Path]:
+    return _phase(out, ctx, "sum_gt_1", "Fig. 1c")
 
 
-def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
+def _basins(out: Path, ctx: Context, key: str, label: str) -> list[Path]:
     p, q = REGIMES[key]
-    n = 61 if quick else 201
+    size = ctx.size(nm.SIZES, "basins_figure")
+    n = size["grid"]
     w = np.linspace(-3, 3, n)
     e = np.linspace(-3, 3, n)
     grid = np.array([[1.0 if (ei != 0 and tm.basin(ei, wi, p, q) == "global") else 0.0
@@ -107,7 +121,7 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
 
     ax.pcolormesh(w, e, grid, cmap=ListedColormap(["#ef9a9a", "#a5d6a7"]), shading="auto")
     # Simulation: endpoints of the integrated flow on a coarse grid, as points.
-    m = 9 if quick else 15
+    m = size["flows"]
     pts = []
     sys = tm.system(p, q)
     us = float(tm.optimal_gap(p, q))
@@ -117,7 +131,7 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
                 continue
             sol = integrate(sys, (ei, wi), 3000.0, rtol=1e-8, atol=1e-10)
             ee, we = sol.y[:, -1]
-            reached = abs(ee**2 * (1 + 2 * we * abs(we)) - us) < 1e-3
+            reached = abs(tm.gap_twin(ee, we) - us) < 1e-3
             pts.append((wi, ei, 1.0 if reached else 0.0))
     pts = np.array(pts)
     for val, color, name in ((1.0, COLORS["global"], "flow ends at global min"),
@@ -127,7 +141,7 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
     e_sep = float(tm.separatrix_energy())
     ww, ee = np.meshgrid(w, e)
     with np.errstate(divide="ignore", invalid="ignore"):
-        energy = np.where(ww < 0, ee**2 - ww**2 + np.log(np.abs(ww)), np.nan)
+        energy = np.where(ww < 0, tm.energy_twin(ee, ww), np.nan)
     ax.contour(ww, ee, energy, levels=[e_sep], colors=COLORS["separatrix"], linewidths=1.5)
     ax.set_xlabel("w")
     ax.set_ylabel("e")
@@ -138,14 +152,14 @@ def _basins(out: Path, quick: bool, key: str, label: str) -> list[Path]:
 
 @figure("markov", "basins_sum_lt_1", "Fig. 1b (code: regions1.pdf)",
         "basins from the energy rule (shaded) and where integrated flows end (points)")
-def basins_lt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    return _basins(out, quick, "sum_lt_1", "Fig. 1b")
+def basins_lt(out: Path, ctx: Context) -> list[Path]:
+    return _basins(out, ctx, "sum_lt_1", "Fig. 1b")
 
 
 @figure("markov", "basins_sum_gt_1", "Fig. 1d (code: regions2.pdf)",
         "as Fig. 1b for p + q > 1: the origin lies in the local basin")
-def basins_gt(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    return _basins(out, quick, "sum_gt_1", "Fig. 1d")
+def basins_gt(out: Path, ctx: Context) -> list[Path]:
+    return _basins(out, ctx, "sum_gt_1", "Fig. 1d")
 
 
 def _band(ax, x, runs, color, label):
@@ -154,19 +168,20 @@ def _band(ax, x, runs, color, label):
     ax.plot(x, med, "o-", color=color, ms=2.5, lw=1, label=label)
 
 
-def _adam(p: float, q: float, init: str, quick: bool, device: str, cache) -> nm.FullRunResult:
+def _adam(p: float, q: float, init: str, ctx: Context) -> nm.FullRunResult:
     """The runs of the verify claims (same configs: a verify before retrains nothing)."""
-    budget = nm.BUDGETS["test" if quick else "quick"]
-    return nm.run_full(nm.adam_run_config(p, q, init, budget, device), cache)
+    budget = ctx.size(nm.SIZES, "full")
+    return nm.run_full(nm.adam_run_config(p, q, init, budget), cache=ctx.cache,
+                       device=ctx.device)
 
 
 @figure("markov", "init_loss_curves", "Fig. 4 (code: loss_avg.pdf)",
         "full model, standard Gaussian vs the authors' initialisation at p = 0.5, q = 0.8 "
         "(median and range over seeds), unigram and bigram lines from theory")
-def init_loss(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def init_loss(out: Path, ctx: Context) -> list[Path]:
     p, q = 0.5, 0.8
-    std = _adam(p, q, "gaussian", quick, device, cache)
-    good = _adam(p, q, "authors", quick, device, cache)
+    std = _adam(p, q, "gaussian", ctx)
+    good = _adam(p, q, "authors", ctx)
     fig, axes = new_figure(width=5.0)
     ax = axes[0, 0]
     _band(ax, std.steps, std.eval_loss, COLORS["sim"], "standard init (N(0, 0.02^2))")
@@ -186,29 +201,28 @@ def init_loss(out: Path, quick: bool = False, device: str = "cpu", cache=None) -
 
 
 def _u_rank_one(y: np.ndarray) -> np.ndarray:
-    """Gap u = f1 - f0 of the rank-one state (e, s, c1, c2, b) [theory.rank_one_logits]."""
-    e, s, c1, c2, _ = y
-    def logit(x):
-        pre = e * x + s
-        return e * (pre + c2 * np.maximum(0, c1 * pre))
-    return logit(1) - logit(0)
+    """Gap u = f1 - f0 of the rank-one state (e, s, c1, c2, b) (theory.markov.rank_one_logits)."""
+    f0, f1 = tm.rank_one_logits_twin(*y)
+    return f1 - f0
 
 
 @figure("markov", "full_vs_reduced", "authors' loss-comparison.pdf (rebuttal)",
         "full model from a rank-one init with inert attention, plain GD on the exact "
         "population loss, against the exact rank-one restriction (up to its first ReLU "
         "kink) and the paper's (e, w, b) ODE, at matched time t = lr * steps; p = 0.2, "
-        "q = 0.3, (e0, w0, b0) = (1, -1, 0)")
-def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu",
-                    cache=None) -> list[Path]:
+        "q = 0.3, (e0, w0, b0) = (1, -1, 0).  Drawn to t = 30 (t = 4 at the test profile), "
+        "past the comparison window of markov.canonical_tracks_full: its two GD runs are "
+        "trained here once, not shared with the claim")
+def full_vs_reduced(out: Path, ctx: Context) -> list[Path]:
     p, q, e0, w0, b0 = 0.2, 0.3, 1.0, -1.0, 0.0
-    t_end, seq_len = (4.0, 16) if quick else (30.0, 64)
+    size = ctx.size(nm.SIZES, "full_vs_reduced")
+    t_end, seq_len = size["t_end"], size["seq_len"]
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     for lr, marker in ((0.2, "s"), (0.05, "o")):
         res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=lr, t_end=t_end,
-                                            record_dt=0.2, seq_len=seq_len, device=device),
-                              cache)
+                                            record_dt=0.2, seq_len=seq_len),
+                              cache=ctx.cache, device=ctx.device)
         u = res.logits[:, 1] - res.logits[:, 0]
         axes[0, 0].plot(res.time, u, marker, ms=2.5, color=COLORS["sim"], alpha=0.6,
                         label=f"full model, GD step {lr}")
@@ -218,14 +232,15 @@ def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu",
     values = {tm.P: p, tm.Q: q, tm.NPOS: float(seq_len - 1)}
     sol = integrate(tm.rank_one_system(), tm.rank_one_state(e0, w0, b0), t_end, values,
                     t_eval=np.linspace(0, t_end, 400),
-                    events=(lambda t, y: y[1], lambda t, y: y[0] + y[1]))
+                    events=(lambda t, y: tm.rank_one_kinks_twin(y[0], y[1])[0],
+                            lambda t, y: tm.rank_one_kinks_twin(y[0], y[1])[1]))
     axes[0, 0].plot(sol.t, _u_rank_one(sol.y), color=COLORS["theory"], lw=1.5,
                     label="rank-one restriction (to first kink)")
     axes[0, 1].plot(sol.t, sol.y[1], color=COLORS["theory"], lw=1.5,
                     label="rank-one restriction (to first kink)")
     ewb = integrate(tm.system(p, q, bias="trained"), (e0, w0, b0), t_end,
                     t_eval=np.linspace(0, t_end, 400))
-    u_ewb = ewb.y[0] ** 2 * (1 + 2 * ewb.y[1] * np.abs(ewb.y[1]))
+    u_ewb = tm.gap_twin(ewb.y[0], ewb.y[1])
     axes[0, 0].plot(ewb.t, u_ewb, "--", color=COLORS["sim2"], lw=1.5, label="(e, w, b) ODE")
     axes[0, 1].plot(ewb.t, -ewb.y[0] / 2, "--", color=COLORS["sim2"], lw=1.5,
                     label="(e, w, b) ODE: s = -e/2")
@@ -243,11 +258,11 @@ def full_vs_reduced(out: Path, quick: bool = False, device: str = "cpu",
 @figure("markov", "rank_energy", "code: energy1.py (energy1-4.pdf); paper Fig. 5",
         "top-singular-value energy of W_V and W_1 over training from Gaussian init "
         "(median and range over seeds)")
-def rank_energy(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def rank_energy(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     for ax, (p, q) in zip(axes[0], ((0.5, 0.8), (0.2, 0.3)), strict=True):
-        res = _adam(p, q, "gaussian", quick, device, cache)
+        res = _adam(p, q, "gaussian", ctx)
         _band(ax, res.steps, res.spectrum_wv[:, :, 0], COLORS["sim"], "W_V")
         _band(ax, res.steps, res.spectrum_w1[:, :, 0], COLORS["sim2"], "W_1")
         ax.axhline(0.9, color=COLORS["theory"], ls=":", label="0.9 (claim)")

@@ -1,4 +1,4 @@
-"""Full single-layer transformer on Markov chains (Makkuva et al.; spec §2, §5).
+"""Full single-layer transformer on Markov chains (Makkuva et al., *Local to Global*).
 
 Everything is a function of a parameter dict so that :func:`numerics.ensemble.train` can
 stack members.  Parameter names and shapes (binary chain, ``d`` = embedding width)::
@@ -9,13 +9,13 @@ stack members.  Parameter names and shapes (binary chain, ``d`` = embedding widt
     w1 [4d, d], w2 [d, 4d]  ReLU feed-forward with residual, no biases
     b  []        output bias (scalar)
 
-For S > 2 states (symmetric kernel, spec §1 "Markov-Simple") ``wte`` is [S, d], the output
+For S > 2 states (symmetric kernel, the authors' code, Markov-Simple) ``wte`` is [S, d], the output
 is ``z @ wte.T + b`` with ``b`` [S], and the loss is softmax cross-entropy.
 
-Choices (the paper's text was unavailable, spec §0):
+Choices (the paper's text was unavailable to us):
 
 * The first symbol is drawn from the stationary law, as the paper intends; the authors'
-  sampler draws it uniformly (spec §1, a bug that only touches position 1).
+  sampler (``get_batch``) draws it uniformly (a bug that only touches position 1).
 * ``soft_targets=True`` replaces the sampled next symbol by its conditional law given x_n
   (Rao-Blackwellisation): the same expected loss and gradient, with less noise.  The
   evaluation loss always uses it.
@@ -23,7 +23,7 @@ Choices (the paper's text was unavailable, spec §0):
   only (their code); the attention weights keep the Gaussian initialisation.
 * The rank-one initialisation from canonical (e0, w0, b0) uses an all-positive hidden sign
   vector, so that the full model's logits equal the canonical logits exactly at t = 0
-  (the authors' random hidden signs shift b; spec §2).  It needs e0 > 0.
+  (the authors' random hidden signs shift b).  It needs e0 > 0.
 * Optimiser as the authors' code (github.com/Bond1995/Markov, ``main.py`` and
   ``get_parameter_group_specs``): AdamW, betas (0.9, 0.95), weight decay 1e-3 on the
   attention and feed-forward matrices only (``NO_DECAY``: wte, wpe, b), and
@@ -31,8 +31,9 @@ Choices (the paper's text was unavailable, spec §0):
   cycle_momentum=False)`` (:func:`one_cycle`; the final rate is max/5).
 
 Simulations follow one pattern: a frozen config (:class:`FullRun`, :class:`RankOneRun`), a
-result dataclass, and ``run_xxx(config, cache=None)`` (memoised in the process and kept in
-``numerics.cache.RunCache``), used by both ``verify`` and ``figures``.
+result dataclass, and a run function declared with :func:`numerics.cache.run_function`
+(``run_full(config, cache=ctx.cache, device=ctx.device)``), used by both ``verify`` and
+``figures``.  Their sizes by profile are the one table :data:`SIZES`.
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from numerics.cache import RunCache, resolve
+from numerics.cache import run_function
+from numerics.context import SizeTable
 from numerics.device import select_device
 from numerics.ensemble import (
     OptimizerConfig,
@@ -58,11 +59,12 @@ from numerics.ensemble import (
     stack_members,
     train,
 )
+from theory import markov as tm
 
 __all__ = [
-    "BUDGETS",
     "CANONICAL_FIELDS",
     "NO_DECAY",
+    "SIZES",
     "Budget",
     "FullRun",
     "FullRunResult",
@@ -137,7 +139,7 @@ def transition_matrix(config: MarkovConfig, dtype=torch.float64) -> torch.Tensor
 def stationary(config: MarkovConfig, dtype=torch.float64) -> torch.Tensor:
     """Stationary law: (q, p)/(p+q) for the binary chain, uniform for the symmetric one."""
     if config.binary:
-        return torch.tensor([config.q, config.p], dtype=dtype) / (config.p + config.q)
+        return torch.tensor(tm.stationary_twin(config.p, config.q), dtype=dtype)
     return torch.full((config.states,), 1.0 / config.states, dtype=dtype)
 
 
@@ -154,7 +156,7 @@ def sample_chains(
         [torch.rand(batch, n, generator=g, device=device, dtype=torch.float64) for g in generators]
     )
     if config.binary:
-        pi1 = config.p / (config.p + config.q)
+        _, pi1 = tm.stationary_twin(config.p, config.q)
         return _binary_chain((u[..., 0] < pi1).long(), u[..., 1:] < config.p,
                              u[..., 1:] >= config.q)
     s = config.states
@@ -250,10 +252,9 @@ def stacked_forward(params: Params, x: torch.Tensor) -> torch.Tensor:
 
     The member axis is folded into the batch axis by hand (no vmap), so the causal head
     runs as one ``scaled_dot_product_attention`` call over all K * B sequences: on a CPU
-    that is torch's fused (flash) kernel, which never stores the N x N scores.  Measured on
-    2 cores at the bench size (K = 64, d = 4, N = 64, B = 32): 46 ms per gradient against
-    93 ms for the vmapped :func:`forward` in chunks of 16 and 134 ms in one call
-    (numerics/bench.py).  Same arithmetic as :func:`forward` (tested to float64 rounding).
+    that is torch's fused (flash) kernel, which never stores the N x N scores, and faster
+    than the vmapped :func:`forward` (``tdcheck bench`` times both).  Same arithmetic as
+    :func:`forward` (tested to float64 rounding).
     """
     wte, wpe = params["wte"], params["wpe"]
     n = x.shape[-1]
@@ -263,8 +264,8 @@ def stacked_forward(params: Params, x: torch.Tensor) -> torch.Tensor:
         states = torch.arange(wte.shape[1], device=x.device)
         onehot = (x[..., None] == states).to(wte.dtype)  # [K, B, N, S]
         h = _stacked_linear(onehot, wte.transpose(1, 2)) + wpe[:, None, :n]
-    # one product for q, k and v: three [d -> d] batched products of inner size d = 4 ran
-    # 3-5x slower than one [d -> 3d] product (2 cores, K = 64, B N = 2048)
+    # one product for q, k and v: three [d -> d] batched products of inner size d = 4 are
+    # slower than one [d -> 3d] product
     qkv = _stacked_linear(h, torch.cat([params["wq"], params["wk"], params["wv"]], dim=1))
     q, k, v = qkv.split(h.shape[-1], dim=-1)
     att = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1 / math.sqrt(h.shape[-1]))
@@ -308,7 +309,7 @@ def _gaussian(config: MarkovConfig, g: torch.Generator, std: float, dtype, devic
     def normal(*shape, scale=std):
         return torch.randn(*shape, generator=g, dtype=dtype, device=device) * scale
 
-    proj = std / math.sqrt(2.0)  # GPT-2 scaling of c_proj weights, n_layer = 1 (spec §2)
+    proj = std / math.sqrt(2.0)  # GPT-2 scaling of c_proj weights, n_layer = 1 (the authors' ``base`` init)
     params = {
         "wte": normal(d) if config.binary else normal(s, d),
         "wpe": normal(n, d),
@@ -337,7 +338,7 @@ def init_gaussian(
 def init_authors(
     config: MarkovConfig, dtype=torch.float64, device="cpu"
 ) -> Callable[[torch.Generator], Params]:
-    """The authors' ``good`` initialisation: wte = -1, wpe = 0.5, W_1 = 2, W_2 = -2 (spec §2)."""
+    """The authors' ``good`` initialisation: wte = -1, wpe = 0.5, W_1 = 2, W_2 = -2 (their code)."""
 
     def init(g: torch.Generator) -> Params:
         params = _gaussian(config, g, 0.02, dtype, device)
@@ -391,8 +392,8 @@ def _chunked_forward(params: Params, x: torch.Tensor, chunk: int | None) -> torc
 
     The same logits, sequence by sequence; only the peak memory changes: the explicit N x N
     scores of :func:`forward` take B N^2 floats per member, and the trainer evaluates the
-    observables of all members in one vmapped call (at N = 1024, 1000 members and
-    B = 64 that would be 762 GiB, 12.2 MiB per member and sequence measured on CPU)."""
+    observables of all members in one vmapped call (at the paper's N = 1024 with 1000
+    members that is hundreds of GiB without chunks)."""
     if chunk is None or chunk >= x.shape[0]:
         return forward(params, x)
     return torch.cat([forward(params, x[i:i + chunk]) for i in range(0, x.shape[0], chunk)])
@@ -401,7 +402,7 @@ def _chunked_forward(params: Params, x: torch.Tensor, chunk: int | None) -> torc
 def canonical(params: Params, x: torch.Tensor, chunk: int | None = None) -> torch.Tensor:
     """Canonical scalars of one binary member, in the order of ``CANONICAL_FIELDS``.
 
-    Procedure of spec §5: alpha = top right singular vector of W_1 (sign chosen so that
+    Procedure (our proposal; the authors' code has no extractor): alpha = top right singular vector of W_1 (sign chosen so that
     e = <wte, alpha> >= 0); f0, f1 = mean logit over positions with x_n = 0, 1 on the
     contexts ``x`` [B, N]; u = f1 - f0; b = f0 + e^2/2; w from the FF gain
     2 w|w| = u/e^2 - 1; position = mean_n <wpe_n, alpha> (the paper ties it to -e/2);
@@ -431,7 +432,7 @@ def one_cycle(
     total: int, pct_start: float = 0.02, div_factor: float = 100.0,
     final_div_factor: float = 0.05,
 ) -> Callable[[int], float]:
-    """The authors' schedule as a multiplier of the maximum rate (spec §2).
+    """The authors' schedule as a multiplier of the maximum rate (their ``main.py``).
 
     Exactly ``torch.optim.lr_scheduler.OneCycleLR(total_steps=total, pct_start=0.02,
     div_factor=100, final_div_factor=0.05, anneal_strategy="cos", cycle_momentum=False)``
@@ -462,8 +463,8 @@ def one_cycle(
     return schedule
 
 
-# The authors' AdamW parameter groups (their ``get_parameter_group_specs``, nanoGPT's rule;
-# spec §2): biases, the output bias b and the embeddings wte, wpe get no weight decay; the
+# The authors' AdamW parameter groups (their ``get_parameter_group_specs``, nanoGPT's rule):
+# biases, the output bias b and the embeddings wte, wpe get no weight decay; the
 # attention and feed-forward matrices are decayed.  (In Markov-Simple2, where wte is a
 # bias-free Linear(1, d), their rule would decay wte; we follow Markov-Simple, the d = 8
 # setting of the paper, where wte is an Embedding.)
@@ -502,7 +503,6 @@ class FullRun:
     schedule: bool = True
     record_every: int = 50
     dtype: str = "float32"
-    device: str = "cpu"
     eval_batch: int = 256
     member_chunk: int | None = None
     eval_chunk: int | None = None
@@ -572,9 +572,12 @@ def _init_for(run: FullRun, dtype, device) -> Callable[[torch.Generator], Params
     return init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
 
 
-def _compute_full(run: FullRun) -> FullRunResult:
+@run_function("markov.run_full", maxsize=8)
+def run_full(run: FullRun, *, device: str = "cpu") -> FullRunResult:
+    """Train ``run.members`` members together and record what the claims and figures need
+    (on ``device``; the run cache keys it with the config)."""
     start = time.perf_counter()
-    device = select_device(run.device)
+    device = select_device(device)
     dtype = {"float32": torch.float32, "float64": torch.float64}[run.dtype]
     cfg = run.config
     params = stack_members(_init_for(run, dtype, device),
@@ -616,22 +619,10 @@ def _compute_full(run: FullRun) -> FullRunResult:
     )
 
 
-_memo_full = lru_cache(maxsize=32)(_compute_full)
-
-
-def run_full(run: FullRun, cache: RunCache | None = None) -> FullRunResult:
-    """Train ``run.members`` members together and record what the claims and figures need.
-
-    Memoised in the process (check and control share runs) and in ``cache`` on disk
-    (verify and figures share runs).
-    """
-    return resolve(cache).get_or_compute(run, lambda: _memo_full(run), "markov.run_full")
-
-
 # ---------------------------------------------------------------------- standard runs
 @dataclass(frozen=True)
 class Budget:
-    """Sizes of the standard full-model runs (a profile picks one; see verify/markov.py).
+    """Sizes of the standard full-model runs (the values of :data:`SIZES` ``full``).
     ``member_chunk`` and ``eval_chunk`` bound memory only (:class:`FullRun`)."""
 
     steps: int = 1000
@@ -645,39 +636,67 @@ class Budget:
     eval_chunk: int | None = None
 
 
-# Sizes shared by verify (by profile) and figures (quick flag), so that figures after a
-# verify retrain nothing.  Reasons in verify/markov.py's module docstring.
-BUDGETS: dict[str, Budget] = {
-    "test": Budget(steps=300, members=4, d=4, seq_len=16, batch=8, eval_batch=64,
-                   record_every=20),
-    "quick": Budget(steps=1000, members=8, d=4, seq_len=32, batch=16, eval_batch=128,
-                    record_every=50),
-    # Profile thorough, binary chain: the authors' configuration (spec §2 defaults table,
-    # their Markov-Simple/src/config/markov.py): N = 1024, batch 16, 1000 iterations of
-    # AdamW + OneCycle (adam_run_config), d = 8 (Markov-Simple, the d of the saved weights,
-    # spec §2/§5; whether the NeurIPS runs used Simple (d = 8) or Simple2 (d = 4) is open,
-    # spec "Open doubts"); 1000 seeds (Fig. 4 averages runs; issue 11 §4: >= 1000 members).
-    # Evaluation: 64 shared sequences every 50th iteration (the authors use 1024 sequences
-    # every iteration; an evaluation choice: counted FLOPs per member, 1024 sequences at
-    # the 21 recorded iterations would cost 1.5 TFLOP, about the 1.7 TFLOP of the 1000
-    # training steps, against 0.09 TFLOP for 64).
-    # Memory, measured on CPU (float32, one gradient step, resident-set growth with K):
-    # 15.5 MiB per member with the fused causal attention of stacked_forward, 203 MiB if
-    # the attention falls back to torch's math kernel (N x N scores stored); member_chunk
-    # 200 keeps a chunk under 40 GiB either way (200 x 203 MiB = 39.6 GiB).  The
-    # observables run vmapped over all members (the trainer does not chunk them): the
-    # explicit-score forward takes 12.2 MiB per member and sequence, so eval_chunk 2 holds
-    # that to 1000 x 2 x 12.2 MiB = 24 GiB.  Sized for one GPU; not run here.
-    "paper": Budget(steps=1000, members=1000, d=8, seq_len=1024, batch=16, eval_batch=64,
-                    record_every=50, member_chunk=200, eval_chunk=2),
-    # Profile thorough, S > 2 states (markov.multi_state): the authors' multi-state run
-    # (spec §4 loss-states.py -> loss01.pdf: S = 5, 5000 iterations; §6.1) in the
-    # Markov-Simple configuration above (d = 8, N = 1024, batch 16); its learning rate is
-    # not in the spec, so the default 2e-3 of their config (spec §2) is kept.  Memory per
-    # member as the binary chain (measured at S = 5: 12.9 MiB fused).
-    "paper_multi": Budget(steps=5000, members=1000, d=8, seq_len=1024, batch=16,
-                          eval_batch=64, record_every=50, member_chunk=200, eval_chunk=2),
-}
+_TEST = Budget(steps=300, members=4, d=4, seq_len=16, batch=8, eval_batch=64, record_every=20)
+_QUICK = Budget(steps=1000, members=8, d=4, seq_len=32, batch=16, eval_batch=128,
+                record_every=50)
+_PAPER = Budget(steps=1000, members=1000, d=8, seq_len=1024, batch=16, eval_batch=64,
+                record_every=50, member_chunk=200, eval_chunk=2)
+
+# The row's one size table, read by the claims (verify/markov.py) and the figures at the same
+# profile, so that figures after a verify train nothing new.  Fallback: ci -> quick,
+# thorough -> ci (numerics.context).
+#
+# full: the full-model AdamW runs (adam_run_config).  test: smoke size; quick (and ci):
+# d = 4 (the authors' Markov-Simple2 default), N = 32, batch 16, 1000 iterations, 8 seeds
+# stacked in one run (the chain is first order, so N only sets the tokens per batch; 8 seeds
+# make the seed-level intervals informative).  thorough: the authors' configuration (their
+# Markov-Simple/src/config/markov.py): N = 1024, batch 16, 1000 iterations, d = 8
+# (Markov-Simple, the d of their saved weights; whether the NeurIPS runs used Simple, d = 8,
+# or Simple2, d = 4, is open), 1000 seeds (Fig. 4 averages runs).  Evaluation: 64 shared
+# sequences every 50th iteration (the authors evaluate 1024 sequences every iteration; 64
+# keep the evaluation a small share of the training FLOPs).  Memory: member_chunk 200
+# bounds the gradient's memory per chunk even if the attention falls back to torch's math
+# kernel (N x N scores stored), and eval_chunk 2 bounds the vmapped observables (explicit
+# scores per member and sequence); sized for one GPU.
+# full_multi: the S-state chains of markov.multi_state; thorough is the authors' multi-state
+# run (Markov-Simple/figures/loss-states.py: S = 5, 5000 iterations) in the configuration
+# above, at the default lr 2e-3 of their config (its own rate is not recorded).
+SIZES = SizeTable({
+    "full": {
+        "test": _TEST,
+        "quick": _QUICK,
+        "thorough": _PAPER,
+    },
+    "full_multi": {
+        "test": _TEST,
+        "quick": _QUICK,
+        "thorough": Budget(steps=5000, members=1000, d=8, seq_len=1024, batch=16,
+                           eval_batch=64, record_every=50, member_chunk=200, eval_chunk=2),
+    },
+    # (states, p, q) of markov.multi_state (q is used by the binary chain only)
+    "multi_cases": {
+        "test": ((5, 0.9, 0.5),),
+        "quick": ((5, 0.2, 0.5), (5, 0.9, 0.5)),
+        "ci": ((3, 0.2, 0.5), (3, 0.9, 0.5), (5, 0.2, 0.5), (5, 0.9, 0.5)),
+    },
+    # root-finder starts of markov.critical_set
+    "critical_starts": {"test": 15, "quick": 40},
+    # markov.canonical_*tracks_full: sequence length, time cap, the GD step ladder and the
+    # fewest grid points the comparison window must hold (verify/markov.py)
+    "tracks": {
+        "test": {"seq_len": 16, "t_cap": 2.0, "steps": (0.4, 0.2, 0.1, 0.05), "min_points": 5},
+        "quick": {"seq_len": 64, "t_cap": 10.0, "steps": (0.4, 0.2, 0.1, 0.05),
+                  "min_points": 9},
+        "ci": {"seq_len": 64, "t_cap": 10.0, "steps": (0.2, 0.1, 0.05, 0.025),
+               "min_points": 9},
+    },
+    # figures: grid sizes of the phase portraits and basin maps, and the rank-one GD runs
+    # of full_vs_reduced (drawn to t = 30, past the claims' comparison window)
+    "phase_grid": {"test": 41, "quick": 121},
+    "basins_figure": {"test": {"grid": 61, "flows": 9}, "quick": {"grid": 201, "flows": 15}},
+    "full_vs_reduced": {"test": {"t_end": 4.0, "seq_len": 16},
+                        "quick": {"t_end": 30.0, "seq_len": 64}},
+})
 
 
 def full_config(p: float, q: float, budget: Budget, states: int = 2, **kw) -> MarkovConfig:
@@ -686,12 +705,12 @@ def full_config(p: float, q: float, budget: Budget, states: int = 2, **kw) -> Ma
                         batch=budget.batch, **kw)
 
 
-def adam_run_config(p: float, q: float, init: str, budget: Budget, device: str = "cpu",
-                    seed: int = 0, states: int = 2) -> FullRun:
+def adam_run_config(p: float, q: float, init: str, budget: Budget, seed: int = 0,
+                    states: int = 2) -> FullRun:
     """The authors' optimiser and schedule on the full model (module doc)."""
     return FullRun(full_config(p, q, budget, states=states), init=init,
                    members=budget.members, seed=seed, steps=budget.steps, lr=2e-3,
-                   optimizer="adam", record_every=budget.record_every, device=device,
+                   optimizer="adam", record_every=budget.record_every,
                    eval_batch=budget.eval_batch, member_chunk=budget.member_chunk,
                    eval_chunk=budget.eval_chunk)
 
@@ -701,7 +720,7 @@ def adam_run_config(p: float, q: float, init: str, budget: Budget, device: str =
 class RankOneRun:
     """Plain GD on the full model's exact population loss, from a rank-one init with inert
     attention (W_V = W_O = 0), where the restriction ``theory.markov.rank_one_system`` is
-    exact (module doc of theory/markov.py; [our derivation]).
+    exact (theory/markov.py; our derivation).
 
     With W_V = W_O = 0 the attention output and all attention gradients vanish, so the logit
     at position n depends on x_n alone, and with a stationary first symbol every position
@@ -721,7 +740,6 @@ class RankOneRun:
     record_dt: float
     d: int = 4
     seq_len: int = 64
-    device: str = "cpu"
 
     def __post_init__(self) -> None:
         for name in ("lr", "t_end", "record_dt"):
@@ -753,7 +771,7 @@ class RankOneResult:
 
 def rank_one_population_loss(p: float, q: float, seq_len: int) -> Callable[[Params], torch.Tensor]:
     """Exact population loss of the full model while its attention is inert (RankOneRun)."""
-    pi0, pi1 = q / (p + q), p / (p + q)
+    pi0, pi1 = tm.stationary_twin(p, q)
 
     def loss(params: Params) -> torch.Tensor:
         dtype = params["wte"].dtype
@@ -767,9 +785,11 @@ def rank_one_population_loss(p: float, q: float, seq_len: int) -> Callable[[Para
     return loss
 
 
-def _compute_rank_one(run: RankOneRun) -> RankOneResult:
+@run_function("markov.run_rank_one", maxsize=16)
+def run_rank_one(run: RankOneRun, *, device: str = "cpu") -> RankOneResult:
+    """Plain GD on the full model from a rank-one init (on ``device``; cached)."""
     start = time.perf_counter()
-    device = select_device(run.device)
+    device = select_device(device)
     cfg = MarkovConfig(p=run.p, q=run.q, d=run.d, seq_len=run.seq_len, batch=1)
     init = init_rank_one(cfg, run.e0, run.w0, run.b0, dtype=torch.float64, device=device)
     gen = member_generators(1, 0, device)
@@ -809,12 +829,3 @@ def _compute_rank_one(run: RankOneRun) -> RankOneResult:
     return RankOneResult(run=run, time=_np64(traj.time)[0], state=obs[:, :5],
                          logits=obs[:, 7:9], off_manifold=obs[:, 5], attention=obs[:, 6],
                          loss=_np64(traj.loss)[0], seconds=time.perf_counter() - start)
-
-
-_memo_rank_one = lru_cache(maxsize=64)(_compute_rank_one)
-
-
-def run_rank_one(run: RankOneRun, cache: RunCache | None = None) -> RankOneResult:
-    """Plain GD on the full model from a rank-one init (memoised and cached)."""
-    return resolve(cache).get_or_compute(run, lambda: _memo_rank_one(run),
-                                         "markov.run_rank_one")

@@ -14,7 +14,7 @@ from numerics.context import Context
 
 def test_theory_figures_write_png_pdf_and_data(tmp_path):
     for name in ("phase_portrait_sum_gt_1", "basins_sum_lt_1"):
-        paths = FIGURES[f"markov.{name}"].fn(tmp_path, quick=True)
+        paths = FIGURES[f"markov.{name}"].fn(tmp_path, Context(profile="test"))
         assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}
         assert all(p.stat().st_size > 0 for p in paths)
     data = np.load(tmp_path / "basins_sum_lt_1.npz")

@@ -133,6 +133,7 @@ def test_rank_one_population_loss_is_exact_and_gd_stays_on_the_manifold():
     p, q, e0, w0, b0 = 0.2, 0.3, 1.0, -1.0, 0.1
     run = nm.RankOneRun(p, q, e0, w0, b0, lr=0.1, t_end=1.0, record_dt=0.5, seq_len=8)
     res = nm.run_rank_one(run)
+    assert nm.run_rank_one(run) is res  # served by the run function's in-process LRU
     f0, f1 = (float(v) for v in tm.logits(e0, w0, b0))
     assert res.logits[0] == pytest.approx([f0, f1], rel=1e-12)
     assert res.loss[0] == pytest.approx(float(tm.reduced_loss(e0, w0, b0, p, q)), rel=1e-12)
@@ -160,13 +161,18 @@ def _folded_against_vmapped(cfg, members, device="cpu", dtype=torch.float64):
     """(loss, grads) of the folded fast path and of vmap over the one-member loss."""
     from torch.func import grad_and_value, vmap
 
-    from numerics.ensemble import _stacked_gradient, stack_members
+    from numerics.ensemble import stack_members
 
     params = stack_members(nm.init_gaussian(cfg, std=0.5, dtype=dtype, device=device),
                            member_generators(members, 0, device))
     x = nm.sample_chains(cfg, member_generators(members, 100, device), device)
     vmapped = vmap(grad_and_value(nm.train_loss(cfg)))(params, x)
-    folded = _stacked_gradient(nm.stacked_train_loss(cfg).fn)(params, x)
+    # the folded path's per-member gradients: autograd of the summed member losses (members
+    # share no parameters), as the trainer's fast path takes them
+    leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    losses = nm.stacked_train_loss(cfg).fn(leaves, x)
+    grads = torch.autograd.grad(losses.sum(), list(leaves.values()))
+    folded = dict(zip(leaves, grads, strict=True)), losses.detach()
     return folded, vmapped
 
 
@@ -207,9 +213,9 @@ def test_member_and_eval_chunks_leave_the_run_unchanged(states):
 
     cfg = nm.MarkovConfig(p=0.3, q=0.4, d=4, seq_len=12, batch=4, states=states)
     run = nm.FullRun(cfg, members=3, steps=4, record_every=2, eval_batch=7, dtype="float64")
-    ref = nm._compute_full(run)
-    by_eval = nm._compute_full(dataclasses.replace(run, eval_chunk=3))
-    by_member = nm._compute_full(dataclasses.replace(run, member_chunk=2, eval_chunk=3))
+    ref = nm.run_full(run)
+    by_eval = nm.run_full(dataclasses.replace(run, eval_chunk=3))
+    by_member = nm.run_full(dataclasses.replace(run, member_chunk=2, eval_chunk=3))
     for name in ("eval_loss", "eval_se", "spectrum_wv", "spectrum_w1", "canonical"):
         if getattr(ref, name) is not None:
             np.testing.assert_array_equal(getattr(by_eval, name), getattr(ref, name))
@@ -248,3 +254,15 @@ def test_vectorised_sampler_equals_stepping_through_positions(p, q, states, seed
     cfg = nm.MarkovConfig(p=p, q=q, states=states, seq_len=40, batch=8)
     fast = nm.sample_chains(cfg, member_generators(3, seed))
     assert torch.equal(fast, _chains_by_loop(cfg, member_generators(3, seed)))
+
+
+def test_sizes_table_falls_back_and_budgets_are_the_runs_sizes():
+    """One size table: ci reads quick's full-model runs, thorough the paper's; the tracks
+    step ladder halves at ci (and thorough falls back to it)."""
+    assert nm.SIZES.at("full", "ci") == nm.SIZES.at("full", "quick")
+    paper = nm.SIZES.at("full", "thorough")
+    assert (paper.d, paper.seq_len, paper.batch, paper.members) == (8, 1024, 16, 1000)
+    assert nm.SIZES.at("full_multi", "thorough").steps == 5000
+    assert nm.SIZES.at("tracks", "thorough") == nm.SIZES.at("tracks", "ci")
+    run = nm.adam_run_config(0.5, 0.8, "gaussian", nm.SIZES.at("full", "quick"), seed=3)
+    assert (run.members, run.steps, run.seed, run.config.seq_len) == (8, 1000, 3, 32)

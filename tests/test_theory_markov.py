@@ -1,4 +1,4 @@
-"""theory.markov: derived closed forms against the spec's quotes (re-derived, not copied)."""
+"""theory.markov: derived closed forms against the authors' and our quoted forms (re-derived, not copied)."""
 
 import math
 
@@ -13,7 +13,7 @@ from theory import markov as tm
 P, Q = tm.P, tm.Q
 prob = st.floats(0.03, 0.97)
 
-# spec §1 table: (p, q) -> H(pi), H_rate, u*
+# reference numbers (p, q) -> H(pi), H_rate, u*, computed independently
 TABLE = [
     ((0.5, 0.8), 0.666278, 0.619015, -1.386294),
     ((0.2, 0.3), 0.673012, 0.544587, 2.233592),
@@ -29,19 +29,19 @@ def test_reference_numbers(pq, uni, bi, us):
     assert float(tm.optimal_gap(*pq)) == pytest.approx(us, abs=1e-6)
 
 
-def test_derived_slope_equals_spec_formula_symbolically():
+def test_derived_slope_equals_quoted_formula_symbolically():
     quoted = P * Q * (P + Q - 1) / (P + Q) ** 2
     assert sp.simplify(tm.profile_slope_at_zero(P, Q) - quoted) == 0
 
 
 @given(prob, prob)
-def test_curvature_at_optimum_matches_spec(p, q):
+def test_curvature_at_optimum_matches_quoted_formula(p, q):
     quoted = p * q * (1 - p) * (1 - q) / ((p + q) * (2 - p - q))
     assert float(tm.profile_curvature_at_optimum(p, q)) == pytest.approx(quoted, rel=1e-8)
 
 
 @given(prob, prob, st.floats(-2, 2), st.floats(-2, 2))
-def test_derived_bias_equals_spec_closed_form(p, q, e, w):
+def test_derived_bias_equals_authors_closed_form(p, q, e, w):
     import mpmath
 
     # The quoted form cancels ~|u|/ln 10 digits when q > p and u << 0 (p - q + sqrt(...)
@@ -81,7 +81,7 @@ def test_attention_reconstruction_invariants_and_a0_slice():
     from theory.flow import gradient_flow
 
     ell = sp.Function("ell")
-    u = tm.E**2 * (1 + tm.A / 4) * (1 + 2 * tm.W * sp.Abs(tm.W))
+    u = tm.attention_gap(tm.E, tm.W, tm.A)
     sys = tm.attention_system()
     abstract = gradient_flow(ell(u), (tm.E, tm.W, tm.A), (), invariants=dict(sys.invariants),
                              branches=sys.branches)
@@ -111,7 +111,7 @@ def test_attention_reconstruction_invariants_and_a0_slice():
      ((0.2, 0.3), (0.1, 0.1), "global"), ((0.2, 0.3), (0.3, -1.5), "local"),
      ((0.2, 0.3), (1, -2), "local"), ((0.9, 0.9), (0.1, 0.1), "local")],
 )
-def test_basin_matches_spec_table(pq, start, basin):
+def test_basin_matches_integrated_table(pq, start, basin):
     assert tm.basin(*start, *pq) == basin
 
 
@@ -155,7 +155,30 @@ def test_bad_input_raises_naming_parameter():
 
 
 def test_equations_are_named_expressions():
-    eqs = tm.equations()
+    eqs = {eq.name: eq for eq in tm.equations()}
     assert "energy E(e, w)" in eqs and "optimal bias b*(e, w)" in eqs
-    assert all(isinstance(v, sp.Basic) for v in eqs.values())
-    assert all(isinstance(sp.latex(v), str) for v in eqs.values())
+    assert all(isinstance(eq.expr, sp.Basic) and eq.source for eq in eqs.values())
+    assert all(isinstance(sp.latex(eq.expr), str) for eq in eqs.values())
+
+
+@given(st.floats(-3, 3), st.floats(-3, 3), st.floats(-1, 1))
+def test_twins_are_the_theory_functions_in_floats(e, w, b):
+    assert tm.gap_twin(e, w) == pytest.approx(float(tm.gap(e, w)), rel=1e-12, abs=1e-12)
+    f0, f1 = tm.logits_twin(e, w, b)
+    g0, g1 = (float(v) for v in tm.logits(e, w, b))
+    assert (f0, f1) == pytest.approx((g0, g1), rel=1e-12, abs=1e-12)
+    du = tm.gap_gradient_twin(e, w)
+    # du/de = 2 e (1 + 2w|w|), du/dw = 4 e^2 |w| (our derivation of the gradient)
+    assert du == pytest.approx((2 * e * (1 + 2 * w * abs(w)), 4 * e * e * abs(w)),
+                               rel=1e-12, abs=1e-12)
+    if abs(w) > 1e-3:
+        assert tm.energy_twin(e, w) == pytest.approx(float(tm.energy(e, w)), rel=1e-12,
+                                                     abs=1e-12)
+
+
+def test_symmetric_chain_levels():
+    # the authors' S = 5, p = 0.1 lines: entropy rate h(p) + p ln(S - 1), unigram ln S
+    assert float(tm.symmetric_bigram_loss(0.1, 5)) == pytest.approx(0.46371, abs=1e-5)
+    assert float(tm.symmetric_unigram_loss(5)) == pytest.approx(math.log(5), rel=1e-15)
+    with pytest.raises(ValueError, match="states must be an integer"):
+        tm.symmetric_unigram_loss(1)

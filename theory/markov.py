@@ -1,38 +1,45 @@
 """Markov chains and initialisation: Makkuva et al., *Local to Global* (NeurIPS 2024).
 
 Reduced theory of a single-layer transformer trained on a binary first-order Markov chain
-with kernel ``P = [[1-p, p], [q, 1-q]]`` (spec ``shared/papers/markov.md``).  The paper's
-equation numbers were not available to us (spec §0); references below are to the spec's
-sections, which cite the authors' code.
+with kernel ``P = [[1-p, p], [q, 1-q]]``.  The paper's own equation numbers were not
+available to us, so references below name the paper's objects (its canonical parameters,
+reduced loss, energy, Fig. 1) and, where a formula comes from there, the authors' code
+(github.com/Bond1995/Markov: Markov-Fixed/src/models/base.py for the canonical model,
+Markov-Fixed/energy/contour_plot.py for the landscape).
 
-Canonical parameters (spec §3.1)::
+Canonical parameters (the paper's canonical model; the authors' code, Markov-Fixed)::
 
     logit(x_n) = e^2 (1 + 2 w|w|) x_n + b - e^2/2,   f0 = logit(0),  f1 = logit(1)
     u = f1 - f0 = e^2 (1 + 2 w|w|)                   (the parameterisation-free "gap")
 
-Everything here is *derived* with sympy from the loss of spec §3.2; the closed forms the spec
-quotes (b*, u*, l'(0), the energy, the separatrix level) are re-derived, and the tests compare
-the derivation with those quotes.
+Everything here is *derived* with sympy from the population loss of that model; the closed
+forms the authors' code uses (b*, the energy, the separatrix level) and the ones we derived
+(u*, l'(0), l''(u*)) are re-derived, and the tests compare the derivation with those forms.
 
 Choices made where the paper is ambiguous (say so in reports):
 
-* ``bias="optimal"`` (b eliminated by its optimum b*, the code's phase portraits) is the
+* ``bias="optimal"`` (b eliminated by its optimum b*, the authors' phase portraits) is the
   system whose energy is conserved; ``bias="trained"`` is the authors' trainable canonical
   model (Markov-Fixed), for which the energy is *not* conserved (shown by ``drift``).
 * Points with ``e0 = 0`` stay on the unigram line forever; ``basin`` calls them "local".
   ``w = 0`` is invariant; for p+q > 1 it lies in the local basin, for p+q < 1 in the
-  global one (spec §3.6 includes w >= 0 in I_min for p+q > 1).
+  global one (our reading of the basins of Fig. 1b/d, which put w >= 0 in I_min for
+  p+q > 1).
 * The attention extension ``(e, w, a)`` is **our reconstruction, unverified** against the
-  paper (its text was unavailable; spec §3.7).  The review quotes the canonical attention
-  score ``attn_{n,i} = a (x_n - 1/2)(x_i - 1/2)`` (the paper's Eq. 45) with linear attention.
+  paper (its text was unavailable).  The review quotes the canonical attention score
+  ``attn_{n,i} = a (x_n - 1/2)(x_i - 1/2)`` (the paper's Eq. 45) with linear attention.
   We take values ``v_i = h_i = e (x_i - 1/2) alpha`` (W_O W_V acting as identity on the
   rank-one direction, its scale absorbed in ``a``) and the causal *mean* over the past
   (1/n normalisation, as a softmax would give a convex combination).  Because
   ``(x_i - 1/2)^2 = 1/4`` for binary symbols, the attention output is exactly
   ``(a/4) h_n``: the pre-FF signal is ``e (1 + a/4)(x_n - 1/2) alpha``.  With the ReLU
-  block of spec §3.1 and tied output this gives, on the branch ``e (1 + a/4) > 0``,
-  ``u(e, w, a) = e^2 (1 + a/4)(1 + 2 w|w|)`` and ``f0 = b - e^2 (1 + a/4)/2``.  A sum
-  instead of a mean would make the factor position-dependent (``n a / 4``).
+  block of the canonical model and tied output this gives, on the branch
+  ``e (1 + a/4) > 0``, ``u(e, w, a) = e^2 (1 + a/4)(1 + 2 w|w|)`` and
+  ``f0 = b - e^2 (1 + a/4)/2``.  A sum instead of a mean would make the factor
+  position-dependent (``n a / 4``).
+
+Float twins (``*_twin``, :class:`theory.flow.Twin`) are lambdified from these functions'
+own expressions, for numerics, verify and figures.
 """
 
 from __future__ import annotations
@@ -43,10 +50,13 @@ from typing import Literal
 
 import sympy as sp
 
-from theory.flow import ReducedSystem, gradient_flow
+from theory.flow import Equation, ReducedSystem, Twin, gradient_flow
 
 __all__ = [
+    "C1",
+    "C2",
     "NPOS",
+    "S_POS",
     "A",
     "B",
     "E",
@@ -54,15 +64,24 @@ __all__ = [
     "Q",
     "U",
     "W",
+    "attention_gap",
+    "attention_invariant",
     "attention_system",
     "basin",
     "bigram_loss",
     "binary_entropy",
     "critical_type",
     "energy",
+    "energy_twin",
     "equations",
+    "ff_gain",
+    "ff_gain_twin",
     "gap",
+    "gap_gradient",
+    "gap_gradient_twin",
+    "gap_twin",
     "logits",
+    "logits_twin",
     "loss_from_logits",
     "optimal_bias",
     "optimal_gap",
@@ -70,7 +89,10 @@ __all__ = [
     "profile_curvature_at_optimum",
     "profile_loss",
     "profile_slope_at_zero",
+    "rank_one_kinks",
+    "rank_one_kinks_twin",
     "rank_one_logits",
+    "rank_one_logits_twin",
     "rank_one_state",
     "rank_one_system",
     "reduced_loss",
@@ -78,7 +100,10 @@ __all__ = [
     "separatrix_energy",
     "stable_profile_loss",
     "stationary_distribution",
+    "stationary_twin",
     "structured_system",
+    "symmetric_bigram_loss",
+    "symmetric_unigram_loss",
     "system",
     "unigram_loss",
 ]
@@ -124,9 +149,9 @@ def _log_sigmoid(x: sp.Expr) -> sp.Expr:
     return -sp.log(1 + sp.exp(-x))
 
 
-# ---------------------------------------------------------------------- data (spec §1)
+# ---------------------------------------------------------------------- data
 def stationary_distribution(p, q) -> tuple[sp.Expr, sp.Expr]:
-    """(pi0, pi1) = (q, p)/(p+q), the stationary law of the chain (spec §1)."""
+    """(pi0, pi1) = (q, p)/(p+q), the stationary law of the chain."""
     p, q = _pq(p, q)
     return q / (p + q), p / (p + q)
 
@@ -138,39 +163,71 @@ def binary_entropy(x) -> sp.Expr:
 
 
 def unigram_loss(p, q) -> sp.Expr:
-    """H(pi): loss of the best predictor that ignores x_n (spec §1)."""
+    """H(pi): loss of the best predictor that ignores x_n (the paper's unigram loss)."""
     _, pi1 = stationary_distribution(p, q)
     return binary_entropy(pi1)
 
 
 def bigram_loss(p, q) -> sp.Expr:
-    """Entropy rate H_rate = [q h(p) + p h(q)]/(p+q), in nats (spec §1)."""
+    """Entropy rate H_rate = [q h(p) + p h(q)]/(p+q), in nats (the paper's bigram loss)."""
     p, q = _pq(p, q)
     return (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q)
 
 
 def optimal_gap(p, q) -> sp.Expr:
-    """u* = ln[(1-p)(1-q)/(pq)]: the gap f1 - f0 of the Bayes predictor (spec §3.2)."""
+    """u* = ln[(1-p)(1-q)/(pq)]: the gap f1 - f0 of the Bayes predictor (our derivation)."""
     p, q = _pq(p, q)
     return sp.log((1 - p) * (1 - q) / (p * q))
 
 
+def symmetric_unigram_loss(states) -> sp.Expr:
+    """ln S: the unigram loss of the symmetric S-state chain (uniform stationary law; the
+    authors' code, Markov-Simple, vocabulary S > 2)."""
+    states = _num(states)
+    if states.is_number and not (states.is_integer and states >= 2):
+        raise ValueError(f"states must be an integer >= 2, got {states}")
+    return sp.log(states)
+
+
+def symmetric_bigram_loss(p, states) -> sp.Expr:
+    """h(p) + p ln(S - 1): the entropy rate of the symmetric S-state chain that stays with
+    probability 1 - p and moves to each other state with p/(S - 1) (the authors' code,
+    Markov-Simple)."""
+    symmetric_unigram_loss(states)  # validates states
+    return binary_entropy(p) + _prob("p", p) * sp.log(_num(states) - 1)
+
+
 # ---------------------------------------------------------------------- reduced loss
+def ff_gain(w) -> sp.Expr:
+    """1 + 2 w|w|: the gain of the ReLU feed-forward block on the canonical logit (the
+    paper's canonical model; the authors' code, Markov-Fixed/src/models/base.py)."""
+    w = _real("w", w)
+    return 1 + 2 * w * sp.Abs(w)
+
+
 def gap(e, w) -> sp.Expr:
-    """u = e^2 (1 + 2 w|w|) (spec §3.1)."""
-    e, w = _real("e", e), _real("w", w)
-    return e**2 * (1 + 2 * w * sp.Abs(w))
+    """u = e^2 (1 + 2 w|w|), the gap f1 - f0 of the canonical logits."""
+    return _real("e", e) ** 2 * ff_gain(w)
+
+
+def gap_gradient(e, w) -> tuple[sp.Expr, sp.Expr]:
+    """(du/de, du/dw) of :func:`gap`: the normal of the level sets u = const (our
+    derivation; the critical set Gamma* = {u = u*} is one of them)."""
+    u = gap(E, W)
+    grad = (sp.diff(u, E), sp.diff(u, W))
+    return tuple(g.subs({E: _real("e", e), W: _real("w", w)}, simultaneous=True) for g in grad)
 
 
 def logits(e, w, b) -> tuple[sp.Expr, sp.Expr]:
-    """(f0, f1): the canonical logits at x_n = 0 and x_n = 1 (spec §3.1)."""
+    """(f0, f1): the canonical logits at x_n = 0 and x_n = 1 (the paper's canonical model)."""
     b = _real("b", b)
     f0 = b - _real("e", e) ** 2 / 2
     return f0, f0 + gap(e, w)
 
 
 def loss_from_logits(f0, f1, p, q) -> sp.Expr:
-    """Population BCE of a predictor that outputs sigma(f_{x_n}) (spec §3.2), in nats."""
+    """Population BCE of a predictor that outputs sigma(f_{x_n}), in nats (the paper's
+    reduced loss; the authors' code, contour_plot.py)."""
     p, q = _pq(p, q)
     pi0, pi1 = stationary_distribution(p, q)
     return -pi1 * (q * _log_sigmoid(-f1) + (1 - q) * _log_sigmoid(f1)) - pi0 * (
@@ -179,7 +236,7 @@ def loss_from_logits(f0, f1, p, q) -> sp.Expr:
 
 
 def reduced_loss(e, w, b, p, q) -> sp.Expr:
-    """L(e, w, b) of spec §3.2."""
+    """L(e, w, b): the population loss of the canonical model."""
     f0, f1 = logits(e, w, b)
     return loss_from_logits(f0, f1, p, q)
 
@@ -203,7 +260,7 @@ def _optimal_logit0_generic() -> sp.Expr:
 
 
 def optimal_logit0(u, p, q) -> sp.Expr:
-    """f0*(u) = argmin over b of the loss at fixed gap u (derived, spec §3.2)."""
+    """f0*(u) = argmin over b of the loss at fixed gap u (our derivation)."""
     p, q = _pq(p, q)
     return _optimal_logit0_generic().subs({U: _real("u", u), P: p, Q: q}, simultaneous=True)
 
@@ -232,12 +289,12 @@ def stable_profile_loss(u, p, q) -> sp.Expr:
 
 
 def optimal_bias(e, w, p, q) -> sp.Expr:
-    """b*(e, w) = e^2/2 + f0*(u(e, w)) (spec §3.2)."""
+    """b*(e, w) = e^2/2 + f0*(u(e, w)) (the authors' code, contour_plot.py; derived here)."""
     return _real("e", e) ** 2 / 2 + optimal_logit0(gap(e, w), p, q)
 
 
 def profile_loss(u, p, q) -> sp.Expr:
-    """l(u) = min_b L: the loss as a function of the gap alone (spec §3.2)."""
+    """l(u) = min_b L: the loss as a function of the gap alone (the paper's L(e, w))."""
     f0 = optimal_logit0(u, p, q)
     return loss_from_logits(f0, f0 + _real("u", u), p, q)
 
@@ -253,7 +310,7 @@ def _slope_generic() -> sp.Expr:
 
 
 def profile_slope_at_zero(p, q) -> sp.Expr:
-    """l'(0), derived (spec quotes pq(p+q-1)/(p+q)^2); its sign is that of p+q-1."""
+    """l'(0), derived (equal to pq(p+q-1)/(p+q)^2, our derivation); its sign is that of p+q-1."""
     p, q = _pq(p, q)
     return _slope_generic().subs({P: p, Q: q}, simultaneous=True)
 
@@ -264,14 +321,15 @@ def _curvature_generic() -> sp.Expr:
 
 
 def profile_curvature_at_optimum(p, q) -> sp.Expr:
-    """l''(u*), evaluated from the derived profile (spec quotes pq(1-p)(1-q)/((p+q)(2-p-q)))."""
+    """l''(u*), from the derived profile (equal to pq(1-p)(1-q)/((p+q)(2-p-q)), our derivation)."""
     p, q = _pq(p, q)
     return _curvature_generic().subs({P: p, Q: q}, simultaneous=True)
 
 
-# ---------------------------------------------------------------------- energy (spec §3.4)
+# ---------------------------------------------------------------------- energy
 def energy(e, w) -> sp.Expr:
-    """E = e^2 - w^2 - sign(w) ln|w|, conserved by the b*-flow (w != 0)."""
+    """E = e^2 - w^2 - sign(w) ln|w|, conserved by the b*-flow (w != 0): the paper's energy
+    (Fig. 1a/c contours; the authors' code, contour_plot.py)."""
     e, w = _real("e", e), _real("w", w)
     if w.is_number and w == 0:
         raise ValueError("w must be non-zero (the energy is undefined on w = 0), got 0")
@@ -301,7 +359,7 @@ def saddle_point() -> tuple[sp.Expr, sp.Expr]:
 def system(
     p=P, q=Q, bias: Literal["optimal", "trained"] = "optimal"
 ) -> ReducedSystem:
-    """Gradient flow of the canonical model (spec §3.3).
+    """Gradient flow of the canonical model (the paper's Fig. 1 flow).
 
     ``bias="optimal"``: state (e, w), loss l(u(e, w)) with b = b*(e, w); conserves the
     energy.  ``bias="trained"``: state (e, w, b), loss L(e, w, b) (the authors'
@@ -320,7 +378,7 @@ def system(
             invariants=inv,
             branches=_BRANCHES,
             name="markov (e, w), b = b*",
-            assumptions="b eliminated by its optimum b*(e, w) (spec §3.2-3.3)",
+            assumptions="b eliminated by its optimum b*(e, w) (the authors' phase portraits)",
         )
     if bias == "trained":
         return gradient_flow(
@@ -330,7 +388,7 @@ def system(
             invariants=inv,
             branches=_BRANCHES,
             name="markov (e, w, b)",
-            assumptions="b trained jointly, as in the authors' Markov-Fixed model (spec §3.3)",
+            assumptions="b trained jointly, as in the authors' Markov-Fixed model",
         )
     raise ValueError(f"bias must be 'optimal' or 'trained', got {bias!r}")
 
@@ -349,8 +407,20 @@ def structured_system() -> ReducedSystem:
         invariants={"energy": energy(E, W)},
         branches=_BRANCHES,
         name="markov (e, w), l abstract",
-        assumptions="L depends on (e, w) only through u (spec §3.2)",
+        assumptions="L depends on (e, w) only through u",
     )
+
+
+def attention_gap(e, w, a) -> sp.Expr:
+    """u(e, w, a) = e^2 (1 + a/4)(1 + 2 w|w|): the gap with the attention scalar a (our
+    reconstruction of the paper's L(e, w, a), unverified; module doc)."""
+    return _real("e", e) ** 2 * (1 + _real("a", a) / 4) * ff_gain(w)
+
+
+def attention_invariant(e, a) -> sp.Expr:
+    """e^2 - 2 (a + 4)^2: conserved by the (e, w, a) flow of :func:`attention_system` (our
+    derivation: grad of it is orthogonal to grad u in (e, a))."""
+    return _real("e", e) ** 2 - 2 * (_real("a", a) + 4) ** 2
 
 
 def attention_system(p=P, q=Q) -> ReducedSystem:
@@ -361,12 +431,11 @@ def attention_system(p=P, q=Q) -> ReducedSystem:
     """
     p, q = _pq(p, q)
     params = tuple(s for s in (p, q) if isinstance(s, sp.Symbol))
-    u = E**2 * (1 + A / 4) * (1 + 2 * W * sp.Abs(W))
     return gradient_flow(
-        stable_profile_loss(u, p, q),
+        stable_profile_loss(attention_gap(E, W, A), p, q),
         (E, W, A),
         params,
-        invariants={"energy": energy(E, W), "attention": E**2 - 2 * (A + 4) ** 2},
+        invariants={"energy": energy(E, W), "attention": attention_invariant(E, A)},
         branches=_BRANCHES,
         name="markov (e, w, a), b = b* [reconstruction]",
         assumptions="linear attention, score a(x_n-1/2)(x_i-1/2), causal mean (module doc)",
@@ -375,20 +444,21 @@ def attention_system(p=P, q=Q) -> ReducedSystem:
 
 # ---------------------------------------------------------------------- critical set
 def critical_type(w, p, q) -> Literal["min", "max", "saddle"]:
-    """Predicted type of the unigram point (0, w) (spec §3.5).
+    """Predicted type of the unigram point (0, w) (Fig. 1a/c markers; our derivation).
 
     L ~ H(pi) + l'(0) e^2 (1 + 2 w|w|) near e = 0, so the type is the sign of
     (p+q-1)(1+2w|w|): positive -> (non-strict) min, negative -> max, zero -> saddle.
     """
     p, q = _pq(p, q)
-    value = float(profile_slope_at_zero(p, q) * (1 + 2 * _real("w", w) * sp.Abs(w)))
+    value = float(profile_slope_at_zero(p, q) * ff_gain(w))
     if abs(value) < 1e-15:
         return "saddle"
     return "min" if value > 0 else "max"
 
 
 def basin(e0, w0, p, q) -> Literal["global", "local"]:
-    """Which minimum the b*-flow from (e0, w0) reaches, from the energy alone (spec §3.6).
+    """Which minimum the b*-flow from (e0, w0) reaches, from the energy alone (the basins
+    I* and I_min of Fig. 1b/d; the authors' code, regions1/2.pdf; our derivation).
 
     Uses that E is conserved and sign(w) invariant: on w < 0, E = e^2 - k(|w|) with
     k(t) = t^2 - ln t; trajectories reach the unigram line only where their level meets it.
@@ -420,33 +490,6 @@ def _saddle_floats() -> tuple[float, float]:
     return float(saddle_point()[1]), float(separatrix_energy())
 
 
-# ---------------------------------------------------------------------- equations
-def equations() -> dict[str, sp.Expr]:
-    """Named derived results for ``tdcheck equations markov``."""
-    sys_opt = structured_system()
-    sys_tr = system(bias="trained")
-    pi0, pi1 = stationary_distribution(P, Q)
-    return {
-        "stationary pi0": pi0,
-        "stationary pi1": pi1,
-        "unigram loss H(pi)": unigram_loss(P, Q),
-        "bigram loss H_rate": bigram_loss(P, Q),
-        "optimal gap u*": optimal_gap(P, Q),
-        "gap u(e, w)": gap(E, W),
-        "reduced loss L(e, w, b)": reduced_loss(E, W, B, P, Q),
-        "optimal bias b*(e, w)": optimal_bias(E, W, P, Q),
-        "profile slope l'(0)": profile_slope_at_zero(P, Q),
-        "energy E(e, w)": energy(E, W),
-        "separatrix energy E_sep": separatrix_energy(),
-        "saddle (e, w)": sp.Tuple(*saddle_point()),
-        "flow de/dt (b = b*, l(u) = min_b L)": sys_opt.rhs[0],
-        "flow dw/dt (b = b*, l(u) = min_b L)": sys_opt.rhs[1],
-        "flow db/dt (b trained)": sys_tr.rhs[2],
-        "attention gap u(e, w, a) [reconstruction]": E**2 * (1 + A / 4) * (1 + 2 * W * sp.Abs(W)),
-        "attention invariant [reconstruction]": E**2 - 2 * (A + 4) ** 2,
-    }
-
-
 # ---------------------------------------------------------------------- rank-one restriction
 S_POS = sp.Symbol("s", real=True)
 C1 = sp.Symbol("c1", real=True)
@@ -459,7 +502,7 @@ def rank_one_logits(e, s, c1, c2, b) -> tuple[sp.Expr, sp.Expr]:
 
     With unit vectors alpha (R^d) and u = 1/sqrt(4d) (R^{4d}): wte = e alpha, every
     wpe_n = s alpha, W_1 = c1 u alpha^T, W_2 = c2 alpha u^T and W_V = W_O = 0, the
-    single-layer model of spec §2 gives ``logit(x) = e (e x + s + c2 [c1 (e x + s)]_+) + b``.
+    single-layer model (the full model of numerics.markov) gives ``logit(x) = e (e x + s + c2 [c1 (e x + s)]_+) + b``.
     The paper's canonical model is the slice s = -e/2, c1 = 2|w|, c2 = 2w.
     """
     def logit(x):
@@ -467,6 +510,13 @@ def rank_one_logits(e, s, c1, c2, b) -> tuple[sp.Expr, sp.Expr]:
         return e * (pre + c2 * sp.Max(0, c1 * pre)) + b
 
     return logit(0), logit(1)
+
+
+def rank_one_kinks(e, s) -> tuple[sp.Expr, sp.Expr]:
+    """The ReLU inputs of :func:`rank_one_logits` at x = 0 and x = 1 divided by c1,
+    (s, e + s): the restriction's flow has a kink where either vanishes (our derivation)."""
+    e, s = _real("e", e), _real("s", s)
+    return s, e + s
 
 
 def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
@@ -497,3 +547,49 @@ def rank_one_state(e0, w0, b0) -> tuple[float, float, float, float, float]:
     """Map the paper's canonical (e0, w0, b0) to the rank-one state (e, s, c1, c2, b)."""
     e0, w0, b0 = float(_real("e0", e0)), float(_real("w0", w0)), float(_real("b0", b0))
     return e0, -e0 / 2, 2 * abs(w0), 2 * w0, b0
+
+
+# ---------------------------------------------------------------------- float twins
+ff_gain_twin = Twin(ff_gain, W)
+gap_twin = Twin(gap, E, W)
+gap_gradient_twin = Twin(gap_gradient, E, W)
+logits_twin = Twin(logits, E, W, B)
+energy_twin = Twin(energy, E, W)
+stationary_twin = Twin(stationary_distribution, P, Q)
+rank_one_logits_twin = Twin(rank_one_logits, E, S_POS, C1, C2, B)
+rank_one_kinks_twin = Twin(rank_one_kinks, E, S_POS)
+
+
+# ---------------------------------------------------------------------- equations
+def equations() -> list[Equation]:
+    """Named derived results for ``tdcheck equations markov``."""
+    sys_opt = structured_system()
+    sys_tr = system(bias="trained")
+    pi0, pi1 = stationary_distribution(P, Q)
+    model = "the paper's canonical model (the authors' code, Markov-Fixed)"
+    landscape = "the authors' code, Markov-Fixed/energy/contour_plot.py"
+    return [
+        Equation("stationary pi0", pi0, "the chain's stationary law"),
+        Equation("stationary pi1", pi1, "the chain's stationary law"),
+        Equation("unigram loss H(pi)", unigram_loss(P, Q), "the paper's unigram loss"),
+        Equation("bigram loss H_rate", bigram_loss(P, Q), "the paper's bigram loss"),
+        Equation("optimal gap u*", optimal_gap(P, Q), "our derivation"),
+        Equation("gap u(e, w)", gap(E, W), model),
+        Equation("reduced loss L(e, w, b)", reduced_loss(E, W, B, P, Q), model),
+        Equation("optimal bias b*(e, w)", optimal_bias(E, W, P, Q),
+                 f"{landscape}; derived here"),
+        Equation("profile slope l'(0)", profile_slope_at_zero(P, Q), "our derivation"),
+        Equation("energy E(e, w)", energy(E, W), f"the paper's energy ({landscape})"),
+        Equation("separatrix energy E_sep", separatrix_energy(),
+                 f"the level through the saddle ({landscape}); our derivation"),
+        Equation("saddle (e, w)", sp.Tuple(*saddle_point()), "our derivation"),
+        Equation("flow de/dt (b = b*, l(u) = min_b L)", sys_opt.rhs[0],
+                 "gradient flow of the paper's L(e, w) (Fig. 1a/c)"),
+        Equation("flow dw/dt (b = b*, l(u) = min_b L)", sys_opt.rhs[1],
+                 "gradient flow of the paper's L(e, w) (Fig. 1a/c)"),
+        Equation("flow db/dt (b trained)", sys_tr.rhs[2], model),
+        Equation("attention gap u(e, w, a) [reconstruction]", attention_gap(E, W, A),
+                 "our reconstruction of the paper's L(e, w, a), unverified"),
+        Equation("attention invariant [reconstruction]", attention_invariant(E, A),
+                 "our derivation on that reconstruction"),
+    ]
