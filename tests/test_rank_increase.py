@@ -68,8 +68,7 @@ def _quadratic(draw):
 def test_stage_functions_agree_on_quadratics(hb):
     H, beta = hb
     w = sp.symbols(f"w0:{H.rows}", real=True)
-    wv = sp.Matrix(w)
-    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    g = tr.quadratic_loss(H, beta, w)
     exact = tr.quadratic_stages(H, beta)
     numeric = tr.incremental_stages(g, w)
     assert len(exact) == len(numeric)
@@ -140,8 +139,7 @@ def test_vo_first_symbolic():
 def test_diagonal_flow_conserves_imbalance_and_log_flow_is_equivalent():
     H, beta, u0, v0 = tr.three_coordinate_example()
     w = sp.symbols("w0:3", real=True)
-    wv = sp.Matrix(w)
-    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    g = tr.quadratic_loss(H, beta, w)
     diag = tr.diagonal_flow(g, w)
     assert all(diag.drift(f"imbalance_{i}") == 0 for i in range(3))
     logf = tr.log_flow(g, w)
@@ -189,10 +187,30 @@ def test_head_gradients_match_finite_differences():
 
 
 def test_equations_are_sympy():
-    eqs = tr.equations()
+    eqs = {eq.name: eq.expr for eq in tr.equations()}
     assert eqs["imbalance u0^2 - v0^2 drift"] == 0
     assert eqs["three-coordinate T_4"] == R(595, 12)
     assert all(isinstance(v, sp.Basic) for v in eqs.values())
+
+
+def test_quadratic_loss_and_its_float_forms_agree():
+    H, beta, _, _ = tr.three_coordinate_example()
+    w = (R(1, 3), R(-2, 5), R(3, 7))
+    exact = tr.quadratic_loss(H, beta, w)
+    Hn, bn = np.array(H.tolist(), dtype=float), np.array([float(b) for b in beta])
+    assert tr.quadratic_value(Hn, bn, [float(x) for x in w]) == pytest.approx(float(exact))
+    grad = [sp.diff(tr.quadratic_loss(H, beta, sp.symbols("w0:3")), x) for x in sp.symbols("w0:3")]
+    at = {x: v for x, v in zip(sp.symbols("w0:3"), w, strict=True)}
+    assert np.allclose(tr.quadratic_gradient(Hn, bn, [float(x) for x in w]),
+                       [float(gi.subs(at)) for gi in grad])
+
+
+def test_log_weight_twin_and_imbalance():
+    s, k = np.array([0.3, -1.2]), np.array([-0.5, -4.0])
+    assert np.allclose(tr.weights_from_log(s, k), 0.25 * (np.exp(2 * s) - np.exp(2 * k - 2 * s)))
+    assert sp.simplify(tr.log_weight(tr.SIGMA, tr.KAPPA).subs(tr.SIGMA, tr.KAPPA / 2)) == 0
+    u, v = sp.symbols("u v", real=True)
+    assert tr.imbalance(u, v) == u**2 - v**2
 
 
 # ---------------------------------------------------------------------- numerics
