@@ -216,13 +216,13 @@ def test_log_weight_twin_and_imbalance():
 # ---------------------------------------------------------------------- numerics
 def test_torch_losses_match_theory():
     head = nr.head_problem(n=4)
-    hp = nr._head(head)
-    fn = nr._torch_loss(head, "cpu")
+    hp = nr.diagonal_head(head)
+    fn = nr.torch_loss(head, "cpu")
     u, v = np.random.default_rng(0).standard_normal((2, 6)) * 0.7
     params = {"u": torch.tensor(u), "v": torch.tensor(v)}
     assert float(fn(params)) == pytest.approx(hp.loss(u * v), rel=1e-12)
     quad = nr.three_coordinate_problem()
-    fq = nr._torch_loss(quad, "cpu")
+    fq = nr.torch_loss(quad, "cpu")
     p3 = {"u": torch.tensor(u[:3]), "v": torch.tensor(v[:3])}
     assert float(fq(p3)) == pytest.approx(nr.problem_loss(quad)(u[:3] * v[:3]), rel=1e-12)
 
@@ -230,9 +230,9 @@ def test_torch_losses_match_theory():
 def test_ladder_member_equals_single_run():
     quad = nr.three_coordinate_problem()
     _, _, u0, v0 = tr.three_coordinate_example()
-    both = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-2, 1e-3), u0=u0, v0=v0, lr=0.05,
+    both = nr.run_ladder(nr.LadderConfig(quad, alphas=(1e-2, 1e-3), u0=u0, v0=v0, lr=0.05,
                                           tau_max=0.5, record_every=10))
-    one = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-3,), u0=u0, v0=v0, lr=0.05,
+    one = nr.run_ladder(nr.LadderConfig(quad, alphas=(1e-3,), u0=u0, v0=v0, lr=0.05,
                                          tau_max=0.5, record_every=10))
     assert np.array_equal(both.w[1], one.w[0])
     # GD changes (u-v)(u+v) by exactly (1 - lr^2 g^2) per step: drift is O(lr^2)
@@ -250,12 +250,32 @@ def test_measurements():
     assert float(nr.stable_rank(m)) == pytest.approx(1.0)
     assert float(nr.stable_rank(np.eye(3))) == pytest.approx(3.0)
     assert nr.gd_time_shift(1.0, 1.0, 0.01) > 0
+    sv = np.linalg.svd(np.stack([m, np.eye(2), np.zeros((2, 2))]), compute_uv=False)
+    assert np.allclose(nr.stable_rank_from_singular_values(sv),
+                       nr.stable_rank(np.stack([m, np.eye(2), np.zeros((2, 2))])))
+
+
+def test_one_size_table_with_the_one_fallback_rule():
+    for name in ("quadratic", "head"):
+        assert nr.standard_ladder(name, "ci") == nr.standard_ladder(name, "quick")
+        assert nr.standard_ladder(name, "thorough").alphas == nr.FIG2_ALPHAS
+        assert nr.standard_log_flow(name, "thorough") == nr.standard_log_flow(name, "quick")
+    assert nr.standard_ladder("head", "thorough", "adam").lr == 1e-3
+    assert nr.standard_ladder("head", "test").alphas == (1e-2, 1e-4, 1e-8)
+    assert nr.standard_full_head("thorough").alphas[-1] == 1e-12
+    assert nr.standard_scale_sweep("test").steps == 400
+    imb = nr.standard_imbalance_run("quadratic", "quick")
+    assert (imb.alphas, imb.record_every, imb.tau_max) == ((1e-2,), 1, 6.0)
+    kicks = nr.standard_perturbations("test")
+    assert {c.alpha for c in kicks.values()} == {1e-16}
+    with pytest.raises(ValueError, match="profile"):
+        nr.standard_ladder("head", "huge")
 
 
 def test_log_flow_head_matches_spec_numbers():
     head = nr.head_problem()
     u0, v0 = nr.default_init(6, 1)
-    run = nr._run_log_flow(nr.LogFlowConfig(head, alphas=(1e-24,), u0=u0, v0=v0,
+    run = nr.run_log_flow(nr.LogFlowConfig(head, alphas=(1e-24,), u0=u0, v0=v0,
                                             tau_max=1.8, points=181))
     j = int(np.argmin(np.abs(run.tau - 1.7)))
     assert np.allclose(run.w[0, j], (2, 0, 0, 1, 0, 0), atol=2e-3)
@@ -269,8 +289,9 @@ def test_claims_listed_with_controls():
     assert len(cl) >= 10
     assert len({c.id for c in cl}) == len(cl)
     for c in cl:
-        assert c.check.func is c.control.func  # one check, two theories
+        assert c.check.func is c.control.func is c.function  # one check, two theories
         assert c.expected == "holds" or c.positive_control is not None
+        assert all(ex.via for ex in c.examples)
 
 
 def test_jump_time_claim_reports_predicted_and_extrapolated():
@@ -278,13 +299,14 @@ def test_jump_time_claim_reports_predicted_and_extrapolated():
     from verify.claims import Context
 
     ctx = Context(profile="test")
-    ev = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.PAPER_THEORY)
+    ev = vr.check_jump_times({"problem": "quadratic", "sim": "ode"}, ctx, theory=vr.PAPER_THEORY)
     pred = ev.details["ode_quadratic_T_predicted"]
     extr = ev.details["ode_quadratic_T_extrapolated"]
     assert pred == pytest.approx([40 / 29, 185 / 94, 185 / 36, 595 / 12])
     assert np.allclose(extr, pred, rtol=1e-2)
     assert ev.status == "holds"
-    control = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.MEMORYLESS)
+    control = vr.check_jump_times({"problem": "quadratic", "sim": "ode"}, ctx,
+                                  theory=vr.MEMORYLESS)
     assert control.part("ode_quadratic_T2").failed
 
 
