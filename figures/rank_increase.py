@@ -1,9 +1,10 @@
-"""Figures of Boix-Adserà et al., *Transformers learn through gradual rank increase* (spec §4).
+"""Figures of Boix-Adserà et al., *Transformers learn through gradual rank increase*.
 
-The runs are the verify claims' runs (``numerics.rank_increase.standard_*`` configs: ``quick``
-= the test sizes, else the quick verify sizes), so with a shared ``cache`` a figure after
-``tdcheck verify`` retrains nothing.  Theory (Algorithm 1) is drawn as black lines,
-simulations as coloured curves.  Time axes are rescaled time τ = t/log(1/α), t = lr·steps.
+The runs are the verify claims' runs at ``ctx.profile`` (``numerics.rank_increase.standard_*``
+configs, sized by its table ``SIZES``), read through the shared run cache, so a figure drawn
+after ``tdcheck verify`` at the same profile trains nothing new.  Theory (Algorithm 1) is
+drawn as black lines, simulations as coloured curves.  Time axes are rescaled time
+τ = t/log(1/α), t = lr·steps.
 """
 
 from __future__ import annotations
@@ -15,17 +16,13 @@ import numpy as np
 from figures.registry import figure
 from figures.style import COLORS, new_figure, save
 from numerics import rank_increase as nr
+from numerics.context import Context
 from theory import rank_increase as tr
 
+__all__ = ["clocks", "perturbations", "rank", "stable_rank_scale", "staircase"]
+
 PAPER = "rank_increase"
-
-
-def _size(quick: bool) -> str:
-    return "test" if quick else "quick"
-
-
-def _stages(problem: nr.Problem):
-    return nr.problem_stages(problem)
+_stages = nr.problem_stages  # Algorithm 1 (cached), shared with the claims
 
 
 def _alpha_colors(n: int):
@@ -88,16 +85,15 @@ def _entries_panel(ax, problem: nr.Problem, flow: nr.LogFlowRun, alpha: float,
     return {"tau": flow.tau[sel], "w": flow.w[j][sel]}
 
 
-@figure(PAPER, "staircase", "Figs. 2a-b (toy diagonal head) + spec §3.1 quadratic",
+@figure(PAPER, "staircase", "Figs. 2a-b (toy diagonal head) + our three-coordinate quadratic",
         "rescaled loss for several α (GD ladder, exact flow) converging to Algorithm 1's "
         "staircase; entries switching on one at a time, with switch-off and sign-flipped "
         "re-entry in the quadratic")
-def staircase(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    size = _size(quick)
-    head_gd = nr.run_ladder(nr.standard_ladder("head", size), cache)
-    head_ode = nr.run_log_flow(nr.standard_log_flow("head", size), cache)
-    quad_gd = nr.run_ladder(nr.standard_ladder("quadratic", size), cache)
-    quad_ode = nr.run_log_flow(nr.standard_log_flow("quadratic", size), cache)
+def staircase(out: Path, ctx: Context) -> list[Path]:
+    head_gd = nr.run_ladder(nr.standard_ladder("head", ctx.profile), cache=ctx.cache)
+    head_ode = nr.run_log_flow(nr.standard_log_flow("head", ctx.profile), cache=ctx.cache)
+    quad_gd = nr.run_ladder(nr.standard_ladder("quadratic", ctx.profile), cache=ctx.cache)
+    quad_ode = nr.run_log_flow(nr.standard_log_flow("quadratic", ctx.profile), cache=ctx.cache)
     fig, axes = new_figure(2, 2, width=5.4, height=3.9)
     data = {}
     d = nr.HEAD.d
@@ -110,7 +106,7 @@ def staircase(out: Path, quick: bool = False, device: str = "cpu", cache=None) -
         "(b) head entries, exact flow α = 1e-24", 3.0, legend_at=(0.84, 0.36)).items()})
     data.update({f"quad_{k}": v for k, v in _loss_panel(
         axes[1, 0], nr.QUAD, quad_gd, quad_ode, 8.0,
-        "(c) quadratic of spec §3.1: loss").items()})
+        "(c) three-coordinate quadratic: loss").items()})
     data.update({f"quad_entries_{k}": v for k, v in _entries_panel(
         axes[1, 1], nr.QUAD, quad_ode, 1e-24, [f"w_{i}" for i in range(3)],
         "(d) quadratic entries, exact flow α = 1e-24",
@@ -121,19 +117,10 @@ def staircase(out: Path, quick: bool = False, device: str = "cpu", cache=None) -
 @figure(PAPER, "perturbations", "Fig. 3a-b",
         "VO and KQ entries of the toy head after a 1e-2 kick (solid) vs the unperturbed flow "
         "(dashed): mid-plateau kicks return to w^k, kicks at a stage start keep the next plateaus")
-def perturbations(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    stages = _stages(nr.HEAD)
-    T = [float(s.jump_time) for s in stages]
-    mid = 0.5 * (T[1] + T[2])
-    alpha = 1e-16 if quick else 1e-24
-    base = nr.PerturbConfig(nr.HEAD, *nr.HEAD_INIT, alpha=alpha, points=401 if quick else 1201)
-    runs = {
-        "mid": nr.run_perturbation(nr.PerturbConfig(**{**base.__dict__, "tau_perturb": mid,
-                                                       "tau_end": mid + 0.25, "seed": 0}), cache),
-        "start": nr.run_perturbation(nr.PerturbConfig(**{**base.__dict__, "tau_perturb": T[1] + 0.1,
-                                                         "tau_end": T[2] + 0.6, "seed": 1}),
-                                     cache),
-    }
+def perturbations(out: Path, ctx: Context) -> list[Path]:
+    runs = {key: nr.run_perturbation(cfg, cache=ctx.cache)
+            for key, cfg in nr.standard_perturbations(ctx.profile).items()}
+    alpha = runs["mid"].config.alpha
     fig, axes = new_figure(2, 1, width=5.0, height=3.6)
     colors = _alpha_colors(nr.HEAD.p)
     names = [f"κ_{i}" for i in range(3)] + [f"ν_{i}" for i in range(3)]
@@ -155,13 +142,12 @@ def perturbations(out: Path, quick: bool = False, device: str = "cpu", cache=Non
     return save(fig, out, "perturbations", data)
 
 
-@figure(PAPER, "rank", "Figs. 2-3 (rank view), spec §3.3",
+@figure(PAPER, "rank", "Figs. 2-3 (rank view), our non-diagonal bridge test",
         "rank of ΔW_K W_Q^T and ΔW_V W_O^T over rescaled time: diagonal head (active "
         "coordinates) and full d×d head (singular values > 0.05), +1 per stage, VO first")
-def rank(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    size = _size(quick)
-    diag = nr.run_ladder(nr.standard_ladder("head", size), cache)
-    full = nr.run_full_head(nr.standard_full_head(size), cache)
+def rank(out: Path, ctx: Context) -> list[Path]:
+    diag = nr.run_ladder(nr.standard_ladder("head", ctx.profile), cache=ctx.cache)
+    full = nr.run_full_head(nr.standard_full_head(ctx.profile), cache=ctx.cache)
     d = nr.HEAD.d
     fig, axes = new_figure(3, 1, width=4.2, height=3.4)
     k = len(diag.alphas) - 1
@@ -178,8 +164,8 @@ def rank(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> lis
     ax.set_ylabel("rank (|w_i| > 1e-3)")
     ax.legend()
     j = len(full.config.alphas) - 1
-    rk = (full.sv_kq[j] > 0.05).sum(-1)
-    rv = (full.sv_vo[j] > 0.05).sum(-1)
+    rk = nr.active_count(full.sv_kq[j], 0.05)
+    rv = nr.active_count(full.sv_vo[j], 0.05)
     ax = axes[0, 1]
     ax.step(full.tau[j], rk, where="post", color=COLORS["sim"], label="rank ΔW_K W_Q^T")
     ax.step(full.tau[j], rv, where="post", color=COLORS["sim2"], label="rank ΔW_V W_O^T")
@@ -206,13 +192,12 @@ def rank(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> lis
 @figure(PAPER, "stable_rank_scale", "Fig. 7 (analogue on the toy full head, GD)",
         "stable rank of ΔW_K W_Q^T and ΔW_V W_O^T after a fixed number of GD steps against "
         "the init scale: smaller init, lower rank")
-def stable_rank_scale(out: Path, quick: bool = False, device: str = "cpu",
-                      cache=None) -> list[Path]:
-    run = nr.run_full_head(nr.standard_scale_sweep(_size(quick)), cache)
+def stable_rank_scale(out: Path, ctx: Context) -> list[Path]:
+    run = nr.run_full_head(nr.standard_scale_sweep(ctx.profile), cache=ctx.cache)
     scales = np.asarray(run.config.alphas)
 
     def sr(sv):
-        return (sv[:, -1] ** 2).sum(-1) / np.maximum(sv[:, -1, 0] ** 2, 1e-300)
+        return nr.stable_rank_from_singular_values(sv[:, -1])
 
     fig, axes = new_figure(1, 1, width=4.4, height=3.4)
     ax = axes[0, 0]
@@ -229,11 +214,11 @@ def stable_rank_scale(out: Path, quick: bool = False, device: str = "cpu",
                                                 "vo": sr(run.sv_vo)})
 
 
-@figure(PAPER, "clocks", "spec §2.1 (integrated-gradient clocks)",
+@figure(PAPER, "clocks", "the paper's limit theorem (integrated-gradient clocks)",
         "clocks b_i(τ) of the exact flow for several α against Algorithm 1's piecewise-linear "
-        "path through Stage.clocks (quadratic of spec §3.1)")
-def clocks(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
-    flow = nr.run_log_flow(nr.standard_log_flow("quadratic", _size(quick)), cache)
+        "path through Stage.clocks (our three-coordinate quadratic)")
+def clocks(out: Path, ctx: Context) -> list[Path]:
+    flow = nr.run_log_flow(nr.standard_log_flow("quadratic", ctx.profile), cache=ctx.cache)
     stages = _stages(nr.QUAD)
     pred = tr.clock_path(stages, flow.tau)
     fig, axes = new_figure(1, 1, width=5.4, height=3.6)
@@ -248,6 +233,6 @@ def clocks(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> l
                 label="Algorithm 1" if i == 0 else None)
     ax.set_xlabel("rescaled time τ")
     ax.set_ylabel("clock b_i(τ) = Δlog|u_i + v_i| / L")
-    ax.set_title("integrated-gradient clocks, quadratic of spec §3.1")
+    ax.set_title("integrated-gradient clocks, three-coordinate quadratic")
     ax.legend(ncol=2, loc="lower left")
     return save(fig, out, "clocks", {"tau": flow.tau, "b": flow.b, "pred": pred})

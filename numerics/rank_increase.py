@@ -4,10 +4,13 @@ Models, all as parameter dicts for :func:`numerics.ensemble.train` (members stac
 leading axis, one member per initialisation scale α of the ladder):
 
 * ``quadratic``: the diagonal linear network ``g(u ⊙ v)`` with ``g(w) = ½wᵀHw - βᵀw``
-  (spec §3.1); params ``u``, ``v`` [p].
-* ``head``: the diagonal softmax head of spec §1.2-§1.3, ``w = (κ | ν)``,
-  ``u = (w_K, w_V)``, ``v = (w_Q, w_O)``; params ``u``, ``v`` [2d].
-* full head (spec §3.3): ``W_K, W_Q, W_V, W_O`` [d, d], ``f = softmax(X W_K W_Qᵀ Xᵀ) X W_V W_Oᵀ``.
+  (:func:`theory.rank_increase.quadratic_loss`; our three-coordinate worked example);
+  params ``u``, ``v`` [p].
+* ``head``: the diagonal softmax head of the paper's Figs. 2-3 toy (our stand-in data and
+  teacher, :func:`theory.rank_increase.teacher_toy`), ``w = (κ | ν)``, ``u = (w_K, w_V)``,
+  ``v = (w_Q, w_O)``; params ``u``, ``v`` [2d].
+* full head (our non-diagonal bridge test): ``W_K, W_Q, W_V, W_O`` [d, d],
+  ``f = softmax(X W_K W_Qᵀ Xᵀ) X W_V W_Oᵀ``.
 
 Time is gradient-flow time ``t = lr·steps``; rescaled time is ``τ = t/log(1/α)`` per member.
 Plain GD with step η follows the flow up to O(η): the escape rate of a coordinate is
@@ -16,35 +19,43 @@ Plain GD with step η follows the flow up to O(η): the escape rate of a coordin
 
 The log form of the flow (:func:`theory.rank_increase.log_flow`) is integrated with
 :func:`numerics.ode.integrate` for quadratics (LSODA; Radau when LSODA returns NaN, which it
-does silently after a sign-flipped re-entry at α ≲ 1e-24) and, for the head (a numeric loss),
+does silently after a sign-flipped re-entry at tiny α) and, for the head (a numeric loss),
 with the same map ``w(σ, κ)`` from theory through ``scipy.integrate.solve_ivp`` (σ clamped to
 [κ - 40, 40] against overflowing trial steps; real trajectories never reach the clamp): it
 stays well conditioned down to α = 1e-64.  Perturbation runs (Fig. 3) kick the log-form flow.
 
-Every run is memoised in-process by its frozen config (several claims share one ladder) and
-goes through the on-disk run cache when one is given.
+Every run is a :func:`numerics.cache.run_function` (bounded in-process LRU over the on-disk
+run cache; several claims and the figures share one ladder).  Sizes by profile are in the
+one table :data:`SIZES`, read by the claims and the figures through the ``standard_*``
+configs.  The torch runs are overhead-bound (at most 12 kFLOP of matmuls per member-step) and
+run on the CPU unless a caller passes ``device=`` (which then enters the run's key).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import sympy as sp
 import torch
 
-from numerics.cache import resolve
+from numerics.cache import run_function
+from numerics.context import SizeTable
 from numerics.ensemble import OptimizerConfig, TrainConfig, train
 from numerics.ode import integrate
 from theory import rank_increase as theory
 
 __all__ = [
+    "DTYPE",
+    "FIG2_ALPHAS",
     "HEAD",
     "HEAD_INIT",
     "QUAD",
     "QUAD_INIT",
+    "SIZES",
     "FullHeadConfig",
     "FullHeadRun",
     "LadderConfig",
@@ -53,41 +64,45 @@ __all__ = [
     "LogFlowRun",
     "PerturbConfig",
     "PerturbRun",
+    "Problem",
     "active_count",
+    "default_init",
+    "diagonal_head",
+    "full_head_loss_torch",
     "gd_time_shift",
     "head_loss_torch",
+    "head_problem",
     "jump_times",
     "problem_gradient",
     "problem_loss",
+    "problem_stages",
     "quadratic_loss_torch",
+    "quadratic_problem",
     "run_full_head",
     "run_ladder",
     "run_log_flow",
     "run_perturbation",
     "stable_rank",
+    "stable_rank_from_singular_values",
     "standard_full_head",
+    "standard_imbalance_run",
     "standard_ladder",
     "standard_log_flow",
+    "standard_perturbations",
     "standard_scale_sweep",
+    "three_coordinate_problem",
+    "torch_loss",
 ]
 
 DTYPE = torch.float64
 TOY_KAPPA = (2.0, 0.0, 0.0)
 TOY_NU = (1.0, 0.5, 0.0)
-_MEMO: dict = {}
-
-
-def _memo(tag: str, config, compute: Callable, cache):
-    key = (tag, config)
-    if key not in _MEMO:
-        _MEMO[key] = resolve(cache).get_or_compute(config, compute, tag=tag)
-    return _MEMO[key]
 
 
 # ---------------------------------------------------------------------- problems
 @dataclass(frozen=True)
 class Problem:
-    """``kind`` "quadratic" (H, beta) or "head" (the §1.3 toy with n, N, d, seed, teacher)."""
+    """``kind`` "quadratic" (H, beta) or "head" (the toy head with n, N, d, seed, teacher)."""
 
     kind: str = "quadratic"
     H: tuple[tuple[float, ...], ...] = ()
@@ -125,7 +140,8 @@ def head_problem(**kw) -> Problem:
     return Problem("head", **kw)
 
 
-def _head(problem: Problem) -> theory.HeadProblem:
+def diagonal_head(problem: Problem) -> theory.HeadProblem:
+    """The theory's :class:`~theory.rank_increase.HeadProblem` of a ``head`` problem."""
     X = theory.teacher_toy(problem.n, problem.N, problem.d, problem.seed,
                            problem.kappa_star, problem.nu_star)
     return theory.diagonal_head_problem(X, problem.kappa_star, problem.nu_star)
@@ -134,26 +150,38 @@ def _head(problem: Problem) -> theory.HeadProblem:
 def problem_loss(problem: Problem) -> Callable[[np.ndarray], float]:
     """g(w) in numpy (theory's loss for the head, the quadratic form otherwise)."""
     if problem.kind == "head":
-        return _head(problem).loss
+        return diagonal_head(problem).loss
     H, b = np.array(problem.H), np.array(problem.beta)
-    return lambda w: float(0.5 * np.asarray(w) @ H @ np.asarray(w) - b @ np.asarray(w))
+    return lambda w: theory.quadratic_value(H, b, w)
 
 
 def problem_gradient(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
+    """∇g(w) in numpy (theory's analytic gradient for the head, ``H w - β`` otherwise)."""
     if problem.kind == "head":
-        return _head(problem).gradient
+        return diagonal_head(problem).gradient
     H, b = np.array(problem.H), np.array(problem.beta)
-    return lambda w: H @ np.asarray(w, dtype=float) - b
+    return lambda w: theory.quadratic_gradient(H, b, w)
 
 
-def problem_stages(problem: Problem) -> tuple[theory.Stage, ...]:
-    """Algorithm 1 for the problem: exact rationals for quadratics, numeric for the head."""
-    if problem.kind == "quadratic":
+@functools.cache  # a derivation (Algorithm 1), not a run: claims and figures share it
+def problem_stages(problem: Problem, *, clock_memory: bool = True, sign_constrained: bool = True,
+                   lr: float = 0.0) -> tuple[theory.Stage, ...]:
+    """Algorithm 1 for the problem: exact rationals for quadratics (floats at ``lr > 0``, the
+    limit of GD with that step), numeric for the head.  ``clock_memory`` and
+    ``sign_constrained`` select the near-miss variants of
+    :func:`theory.rank_increase.quadratic_stages` (the head has no sign-constrained stage (B)
+    to switch off)."""
+    if problem.kind == "quadratic" and lr == 0:
         H = sp.Matrix(problem.H).applyfunc(sp.nsimplify)
         b = sp.Matrix(problem.beta).applyfunc(sp.nsimplify)
-        return theory.quadratic_stages(H, b)
-    hp = _head(problem)
-    return theory.incremental_stages(hp.loss, problem.p, gradient=hp.gradient)
+        return theory.quadratic_stages(H, b, clock_memory=clock_memory,
+                                       sign_constrained=sign_constrained)
+    if problem.kind == "quadratic":
+        return theory.quadratic_stages(problem.H, problem.beta, clock_memory=clock_memory,
+                                       sign_constrained=sign_constrained, lr=lr)
+    return theory.incremental_stages(problem_loss(problem), problem.p,
+                                     gradient=problem_gradient(problem),
+                                     clock_memory=clock_memory, lr=lr)
 
 
 def quadratic_loss_torch(H: torch.Tensor, beta: torch.Tensor) -> Callable:
@@ -165,7 +193,7 @@ def quadratic_loss_torch(H: torch.Tensor, beta: torch.Tensor) -> Callable:
 
 
 def head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
-    """Diagonal head loss of one member (spec §1.2): u = (w_K, w_V), v = (w_Q, w_O)."""
+    """Diagonal head loss of one member: u = (w_K, w_V), v = (w_Q, w_O)."""
     n, _, d = X.shape
 
     def loss(params):
@@ -178,17 +206,18 @@ def head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
     return loss
 
 
-def _torch_loss(problem: Problem, device) -> Callable:
+def torch_loss(problem: Problem, device) -> Callable:
+    """The problem's loss of one member in torch (float64), on ``device``."""
     if problem.kind == "quadratic":
         return quadratic_loss_torch(torch.tensor(problem.H, dtype=DTYPE, device=device),
                                     torch.tensor(problem.beta, dtype=DTYPE, device=device))
-    hp = _head(problem)
+    hp = diagonal_head(problem)
     return head_loss_torch(torch.tensor(hp.X, dtype=DTYPE, device=device),
                            torch.tensor(hp.Y, dtype=DTYPE, device=device))
 
 
 def default_init(p: int, seed: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """θ_0 = (u_0, v_0) ~ N(0, I), numpy seed ``seed`` (spec §3.2 uses seed 1)."""
+    """θ_0 = (u_0, v_0) ~ N(0, I), numpy seed ``seed`` (the toy head uses seed 1)."""
     rng = np.random.default_rng(seed)
     u, v = rng.standard_normal(p), rng.standard_normal(p)
     return tuple(float(x) for x in u), tuple(float(x) for x in v)
@@ -211,7 +240,6 @@ class LadderConfig:
     tau_max: float = 3.2
     record_every: int = 5
     optimizer: str = "sgd"
-    device: str = "cpu"
 
     def __post_init__(self) -> None:
         if not self.alphas or any(not 0 < a < 1 for a in self.alphas):
@@ -241,20 +269,17 @@ class LadderRun:
     alphas: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def run_ladder(config: LadderConfig, cache=None) -> LadderRun:
+@run_function("rank_increase.ladder")
+def run_ladder(config: LadderConfig, *, device: str = "cpu") -> LadderRun:
     """All α of the ladder stacked as members of ONE :func:`numerics.ensemble.train` run."""
-    return _memo("rank_increase.ladder", config, lambda: _run_ladder(config), cache)
-
-
-def _run_ladder(config: LadderConfig) -> LadderRun:
-    device = torch.device(config.device)
+    device = torch.device(device)
     alphas = torch.tensor(config.alphas, dtype=DTYPE, device=device)[:, None]
     u0 = torch.tensor(config.u0, dtype=DTYPE, device=device)
     v0 = torch.tensor(config.v0, dtype=DTYPE, device=device)
     params = {"u": alphas * u0, "v": alphas * v0}
     opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
     traj = train(
-        _torch_loss(config.problem, device), params,
+        torch_loss(config.problem, device), params,
         TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
                     record_every=config.record_every),
         observables={
@@ -304,30 +329,15 @@ class LogFlowRun:
     loss: np.ndarray
 
 
-@dataclass(frozen=True, eq=False)
-class _LogSystem:
-    system: object
-    w: tuple
-
-
+@functools.cache  # a derivation (one ReducedSystem per problem, its lambdify cached on it)
 def _quadratic_log_system(problem: Problem):
-    p = problem.p
-    w = sp.symbols(f"w0:{p}", real=True)
-    H = sp.Matrix(problem.H)
-    beta = sp.Matrix(problem.beta)
-    wv = sp.Matrix(w)
-    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
-    return theory.log_flow(g, w)
+    w = sp.symbols(f"w0:{problem.p}", real=True)
+    return theory.log_flow(theory.quadratic_loss(problem.H, problem.beta, w), w)
 
 
-_LOG_SYSTEMS: dict = {}
-
-
-def run_log_flow(config: LogFlowConfig, cache=None) -> LogFlowRun:
-    return _memo("rank_increase.log_flow", config, lambda: _run_log_flow(config), cache)
-
-
-def _run_log_flow(config: LogFlowConfig) -> LogFlowRun:
+@run_function("rank_increase.log_flow")
+def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
+    """The log-form flow from α θ_0 for every α of the config, on its τ grid."""
     problem = config.problem
     tau = np.linspace(0.0, config.tau_max, config.points)
     loss = problem_loss(problem)
@@ -336,9 +346,7 @@ def _run_log_flow(config: LogFlowConfig) -> LogFlowRun:
         sigma0, kappa = theory.log_coordinates(config.u0, config.v0, alpha)
         L = math.log(1 / alpha)
         if problem.kind == "quadratic":
-            if problem not in _LOG_SYSTEMS:
-                _LOG_SYSTEMS[problem] = _quadratic_log_system(problem)
-            system = _LOG_SYSTEMS[problem]
+            system = _quadratic_log_system(problem)
             values = dict(zip(system.params, kappa, strict=True))
             sig = None
             # LSODA is fastest but can return NaN silently after a sign-flipped re-entry at
@@ -384,7 +392,7 @@ def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
 def jump_times(tau: np.ndarray, loss: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """First τ at which ``loss`` crosses each level (linear interpolation; nan if never).
 
-    Levels are the midpoints between consecutive predicted plateau losses (spec §7 a2);
+    Levels are the midpoints between consecutive predicted plateau losses;
     each search starts where the previous crossing was found.
     """
     out = np.full(len(levels), np.nan)
@@ -409,6 +417,12 @@ def active_count(w: np.ndarray, threshold: float) -> np.ndarray:
     return (np.abs(w) > threshold).sum(axis=-1)
 
 
+def stable_rank_from_singular_values(sv: np.ndarray) -> np.ndarray:
+    """‖M‖_F²/‖M‖_2² from singular values ``sv`` (largest first) over the last axis; a zero
+    matrix gives 0 (its 0/0 is guarded by a floor of 1e-300 on the denominator)."""
+    return (sv**2).sum(-1) / np.maximum(sv[..., 0] ** 2, 1e-300)
+
+
 def stable_rank(m: np.ndarray) -> np.ndarray:
     """‖M‖_F²/‖M‖_2² over the last two axes (0 for M = 0)."""
     s = np.linalg.svd(m, compute_uv=False)
@@ -419,7 +433,7 @@ def stable_rank(m: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- full head
 @dataclass(frozen=True)
 class FullHeadConfig:
-    """Full d×d head on the §1.3 toy from α θ_0 (θ_0 Gaussian, numpy seed ``seed``)."""
+    """Full d×d head on the toy head's data from α θ_0 (θ_0 Gaussian, numpy seed ``seed``)."""
 
     problem: Problem = field(default_factory=lambda: head_problem())
     alphas: tuple[float, ...] = (1e-3, 1e-6)
@@ -464,34 +478,33 @@ def full_head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
     return loss
 
 
-def run_full_head(config: FullHeadConfig, cache=None) -> FullHeadRun:
-    return _memo("rank_increase.full_head", config, lambda: _run_full_head(config), cache)
-
-
-def _run_full_head(config: FullHeadConfig) -> FullHeadRun:
-    hp = _head(config.problem)
+@run_function("rank_increase.full_head")
+def run_full_head(config: FullHeadConfig, *, device: str = "cpu") -> FullHeadRun:
+    """All α of the config stacked as members of one GD (or Adam) run of the full head."""
+    hp = diagonal_head(config.problem)
     d = config.problem.d
     rng = np.random.default_rng(config.seed)
     base = {k: rng.standard_normal((d, d)) for k in ("WK", "WQ", "WV", "WO")}
     alphas = np.asarray(config.alphas)
-    params = {k: torch.tensor(alphas[:, None, None] * v[None], dtype=DTYPE)
+    params = {k: torch.tensor(alphas[:, None, None] * v[None], dtype=DTYPE, device=device)
               for k, v in base.items()}
     M0 = np.einsum("k,ij,lj->kil", alphas**2, base["WK"], base["WQ"])
     P0 = np.einsum("k,ij,lj->kil", alphas**2, base["WV"], base["WO"])
-    M0t, P0t = torch.tensor(M0), torch.tensor(P0)
+    M0t, P0t = torch.tensor(M0, device=device), torch.tensor(P0, device=device)
     opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
     traj = train(
-        full_head_loss_torch(torch.tensor(hp.X, dtype=DTYPE), torch.tensor(hp.Y, dtype=DTYPE)),
+        full_head_loss_torch(torch.tensor(hp.X, dtype=DTYPE, device=device),
+                             torch.tensor(hp.Y, dtype=DTYPE, device=device)),
         params, TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
                             record_every=config.record_every),
         observables={"M": lambda p: p["WK"] @ p["WQ"].T, "P": lambda p: p["WV"] @ p["WO"].T},
     )
-    M = traj.observables["M"] - M0t[:, None]
-    P = traj.observables["P"] - P0t[:, None]
+    M = (traj.observables["M"] - M0t[:, None]).cpu()
+    P = (traj.observables["P"] - P0t[:, None]).cpu()
     G_M, G_P = theory.full_head_gradients(hp.X, hp.Y, np.zeros((d, d)), np.zeros((d, d)))
     L = np.log(1 / alphas)[:, None]
-    time = traj.time[0].numpy()
-    return FullHeadRun(config, time, time[None, :] / L, traj.loss.numpy(),
+    time = traj.time[0].cpu().numpy()
+    return FullHeadRun(config, time, time[None, :] / L, traj.loss.cpu().numpy(),
                        np.linalg.svd(M.numpy(), compute_uv=False),
                        np.linalg.svd(P.numpy(), compute_uv=False), G_M, G_P)
 
@@ -501,7 +514,7 @@ def _run_full_head(config: FullHeadConfig) -> FullHeadRun:
 class PerturbConfig:
     """The log-form flow at one α, kicked at ``tau_perturb``: s = u + v and r = u - v are
     scaled by (1 + size·ξ), ξ ~ N(0, 1) (seed), i.e. σ += log(1 + size ξ_s), κ += log(1 +
-    size ξ_s) + log(1 + size ξ_r); then continued to ``tau_end`` (spec Fig. 3: the
+    size ξ_s) + log(1 + size ξ_r); then continued to ``tau_end`` (the paper's Fig. 3: the
     assumptions of strict local minima and of robust stage dynamics)."""
 
     problem: Problem
@@ -525,11 +538,9 @@ class PerturbRun:
     w_perturbed: np.ndarray
 
 
-def run_perturbation(config: PerturbConfig, cache=None) -> PerturbRun:
-    return _memo("rank_increase.perturb", config, lambda: _run_perturbation(config), cache)
-
-
-def _run_perturbation(config: PerturbConfig) -> PerturbRun:
+@run_function("rank_increase.perturb")
+def run_perturbation(config: PerturbConfig) -> PerturbRun:
+    """The log-form flow to the kick, then the unperturbed and the kicked flow on."""
     sigma0, kappa = theory.log_coordinates(config.u0, config.v0, config.alpha)
     L = math.log(1 / config.alpha)
     grad = problem_gradient(config.problem)
@@ -551,95 +562,129 @@ QUAD = three_coordinate_problem()
 HEAD = head_problem()
 QUAD_INIT = tuple(tuple(x) for x in theory.three_coordinate_example()[2:])
 HEAD_INIT = default_init(HEAD.p, seed=1)
-Size = str  # "test" (smoke), "quick", or "thorough" (the largest sizes the spec supports)
 
-# The α ladder of the paper's Fig. 2a legend as the spec reports it (spec §1.3 and §4, Fig. 2:
-# "α legend possibly {1e-2, 1e-4, 1e-8, 1e-16, 1e-32} (unverified)", read off the CENG501
-# copy of the figure; the paper's own text was not available).  The thorough GD ladders use
-# it: L = log(1/α) = 4.6, 9.2, 18.4, 36.8, 73.7.  Float64 GD resolves α = 1e-32 (w = α² u0 v0
+# The α ladder of the paper's Fig. 2a legend as read from a third-party copy of the figure
+# (unverified; the paper's own text was not available).  The thorough GD ladders use it:
+# L = log(1/α) = 4.6, 9.2, 18.4, 36.8, 73.7.  Float64 GD resolves α = 1e-32 (w = α² u0 v0
 # ~ 1e-64, far above the float64 underflow at 1e-308).
 FIG2_ALPHAS = (1e-2, 1e-4, 1e-8, 1e-16, 1e-32)
 
+# One size table for the claims and the figures (numerics.context.SizeTable: ci falls back
+# to quick, thorough to ci).  ``test`` is the test suite's smoke size (the quadratic GD ladder
+# then covers its first two stages only); ``quick`` the default verification.
+#
+# * GD ladders: Richardson uses the three smallest α, evenly spaced in L = 9.2, 18.4, 27.6
+#   (quick).  ``thorough`` uses the Fig. 2a ladder FIG2_ALPHAS (Richardson then on L = 36.8,
+#   73.7, its error bar the pair 18.4, 36.8).  The paper's toy learning rate, step count and
+#   sizes are not known to us, so the GD rates and τ windows stay the quick ones (the claims
+#   carry the O(lr) shift exactly; a rate small against the Hessian, lr <= 1e-3/|Hessian of g|,
+#   would need millions of steps for the τ window at α = 1e-32).
+# * Adam ladder (head): lr 0.01 from the same α θ_0; thorough lr 1e-3 (the usual Adam rate of
+#   the experiments the reviewers asked about), one record per Δt = lr·record_every = 0.01.
+# * One member per α; nothing is statistical over seeds (θ_0 fixed: the worked example's, and
+#   N(0, I) with numpy seed 1 for the head).
+# * Exact (log-form) flows: quadratic down to α = 1e-64, head down to 1e-24; deterministic
+#   ODEs, so thorough keeps the quick sizes, as for the perturbation runs.
+# * Full d×d head: thorough adds α = 1e-12, the scale at which our bridge test first saw the
+#   rank sequence (0,0) -> (0,1) -> (1,1) -> (1,2); lr and τ window as quick.
+# * Scale sweep (the Fig. 7 analogue: post-training stable rank against the init scale): a
+#   fixed number of steps from scales 1e-3 ... 1; thorough (steps 0 = the τ window 3.2, i.e.
+#   ceil(3.2 log(1e3)/0.01) = 2211 steps) trains until the smallest scale has finished every
+#   stage of Algorithm 1 (T_3 = 2.40 on the toy; quick's 1500 steps stop at t = 15 <
+#   T_3 log(1e3) = 16.6).  Fig. 7 itself is ViT/CIFAR-10 with Adam; the toy keeps GD.
+# * imbalance: the τ window of the one-member GD run (α = 1e-2, every step recorded) of the
+#   imbalance claim, doubled for the quadratic.
+SIZES = SizeTable({
+    "ladder_quadratic": {
+        "test": {"alphas": (1e-2, 1e-4, 1e-8), "lr": 0.05, "tau_max": 2.5, "record_every": 2},
+        "quick": {"alphas": (1e-2, 1e-4, 1e-8, 1e-12), "lr": 0.02, "tau_max": 6.8,
+                  "record_every": 5},
+        "thorough": {"alphas": FIG2_ALPHAS, "lr": 0.02, "tau_max": 6.8, "record_every": 5},
+    },
+    "ladder_head": {
+        "test": {"alphas": (1e-2, 1e-4, 1e-8), "lr": 0.02, "tau_max": 1.5, "record_every": 2},
+        "quick": {"alphas": (1e-2, 1e-4, 1e-8, 1e-12), "lr": 0.01, "tau_max": 2.8,
+                  "record_every": 5},
+        "thorough": {"alphas": FIG2_ALPHAS, "lr": 0.01, "tau_max": 2.8, "record_every": 5},
+    },
+    "ladder_adam": {
+        "test": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 0.01, "tau_max": 0.6, "record_every": 2},
+        "quick": {"alphas": (1e-2, 1e-4, 1e-8), "lr": 0.01, "tau_max": 1.2, "record_every": 2},
+        "thorough": {"alphas": FIG2_ALPHAS, "lr": 1e-3, "tau_max": 1.2, "record_every": 10},
+    },
+    "log_flow_quadratic": {
+        "test": {"alphas": (1e-4, 1e-8, 1e-16, 1e-24), "tau_max": 58.0, "points": 11601},
+        "quick": {"alphas": (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24, 1e-64), "tau_max": 58.0,
+                  "points": 23201},
+    },
+    "log_flow_head": {
+        "test": {"alphas": (1e-8, 1e-12, 1e-24), "tau_max": 3.2, "points": 1601},
+        "quick": {"alphas": (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24), "tau_max": 3.2,
+                  "points": 3201},
+    },
+    "full_head": {
+        "test": {"alphas": (1e-2, 1e-3), "lr": 0.02, "record_every": 5},
+        "quick": {"alphas": (1e-2, 1e-3, 1e-6), "lr": 0.01, "record_every": 5},
+        "thorough": {"alphas": (1e-2, 1e-3, 1e-6, 1e-12), "lr": 0.01, "record_every": 5},
+    },
+    "scale_sweep": {
+        "test": {"lr": 0.02, "steps_override": 400},
+        "quick": {"lr": 0.01, "steps_override": 1500},
+        "thorough": {"lr": 0.01, "steps_override": 0},
+    },
+    "imbalance": {"test": {"tau_max": 1.5}, "quick": {"tau_max": 3.0}},
+    "perturbation": {"test": {"alpha": 1e-16, "points": 401},
+                     "quick": {"alpha": 1e-24, "points": 1201}},
+})
+SCALE_SWEEP_ALPHAS = (1e-3, 1e-2, 0.1, 0.3, 1.0)
 
-def _pick(size: Size, test, quick, thorough=None):
-    """The value for ``size``; ``thorough`` falls back to ``quick`` (deterministic runs)."""
-    if size not in ("test", "quick", "thorough"):
-        raise ValueError(f"size must be 'test', 'quick' or 'thorough', got {size!r}")
-    if size == "thorough" and thorough is not None:
-        return thorough
-    return test if size == "test" else quick
 
-
-def standard_ladder(name: str, size: Size = "quick", optimizer: str = "sgd") -> LadderConfig:
-    """The α ladders shared by the claims and the figures (same config: same cache entry).
-
-    Richardson uses the three smallest α, evenly spaced in L = 9.2, 18.4, 27.6 (quick); the
-    ``test`` size covers the first two stages only.  Adam: lr 0.01 from the same α θ_0.
-
-    ``thorough``: the Fig. 2a α ladder :data:`FIG2_ALPHAS` down to 1e-32 (L = 73.7; Richardson
-    then uses L = 36.8, 73.7, its error bar the pair 18.4, 36.8).  The paper's toy learning
-    rate, step count, d, N, n and teacher are unknown (spec §1.3 "Not found", open doubt 3),
-    so the GD rates and τ windows stay the quick ones (the claims carry the O(lr) shift
-    exactly; the spec's §7 a2 "lr <= 1e-3/|Hessian|" would need lr <= 1.6e-4 for the head,
-    |Hessian of g| = 6.4 at w = 0, or 6.5e-5 with 15.3 on the first plateau, i.e. 1.3M-3.2M
-    steps for the τ window 2.8 at α = 1e-32).
-    Adam: lr 1e-3 (spec §6.1, "Adam (lr 1e-3)"), same τ window as quick.  One member per α;
-    nothing is statistical over seeds (θ_0 fixed: spec §3.1, and N(0, I) seed 1 of §3.2).
-    """
+def _problem_and_init(name: str) -> tuple[Problem, tuple[tuple[float, ...], tuple[float, ...]]]:
     if name not in ("quadratic", "head"):
         raise ValueError(f"name must be 'quadratic' or 'head', got {name!r}")
-    problem, (u0, v0) = (QUAD, QUAD_INIT) if name == "quadratic" else (HEAD, HEAD_INIT)
+    return (QUAD, QUAD_INIT) if name == "quadratic" else (HEAD, HEAD_INIT)
+
+
+def standard_ladder(name: str, profile: str = "quick", optimizer: str = "sgd") -> LadderConfig:
+    """The α ladder of ``name`` at ``profile`` (:data:`SIZES`), shared by the claims and the
+    figures (same config: same cache entry); ``optimizer="adam"`` the Adam ladder."""
+    problem, (u0, v0) = _problem_and_init(name)
     if optimizer == "adam":
-        return LadderConfig(problem, alphas=_pick(size, (1e-2, 1e-3, 1e-4), (1e-2, 1e-4, 1e-8),
-                                                  FIG2_ALPHAS),
-                            u0=u0, v0=v0, lr=_pick(size, 0.01, 0.01, 1e-3),
-                            tau_max=_pick(size, 0.6, 1.2),
-                            # thorough: Δt = lr·record_every = 0.01 between records (quick 0.02)
-                            record_every=_pick(size, 2, 2, 10), optimizer="adam")
-    if name == "quadratic":
-        return LadderConfig(QUAD, alphas=_pick(size, (1e-2, 1e-4, 1e-8), (1e-2, 1e-4, 1e-8, 1e-12),
-                                               FIG2_ALPHAS),
-                            u0=u0, v0=v0, lr=_pick(size, 0.05, 0.02),
-                            tau_max=_pick(size, 2.5, 6.8), record_every=_pick(size, 2, 5))
-    return LadderConfig(HEAD, alphas=_pick(size, (1e-2, 1e-4, 1e-8), (1e-2, 1e-4, 1e-8, 1e-12),
-                                           FIG2_ALPHAS),
-                        u0=u0, v0=v0, lr=_pick(size, 0.02, 0.01), tau_max=_pick(size, 1.5, 2.8),
-                        record_every=_pick(size, 2, 5))
+        return LadderConfig(problem, u0=u0, v0=v0, optimizer="adam",
+                            **SIZES.at("ladder_adam", profile))
+    return LadderConfig(problem, u0=u0, v0=v0, **SIZES.at(f"ladder_{name}", profile))
 
 
-def standard_log_flow(name: str, size: Size = "quick") -> LogFlowConfig:
-    """Exact (log-form) flows: quadratic down to α = 1e-64, head down to 1e-24."""
-    if name == "quadratic":
-        u0, v0 = QUAD_INIT
-        return LogFlowConfig(QUAD, alphas=_pick(size, (1e-4, 1e-8, 1e-16, 1e-24),
-                                                (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24, 1e-64)),
-                             u0=u0, v0=v0, tau_max=58.0, points=_pick(size, 11601, 23201))
-    if name != "head":
-        raise ValueError(f"name must be 'quadratic' or 'head', got {name!r}")
-    u0, v0 = HEAD_INIT
-    return LogFlowConfig(HEAD, alphas=_pick(size, (1e-8, 1e-12, 1e-24),
-                                            (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24)),
-                         u0=u0, v0=v0, tau_max=3.2, points=_pick(size, 1601, 3201))
+def standard_imbalance_run(name: str, profile: str = "quick") -> LadderConfig:
+    """One member (α = 1e-2, where the imbalance I = O(α²) is resolved in float64) of the GD
+    ladder of ``name``, recorded at every step, for the imbalance claim."""
+    tau = SIZES.at("imbalance", profile)["tau_max"] * (1.0 if name == "head" else 2.0)
+    return replace(standard_ladder(name, profile), alphas=(1e-2,), record_every=1, tau_max=tau)
 
 
-def standard_full_head(size: Size = "quick") -> FullHeadConfig:
-    """Full d×d head (spec §3.3).  ``thorough`` adds α = 1e-12, the scale at which spec §3.3
-    observed the rank sequence (0,0) → (0,1) → (1,1) → (1,2) ("α = 1e-3 and 1e-6 give the
-    same sequence, blurrier"); lr and τ window as quick (the paper has no such run)."""
-    return FullHeadConfig(alphas=_pick(size, (1e-2, 1e-3), (1e-2, 1e-3, 1e-6),
-                                       (1e-2, 1e-3, 1e-6, 1e-12)),
-                          lr=_pick(size, 0.02, 0.01), record_every=5)
+def standard_log_flow(name: str, profile: str = "quick") -> LogFlowConfig:
+    """Exact (log-form) flows of ``name`` at ``profile`` (:data:`SIZES`)."""
+    problem, (u0, v0) = _problem_and_init(name)
+    return LogFlowConfig(problem, u0=u0, v0=v0, **SIZES.at(f"log_flow_{name}", profile))
 
 
-def standard_scale_sweep(size: Size = "quick") -> FullHeadConfig:
-    """Full head trained a fixed number of steps from init scales 1e-3 ... 1 (Fig. 7 analogue:
-    post-training stable rank against the init scale).
+def standard_full_head(profile: str = "quick") -> FullHeadConfig:
+    """The full d×d head at ``profile`` (:data:`SIZES`)."""
+    return FullHeadConfig(**SIZES.at("full_head", profile))
 
-    ``thorough``: trained until the smallest scale has finished every stage of Algorithm 1
-    (T_3 = 2.40 on the toy, spec §3.2; τ window 3.2 as the other full-head runs, i.e.
-    ceil(3.2·log(1e3)/0.01) = 2211 steps; quick's 1500 steps stop at t = 15 < T_3·log(1e3) =
-    16.6).  Fig. 7 itself is ViT/CIFAR-10 with Adam, 8 heads, layers 1/3/5; its model size, lr,
-    steps and init scales are in App. B, which was not available (spec §4, "Not found"), so
-    the toy analogue keeps GD and the quick scales."""
-    return FullHeadConfig(alphas=(1e-3, 1e-2, 0.1, 0.3, 1.0), lr=_pick(size, 0.02, 0.01),
-                          steps_override=_pick(size, 400, 1500, 0), record_every=50)
+
+def standard_scale_sweep(profile: str = "quick") -> FullHeadConfig:
+    """The full head trained a fixed number of steps from init scales 1e-3 ... 1 (the Fig. 7
+    analogue; sizes in :data:`SIZES`)."""
+    return FullHeadConfig(alphas=SCALE_SWEEP_ALPHAS, record_every=50,
+                          **SIZES.at("scale_sweep", profile))
+
+
+def standard_perturbations(profile: str = "quick") -> dict[str, PerturbConfig]:
+    """The two kicks of the toy head (Fig. 3): ``mid``, mid-plateau of stage 2 (seed 0), and
+    ``start``, 0.1 after the start of stage 2 (seed 1); windows from Algorithm 1's T_k."""
+    T = [float(s.jump_time) for s in problem_stages(HEAD)]
+    mid = 0.5 * (T[1] + T[2])
+    base = PerturbConfig(HEAD, *HEAD_INIT, **SIZES.at("perturbation", profile))
+    return {"mid": replace(base, tau_perturb=mid, tau_end=mid + 0.25, seed=0),
+            "start": replace(base, tau_perturb=T[1] + 0.1, tau_end=T[2] + 0.6, seed=1)}

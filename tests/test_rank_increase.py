@@ -68,8 +68,7 @@ def _quadratic(draw):
 def test_stage_functions_agree_on_quadratics(hb):
     H, beta = hb
     w = sp.symbols(f"w0:{H.rows}", real=True)
-    wv = sp.Matrix(w)
-    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    g = tr.quadratic_loss(H, beta, w)
     exact = tr.quadratic_stages(H, beta)
     numeric = tr.incremental_stages(g, w)
     assert len(exact) == len(numeric)
@@ -140,8 +139,7 @@ def test_vo_first_symbolic():
 def test_diagonal_flow_conserves_imbalance_and_log_flow_is_equivalent():
     H, beta, u0, v0 = tr.three_coordinate_example()
     w = sp.symbols("w0:3", real=True)
-    wv = sp.Matrix(w)
-    g = (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+    g = tr.quadratic_loss(H, beta, w)
     diag = tr.diagonal_flow(g, w)
     assert all(diag.drift(f"imbalance_{i}") == 0 for i in range(3))
     logf = tr.log_flow(g, w)
@@ -189,22 +187,42 @@ def test_head_gradients_match_finite_differences():
 
 
 def test_equations_are_sympy():
-    eqs = tr.equations()
+    eqs = {eq.name: eq.expr for eq in tr.equations()}
     assert eqs["imbalance u0^2 - v0^2 drift"] == 0
     assert eqs["three-coordinate T_4"] == R(595, 12)
     assert all(isinstance(v, sp.Basic) for v in eqs.values())
 
 
+def test_quadratic_loss_and_its_float_forms_agree():
+    H, beta, _, _ = tr.three_coordinate_example()
+    w = (R(1, 3), R(-2, 5), R(3, 7))
+    exact = tr.quadratic_loss(H, beta, w)
+    Hn, bn = np.array(H.tolist(), dtype=float), np.array([float(b) for b in beta])
+    assert tr.quadratic_value(Hn, bn, [float(x) for x in w]) == pytest.approx(float(exact))
+    grad = [sp.diff(tr.quadratic_loss(H, beta, sp.symbols("w0:3")), x) for x in sp.symbols("w0:3")]
+    at = {x: v for x, v in zip(sp.symbols("w0:3"), w, strict=True)}
+    assert np.allclose(tr.quadratic_gradient(Hn, bn, [float(x) for x in w]),
+                       [float(gi.subs(at)) for gi in grad])
+
+
+def test_log_weight_twin_and_imbalance():
+    s, k = np.array([0.3, -1.2]), np.array([-0.5, -4.0])
+    assert np.allclose(tr.weights_from_log(s, k), 0.25 * (np.exp(2 * s) - np.exp(2 * k - 2 * s)))
+    assert sp.simplify(tr.log_weight(tr.SIGMA, tr.KAPPA).subs(tr.SIGMA, tr.KAPPA / 2)) == 0
+    u, v = sp.symbols("u v", real=True)
+    assert tr.imbalance(u, v) == u**2 - v**2
+
+
 # ---------------------------------------------------------------------- numerics
 def test_torch_losses_match_theory():
     head = nr.head_problem(n=4)
-    hp = nr._head(head)
-    fn = nr._torch_loss(head, "cpu")
+    hp = nr.diagonal_head(head)
+    fn = nr.torch_loss(head, "cpu")
     u, v = np.random.default_rng(0).standard_normal((2, 6)) * 0.7
     params = {"u": torch.tensor(u), "v": torch.tensor(v)}
     assert float(fn(params)) == pytest.approx(hp.loss(u * v), rel=1e-12)
     quad = nr.three_coordinate_problem()
-    fq = nr._torch_loss(quad, "cpu")
+    fq = nr.torch_loss(quad, "cpu")
     p3 = {"u": torch.tensor(u[:3]), "v": torch.tensor(v[:3])}
     assert float(fq(p3)) == pytest.approx(nr.problem_loss(quad)(u[:3] * v[:3]), rel=1e-12)
 
@@ -212,9 +230,9 @@ def test_torch_losses_match_theory():
 def test_ladder_member_equals_single_run():
     quad = nr.three_coordinate_problem()
     _, _, u0, v0 = tr.three_coordinate_example()
-    both = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-2, 1e-3), u0=u0, v0=v0, lr=0.05,
+    both = nr.run_ladder(nr.LadderConfig(quad, alphas=(1e-2, 1e-3), u0=u0, v0=v0, lr=0.05,
                                           tau_max=0.5, record_every=10))
-    one = nr._run_ladder(nr.LadderConfig(quad, alphas=(1e-3,), u0=u0, v0=v0, lr=0.05,
+    one = nr.run_ladder(nr.LadderConfig(quad, alphas=(1e-3,), u0=u0, v0=v0, lr=0.05,
                                          tau_max=0.5, record_every=10))
     assert np.array_equal(both.w[1], one.w[0])
     # GD changes (u-v)(u+v) by exactly (1 - lr^2 g^2) per step: drift is O(lr^2)
@@ -232,12 +250,32 @@ def test_measurements():
     assert float(nr.stable_rank(m)) == pytest.approx(1.0)
     assert float(nr.stable_rank(np.eye(3))) == pytest.approx(3.0)
     assert nr.gd_time_shift(1.0, 1.0, 0.01) > 0
+    sv = np.linalg.svd(np.stack([m, np.eye(2), np.zeros((2, 2))]), compute_uv=False)
+    assert np.allclose(nr.stable_rank_from_singular_values(sv),
+                       nr.stable_rank(np.stack([m, np.eye(2), np.zeros((2, 2))])))
+
+
+def test_one_size_table_with_the_one_fallback_rule():
+    for name in ("quadratic", "head"):
+        assert nr.standard_ladder(name, "ci") == nr.standard_ladder(name, "quick")
+        assert nr.standard_ladder(name, "thorough").alphas == nr.FIG2_ALPHAS
+        assert nr.standard_log_flow(name, "thorough") == nr.standard_log_flow(name, "quick")
+    assert nr.standard_ladder("head", "thorough", "adam").lr == 1e-3
+    assert nr.standard_ladder("head", "test").alphas == (1e-2, 1e-4, 1e-8)
+    assert nr.standard_full_head("thorough").alphas[-1] == 1e-12
+    assert nr.standard_scale_sweep("test").steps == 400
+    imb = nr.standard_imbalance_run("quadratic", "quick")
+    assert (imb.alphas, imb.record_every, imb.tau_max) == ((1e-2,), 1, 6.0)
+    kicks = nr.standard_perturbations("test")
+    assert {c.alpha for c in kicks.values()} == {1e-16}
+    with pytest.raises(ValueError, match="profile"):
+        nr.standard_ladder("head", "huge")
 
 
 def test_log_flow_head_matches_spec_numbers():
     head = nr.head_problem()
     u0, v0 = nr.default_init(6, 1)
-    run = nr._run_log_flow(nr.LogFlowConfig(head, alphas=(1e-24,), u0=u0, v0=v0,
+    run = nr.run_log_flow(nr.LogFlowConfig(head, alphas=(1e-24,), u0=u0, v0=v0,
                                             tau_max=1.8, points=181))
     j = int(np.argmin(np.abs(run.tau - 1.7)))
     assert np.allclose(run.w[0, j], (2, 0, 0, 1, 0, 0), atol=2e-3)
@@ -251,8 +289,9 @@ def test_claims_listed_with_controls():
     assert len(cl) >= 10
     assert len({c.id for c in cl}) == len(cl)
     for c in cl:
-        assert c.check.func is c.control.func  # one check, two theories
+        assert c.check.func is c.control.func is c.function  # one check, two theories
         assert c.expected == "holds" or c.positive_control is not None
+        assert all(ex.via for ex in c.examples)
 
 
 def test_jump_time_claim_reports_predicted_and_extrapolated():
@@ -260,13 +299,14 @@ def test_jump_time_claim_reports_predicted_and_extrapolated():
     from verify.claims import Context
 
     ctx = Context(profile="test")
-    ev = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.PAPER_THEORY)
+    ev = vr.check_jump_times({"problem": "quadratic", "sim": "ode"}, ctx, theory=vr.PAPER_THEORY)
     pred = ev.details["ode_quadratic_T_predicted"]
     extr = ev.details["ode_quadratic_T_extrapolated"]
     assert pred == pytest.approx([40 / 29, 185 / 94, 185 / 36, 595 / 12])
     assert np.allclose(extr, pred, rtol=1e-2)
     assert ev.status == "holds"
-    control = vr._check_jumps({"problem": "quadratic", "sim": "ode"}, ctx, vr.MEMORYLESS)
+    control = vr.check_jump_times({"problem": "quadratic", "sim": "ode"}, ctx,
+                                  theory=vr.MEMORYLESS)
     assert control.part("ode_quadratic_T2").failed
 
 

@@ -2,29 +2,30 @@
 *Transformers learn through gradual rank increase* (NeurIPS 2023).
 
 Reduced theory of networks with diagonal weights ``f(x; u, v) = h(x; u ⊙ v)`` trained by
-gradient flow from ``θ(0) = α θ_0`` (spec ``shared/papers/rank_increase.md`` §1-§2).  With
-``w = u ⊙ v`` and the loss ``g(w)``:
+gradient flow from ``θ(0) = α θ_0`` (the paper's model and its small-initialisation limit).
+With ``w = u ⊙ v`` and the loss ``g(w)``:
 
-* gradient flow ``u̇ = -∇g(w) ⊙ v``, ``v̇ = -∇g(w) ⊙ u`` conserves ``u_i² - v_i²`` (spec §2.1);
+* gradient flow ``u̇ = -∇g(w) ⊙ v``, ``v̇ = -∇g(w) ⊙ u`` conserves ``u_i² - v_i²``
+  (:func:`imbalance`; our derivation, the identity the paper's argument rests on);
 * with ``s = u + v`` the flow is ``ṡ_i = -g_i s_i``; the log form ``σ_i = log|s_i|``,
   ``κ_i = log|u_i² - v_i²|`` (constant) gives ``σ̇ = -∇g(w(σ))`` with
-  ``w_i = (e^{2σ_i} - e^{2κ_i - 2σ_i})/4`` (exact; well conditioned down to α = 1e-64);
+  ``w_i = (e^{2σ_i} - e^{2κ_i - 2σ_i})/4`` (:func:`log_weight`; our derivation, exact and well
+  conditioned down to α = 1e-64);
 * in rescaled time ``τ = t/log(1/α)`` the trajectory tends to a staircase of stationary points
-  ``w^k`` entered at times ``T_k`` computed by the greedy Algorithm 1 (spec §2.2), and the
+  ``w^k`` entered at times ``T_k`` computed by the paper's greedy Algorithm 1, and the
   "clocks" ``b_i(τ) = (σ_i(τL) - σ_i(0))/L`` tend to a piecewise-linear path.
 
-The paper's full text was not available (spec §0): Algorithm 1's symbols, the theorem and
-the non-degeneracy assumptions are the spec's reconstruction.  Assumptions are cited by
-content (non-degeneracy of the argmin, convergence of stage (B), strict local minima,
-robustness to perturbation), not by number: the submitted version numbers them 4.2-4.4, the
-figure captions 4.4-4.5.
+The paper's full text was not available to us: Algorithm 1's symbols, the limit theorem and
+the non-degeneracy assumptions are our reconstruction.  Assumptions are cited by content
+(non-degeneracy of the argmin, convergence of stage (B), strict local minima, robustness to
+perturbation), not by number; the last two are the ones the paper's Fig. 3 validates.
 
 Choices made where the paper is ambiguous:
 
 * Ties in the argmin of stage (A) are broken by the smallest index (the paper assumes none).
 * A coordinate switched off in stage (B) keeps ``b = ±1`` (its old sign) and starts moving
-  inwards at slope ``-γ_j``; re-entry with the opposite sign needs a ``b``-travel of 2
-  (spec §2.2 step 7, as in Pesme-Flammarion's saddle-to-saddle algorithm).
+  inwards at slope ``-γ_j``; re-entry with the opposite sign needs a ``b``-travel of 2 (our
+  reconstruction, as in Pesme-Flammarion's saddle-to-saddle algorithm, which the paper cites).
 * ``Stage.clocks`` is ``b(T_k)`` just after the jump: ``sign(w_i)`` on the support, the old
   sign on switched-off coordinates.  Because ``b`` is linear in ``τ`` between jumps on every
   inactive coordinate and constant (±1) on active ones, the limit clock path is exactly the
@@ -34,10 +35,12 @@ Choices made where the paper is ambiguous:
   enumerating sub-supports (exponential in the support size; fine for p ≲ 12).  For general
   losses it integrates ``ẇ = -2|w| ⊙ ∇g(w)`` in log coordinates from a seed of size 1e-10 and
   polishes the stationary point with Newton's method on the surviving support.
-* The diagonal softmax head (spec §1.2-§1.3) is provided as a *numeric* loss with an analytic
-  gradient (:func:`diagonal_head_problem`): a sympy expression of the 16-sample toy takes
-  ~20 s to differentiate.  Its structural property (the KQ gradient vanishes at ``ν = 0``) is
-  proved symbolically on a generic instance (:func:`kq_gradient_at_zero_vo`).
+* The diagonal softmax head (the paper's toy "attention head with diagonal weights" of
+  Figs. 2-3; the data, teacher and sizes are our stand-in, :func:`teacher_toy`) is provided as
+  a *numeric* loss with an analytic gradient (:func:`diagonal_head_problem`): a sympy
+  expression of the 16-sample toy is too slow to differentiate.  Its structural property
+  (the KQ gradient vanishes at ``ν = 0``) is proved symbolically on a generic instance
+  (:func:`kq_gradient_at_zero_vo`).
 """
 
 from __future__ import annotations
@@ -52,10 +55,11 @@ from numbers import Integral, Rational
 import numpy as np
 import sympy as sp
 
-from theory.flow import ReducedSystem, gradient_flow, simplify_zero
+from theory.flow import Equation, ReducedSystem, Twin, gradient_flow, simplify_zero
 
 __all__ = [
-    "EQUATION_SOURCES",
+    "KAPPA",
+    "SIGMA",
     "HeadProblem",
     "Stage",
     "clock_path",
@@ -66,11 +70,16 @@ __all__ = [
     "first_jump_time",
     "first_jump_time_full",
     "full_head_gradients",
+    "imbalance",
     "incremental_stages",
     "kq_gradient_at_zero_vo",
     "log_coordinates",
     "log_flow",
+    "log_weight",
+    "quadratic_gradient",
+    "quadratic_loss",
     "quadratic_stages",
+    "quadratic_value",
     "staircase",
     "teacher_toy",
     "three_coordinate_example",
@@ -81,7 +90,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Stage:
-    """One jump of Algorithm 1 and the plateau after it (spec §2.2).
+    """One jump of the paper's Algorithm 1 and the plateau after it.
 
     ``jump_time`` T_k in rescaled time t/log(1/α); ``coordinate`` i_k switched on at T_k with
     ``sign`` ε_k; ``deactivated`` the coordinates switched off during this jump (ascending);
@@ -217,7 +226,7 @@ def _algorithm1(
     clock_memory: bool = True,
     lr: float = 0.0,
 ) -> tuple[Stage, ...]:
-    """Greedy Algorithm 1 (spec §2.2), generic over exact or float arithmetic.
+    """The paper's greedy Algorithm 1 (our reconstruction), generic over exact or float arithmetic.
 
     ``clock_memory=False`` is a near-miss variant for negative controls: the clocks of
     inactive coordinates restart at 0 after every jump (escape times forget the gradient
@@ -270,7 +279,7 @@ def _algorithm1(
 
 
 def _quadratic_stage_b(H, beta, exact: bool, tol: float, sign_constrained: bool = True):
-    """Sign-constrained minimiser of ½wᵀHw - βᵀw on the candidates (spec §3.1 stage (B)).
+    """Sign-constrained minimiser of ½wᵀHw - βᵀw on the candidates (stage (B) for a quadratic).
 
     ``sign_constrained=False`` (near-miss variant for negative controls): the unconstrained
     minimiser on the enlarged support, i.e. no coordinate is ever switched off.
@@ -311,12 +320,32 @@ def _quadratic_stage_b(H, beta, exact: bool, tol: float, sign_constrained: bool 
 def _quadratic_gradient(H, beta, w, exact: bool) -> list:
     if exact:
         return list(H * sp.Matrix(w) - beta)
-    return list(H @ np.asarray(w, dtype=float) - beta)
+    return list(quadratic_gradient(H, beta, w))
+
+
+def quadratic_loss(H, beta, w) -> sp.Expr:
+    """``g(w) = ½ wᵀHw - βᵀw``: the population loss of the diagonal linear network
+    ``f(x) = ⟨u ⊙ v, x⟩`` (H = E xxᵀ, β = E xy), as a sympy expression in ``w`` (symbols or
+    exact numbers; ``H``, ``beta`` sympy matrices or nested sequences)."""
+    wv = sp.Matrix(list(w))
+    H, beta = sp.Matrix(H), sp.Matrix(list(beta))
+    return (wv.T * H * wv)[0, 0] / 2 - (beta.T * wv)[0, 0]
+
+
+def quadratic_value(H, beta, w) -> float:
+    """:func:`quadratic_loss` in floats: ``½ wᵀHw - βᵀw`` for float arrays ``H``, ``beta``."""
+    wv = np.asarray(w, dtype=float)
+    return float(0.5 * wv @ H @ wv - beta @ wv)
+
+
+def quadratic_gradient(H, beta, w) -> np.ndarray:
+    """``∇g(w) = H w - β`` of :func:`quadratic_loss`, in floats."""
+    return H @ np.asarray(w, dtype=float) - beta
 
 
 def quadratic_stages(H, beta, max_stages: int = 64, *, clock_memory: bool = True,
                      sign_constrained: bool = True, lr: float = 0.0) -> tuple[Stage, ...]:
-    """Algorithm 1 for ``g(w) = ½ wᵀHw - βᵀw`` (spec §2.2, §3.1; diagonal linear network).
+    """Algorithm 1 for ``g(w) = ½ wᵀHw - βᵀw`` (:func:`quadratic_loss`; diagonal linear network).
 
     Exact sympy Rationals for integer/rational input, floats otherwise.  Stage (B) is the
     sign-constrained minimiser on the enlarged support (unique since H ≻ 0).  Stage 0
@@ -340,8 +369,7 @@ def quadratic_stages(H, beta, max_stages: int = 64, *, clock_memory: bool = True
             return x == 0
 
         def loss(w):
-            wv = sp.Matrix(w)
-            return (wv.T * Hm * wv)[0, 0] / 2 - (bm.T * wv)[0, 0]
+            return quadratic_loss(Hm, bm, w)
 
         tol = 0.0
     else:
@@ -353,8 +381,7 @@ def quadratic_stages(H, beta, max_stages: int = 64, *, clock_memory: bool = True
             return abs(x) <= tol
 
         def loss(w):
-            wv = np.asarray(w, dtype=float)
-            return float(0.5 * wv @ Hm @ wv - bm @ wv)
+            return quadratic_value(Hm, bm, w)
 
     def gradient(w):
         g = _quadratic_gradient(Hm, bm, list(w), exact)
@@ -475,7 +502,7 @@ def _flow_stage_b(grad, hess, p: int, tol: float, seed: float = 1e-10,
 def incremental_stages(loss, variables, *, gradient=None, max_stages: int = 64,
                        tol: float = 1e-9, clock_memory: bool = True,
                        lr: float = 0.0) -> tuple[Stage, ...]:
-    """Algorithm 1 for a general loss g(w) (spec §2.2), floats.
+    """The paper's Algorithm 1 for a general loss g(w), floats.
 
     ``loss`` is a sympy expression in the symbols ``variables``, or a callable on arrays of
     shape (p,) with ``variables = p`` and ``gradient(w)`` of shape (p,).  Stage (B) integrates
@@ -500,7 +527,8 @@ def incremental_stages(loss, variables, *, gradient=None, max_stages: int = 64,
 
 # ---------------------------------------------------------------------- closed forms
 def first_jump_time(gradient) -> sp.Expr:
-    """T_1 = 1/max_i |∂g/∂w_i(0)| for ``gradient`` = ∇g(0) (diagonal models; spec §7 a5)."""
+    """T_1 = 1/max_i |∂g/∂w_i(0)| for ``gradient`` = ∇g(0) (diagonal models: the
+    escape rate of coordinate i at w = 0 is |g_i(0)|, our derivation from ṡ_i = -g_i s_i)."""
     g, exact = _numeric_array("gradient", gradient, 1)
     vals = list(g) if exact else [sp.Float(float(x)) for x in g]
     m = max((abs(v) for v in vals), default=sp.S.Zero)
@@ -510,7 +538,7 @@ def first_jump_time(gradient) -> sp.Expr:
 def first_jump_time_full(*gradients) -> sp.Expr:
     """T_1 = 1/max_j σ_max(G_j), G_j = ∂g/∂P_j at 0 for products ``P_j = A_j B_jᵀ``.
 
-    Small-init linearisation (spec §3.3): ``Ȧ = -G B``, ``Ḃ = -Gᵀ A`` grows along the top
+    Small-init linearisation (our derivation, for the non-diagonal head): ``Ȧ = -G B``, ``Ḃ = -Gᵀ A`` grows along the top
     singular pair of G at rate σ_max(G), so the escape takes log(1/α)/σ_max(G) real time.
     """
     if not gradients:
@@ -548,7 +576,8 @@ def _two_coordinate_symbolic() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
 
 
 def two_coordinate_jump_times(beta1, beta2, rho) -> tuple[sp.Expr, sp.Expr]:
-    """(T_1, T_2) for H = [[1, ρ], [ρ, 1]], β1 > |β2| (spec §3.1).
+    """(T_1, T_2) for H = [[1, ρ], [ρ, 1]], β1 > |β2| (our derivation: stage (A)
+    run symbolically on the two-coordinate quadratic).
 
     T_1 = 1/β1; T_2 = (1-ρ)/(β2-ρβ1) if β2 > ρβ1 (new coordinate +), (1+ρ)/(ρβ1-β2) if
     β2 < ρβ1 (new coordinate -), ∞ if β2 = ρβ1 (coordinate 1 is already optimal at 0).
@@ -574,7 +603,8 @@ def two_coordinate_jump_times(beta1, beta2, rho) -> tuple[sp.Expr, sp.Expr]:
 
 
 def three_coordinate_example() -> tuple[sp.Matrix, sp.Matrix, tuple[float, ...], tuple[float, ...]]:
-    """(H, β, u_0, v_0) of spec §3.1: activation, switch-off and sign-flipped re-entry.
+    """(H, β, u_0, v_0) of our three-coordinate worked example: activation, switch-off and
+    sign-flipped re-entry.
 
     Σ = [[1.07, .7, .7], [.7, 1, 0], [.7, 0, 1]] (x_1 = 0.7(x_2 + x_3) + 0.3 z), w* =
     (-1/2, 1, 4/5), β = Σ w*.
@@ -599,10 +629,28 @@ def _check_symbols(loss, variables) -> tuple[sp.Symbol, ...]:
     return syms
 
 
+def imbalance(u, v):
+    """The conserved imbalance ``u² - v²`` of one coordinate (sympy or numpy).
+
+    Along ``u̇ = -g_i v``, ``v̇ = -g_i u``: d/dt (u² - v²) = -2 g_i u v + 2 g_i v u = 0 (our
+    derivation; :func:`diagonal_flow` proves it symbolically as the drift of each invariant).
+    """
+    return u**2 - v**2
+
+
+def log_weight(sigma, kappa):
+    """``w = (e^{2σ} - e^{2κ-2σ})/4``: the weight of a coordinate in the log form of the flow
+    (``σ = log|u + v|``, ``κ = log|u² - v²|``; since ``w = (s² - r²)/4`` with ``s = u + v``,
+    ``r = u - v`` and ``|r| = e^{κ-σ}``; our derivation).  Sympy; the float twin is
+    :data:`weights_from_log`."""
+    return (sp.exp(2 * sigma) - sp.exp(2 * kappa - 2 * sigma)) / 4
+
+
 def diagonal_flow(loss, variables) -> ReducedSystem:
     """Gradient flow in (u_0..u_{p-1}, v_0..v_{p-1}) of g(u ⊙ v), with invariants u_i² - v_i².
 
-    The other free symbols of ``loss`` are parameters, by name (spec §2.1).
+    The other free symbols of ``loss`` are parameters, by name (the paper's diagonal-weight
+    network; invariants: :func:`imbalance`).
     """
     syms = _check_symbols(loss, variables)
     p = len(syms)
@@ -611,8 +659,8 @@ def diagonal_flow(loss, variables) -> ReducedSystem:
     L = loss.subs({s: ui * vi for s, ui, vi in zip(syms, u, v, strict=True)}, simultaneous=True)
     return gradient_flow(
         L, (*u, *v), _params_of(loss, syms),
-        invariants={f"imbalance_{i}": u[i] ** 2 - v[i] ** 2 for i in range(p)},
-        assumptions="network with diagonal weights f = h(x; u ⊙ v) (spec §1.1); gradient flow",
+        invariants={f"imbalance_{i}": imbalance(u[i], v[i]) for i in range(p)},
+        assumptions="network with diagonal weights f = h(x; u ⊙ v); gradient flow",
         name="diagonal_flow",
     )
 
@@ -621,14 +669,13 @@ def log_flow(loss, variables) -> ReducedSystem:
     """Log form of the diagonal flow: σ̇_i = -∂g/∂w_i at w_i = (e^{2σ_i} - e^{2κ_i-2σ_i})/4.
 
     State σ_i = log|u_i + v_i|; parameters κ_i = log|u_i² - v_i²| (conserved), then the other
-    free symbols of ``loss`` by name.  Exactly equivalent to :func:`diagonal_flow` (spec §2.1).
+    free symbols of ``loss`` by name.  Exactly equivalent to :func:`diagonal_flow` (our derivation).
     """
     syms = _check_symbols(loss, variables)
     p = len(syms)
     sigma = sp.symbols(f"sigma0:{p}", real=True)
     kappa = sp.symbols(f"kappa0:{p}", real=True)
-    w_of = {s: (sp.exp(2 * si) - sp.exp(2 * ki - 2 * si)) / 4
-            for s, si, ki in zip(syms, sigma, kappa, strict=True)}
+    w_of = {s: log_weight(si, ki) for s, si, ki in zip(syms, sigma, kappa, strict=True)}
     rhs = sp.Matrix([-sp.diff(loss, s).subs(w_of, simultaneous=True) for s in syms])
     return ReducedSystem(
         state=sigma, params=(*kappa, *_params_of(loss, syms)), rhs=rhs,
@@ -641,7 +688,7 @@ def log_coordinates(u0, v0, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """(σ(0), κ) of θ(0) = α(u_0, v_0): σ_i = log|α(u_i + v_i)|, κ_i = log(α²|u_i² - v_i²|).
 
     Computed in logs so that α down to 1e-300 does not underflow.  Genericity needs
-    u_{0,i} ≠ ±v_{0,i} (spec §1.1).
+    u_{0,i} ≠ ±v_{0,i} (so that both u + v and u - v start non-zero).
     """
     u = np.asarray(u0, dtype=float)
     v = np.asarray(v0, dtype=float)
@@ -655,11 +702,9 @@ def log_coordinates(u0, v0, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return la + np.log(np.abs(u + v)), 2 * la + np.log(np.abs(u * u - v * v))
 
 
-def weights_from_log(sigma, kappa) -> np.ndarray:
-    """w = (e^{2σ} - e^{2κ-2σ})/4, the map of :func:`log_flow` (numpy, broadcasts)."""
-    s = np.asarray(sigma, dtype=float)
-    k = np.asarray(kappa, dtype=float)
-    return 0.25 * (np.exp(2 * s) - np.exp(2 * k - 2 * s))
+SIGMA, KAPPA = sp.symbols("sigma kappa", real=True)
+#: The float twin of :func:`log_weight` (numpy, broadcasts over arrays of σ and κ).
+weights_from_log = Twin(log_weight, SIGMA, KAPPA)
 
 
 def clock_path(stages: Sequence[Stage], tau) -> np.ndarray:
@@ -684,7 +729,8 @@ def staircase(stages: Sequence[Stage], tau, loss0: float) -> np.ndarray:
 # ---------------------------------------------------------------------- attention head
 @dataclass(frozen=True, eq=False)
 class HeadProblem:
-    """Diagonal softmax head g(κ | ν) on data X [n, N, d] and labels Y (spec §1.2-§1.3).
+    """Diagonal softmax head g(κ | ν) on data X [n, N, d] and labels Y (the diagonal
+    attention head of the paper's Figs. 2-3 toy).
 
     w = (κ_0..κ_{d-1} | ν_0..ν_{d-1}); f(X; w) = softmax(X diag(κ) Xᵀ) X diag(ν);
     g(w) = (1/2n) Σ_n ‖f(X_n; w) - Y_n‖_F².
@@ -728,7 +774,8 @@ def _head_eval(X, Y, w) -> tuple[float, np.ndarray]:
 
 def teacher_toy(n: int = 16, N: int = 4, d: int = 3, seed: int = 0,
                 kappa_star=(2.0, 0.0, 0.0), nu_star=(1.0, 0.5, 0.0)) -> np.ndarray:
-    """X of the spec §1.3 toy: ``numpy.random.default_rng(seed).standard_normal((n, N, d))``."""
+    """X of our stand-in for the Figs. 2-3 toy (d = 3, N = 4, n = 16, teacher κ* = (2, 0, 0),
+    ν* = (1, 0.5, 0): KQ rank 1, VO rank 2, so three stages): ``numpy.random.default_rng(seed).standard_normal((n, N, d))``."""
     for name, val in (("n", n), ("N", N), ("d", d)):
         if int(val) != val or val < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {val}")
@@ -738,7 +785,7 @@ def teacher_toy(n: int = 16, N: int = 4, d: int = 3, seed: int = 0,
 
 
 def diagonal_head_problem(X, kappa_star, nu_star) -> HeadProblem:
-    """The teacher problem of spec §1.3: Y_n = softmax(X_n diag κ* X_nᵀ) X_n diag ν*."""
+    """The teacher problem of the toy (:func:`teacher_toy`): Y_n = softmax(X_n diag κ* X_nᵀ) X_n diag ν*."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (n, N, d), got {X.shape}")
@@ -754,7 +801,8 @@ def diagonal_head_problem(X, kappa_star, nu_star) -> HeadProblem:
 
 
 def full_head_gradients(X, Y, M, P) -> tuple[np.ndarray, np.ndarray]:
-    """(∂g/∂M, ∂g/∂P) of the full head f = softmax(X M Xᵀ) X P (spec §3.3), M = W_K W_Qᵀ,
+    """(∂g/∂M, ∂g/∂P) of the full head f = softmax(X M Xᵀ) X P (our non-diagonal
+    bridge test), M = W_K W_Qᵀ,
     P = W_V W_Oᵀ, g = (1/2n) Σ ‖f - Y‖²."""
     X = np.asarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float)
@@ -792,7 +840,8 @@ def diagonal_head_loss_symbolic(N: int = 2, d: int = 2, value_skip: bool = False
 
 
 def kq_gradient_at_zero_vo(N: int = 2, d: int = 2, value_skip: bool = False) -> tuple[sp.Expr, ...]:
-    """∂g/∂κ_i at ν = 0, simplified (spec §2.3 "why VO comes first": identically 0)."""
+    """∂g/∂κ_i at ν = 0, simplified: identically 0 (our derivation of
+    "why VO comes first": with W_V W_Oᵀ = 0 the head's output is 0 whatever the KQ values)."""
     g, kappa, nu = diagonal_head_loss_symbolic(N, d, value_skip)
     zero = {n_: 0 for n_ in nu}
     # simplify_zero: expand, then random rational probes return a non-zero result at once
@@ -800,48 +849,36 @@ def kq_gradient_at_zero_vo(N: int = 2, d: int = 2, value_skip: bool = False) -> 
 
 
 # ---------------------------------------------------------------------- equations
-EQUATION_SOURCES = {
-    "diagonal flow du0/dt": "spec §2.1 (gradient flow of g(u ⊙ v))",
-    "diagonal flow dv0/dt": "spec §2.1",
-    "imbalance u0^2 - v0^2 drift": "spec §2.1 conservation law (derived: drift = 0)",
-    "log flow dsigma0/dt": "spec §2.1 exact log-reparametrisation",
-    "w(sigma, kappa)": "spec §2.1",
-    "escape time Delta (gamma_i < 0)": "spec §2.2 Algorithm 1 step 2",
-    "escape time Delta (gamma_i > 0)": "spec §2.2 Algorithm 1 step 2",
-    "two-coordinate T_1": "spec §3.1 (derived by running stage (A) symbolically)",
-    "two-coordinate T_2 (beta2 > rho beta1)": "spec §3.1 (derived)",
-    "two-coordinate T_2 (beta2 < rho beta1)": "spec §3.1 (derived)",
-    "KQ gradient at nu = 0 (N = d = 2)": "spec §2.3 'why VO comes first' (derived: 0)",
-}
-
-
-# ---------------------------------------------------------------------- equations
-def equations() -> dict[str, sp.Expr]:
-    """Named derived results for ``tdcheck equations rank_increase``."""
+def equations() -> list[Equation]:
+    """The derived equations of the row, for ``tdcheck equations rank_increase``."""
     w0, w1 = sp.symbols("w0 w1", real=True)
-    quad = (w0**2 + 2 * RHO * w0 * w1 + w1**2) / 2 - B1 * w0 - B2 * w1
+    quad = sp.expand(quadratic_loss([[1, RHO], [RHO, 1]], [B1, B2], (w0, w1)))
     diag = diagonal_flow(quad, (w0, w1))
     logf = log_flow(quad, (w0, w1))
     T1, up, down = _two_coordinate_symbolic()
-    sig, kap, b, gam, tau = sp.symbols("sigma kappa b_i gamma_i tau", real=True)
+    b, gam = sp.symbols("b_i gamma_i", real=True)
     H, beta, _, _ = three_coordinate_example()
     stages = quadratic_stages(H, beta)
-    out: dict[str, sp.Expr] = {
-        "diagonal flow du0/dt": diag.rhs[0],
-        "diagonal flow dv0/dt": diag.rhs[2],
-        "imbalance u0^2 - v0^2 drift": diag.drift("imbalance_0"),
-        "log flow dsigma0/dt": logf.rhs[0],
-        "w(sigma, kappa)": (sp.exp(2 * sig) - sp.exp(2 * kap - 2 * sig)) / 4,
-        "escape time Delta (gamma_i < 0)": (1 - b) / (-gam),
-        "escape time Delta (gamma_i > 0)": (1 + b) / gam,
-        "two-coordinate T_1": T1,
-        "two-coordinate T_2 (beta2 > rho beta1)": up,
-        "two-coordinate T_2 (beta2 < rho beta1)": down,
-        "KQ gradient at nu = 0 (N = d = 2)": sp.Tuple(*kq_gradient_at_zero_vo()),
-    }
+    step2 = "the paper's Algorithm 1, stage (A) step 2 (our reconstruction)"
+    two = "our derivation: stage (A) run symbolically on the two-coordinate quadratic"
+    out = [
+        Equation("diagonal flow du0/dt", diag.rhs[0],
+                 "gradient flow of g(u ⊙ v), the paper's diagonal-weight network"),
+        Equation("diagonal flow dv0/dt", diag.rhs[2], "gradient flow of g(u ⊙ v)"),
+        Equation("imbalance u0^2 - v0^2 drift", diag.drift("imbalance_0"),
+                 "conservation law (our derivation: the drift must vanish)"),
+        Equation("log flow dsigma0/dt", logf.rhs[0], "our derivation: exact log form of the flow"),
+        Equation("w(sigma, kappa)", log_weight(SIGMA, KAPPA), "our derivation: w = (s² - r²)/4"),
+        Equation("escape time Delta (gamma_i < 0)", (1 - b) / (-gam), step2),
+        Equation("escape time Delta (gamma_i > 0)", (1 + b) / gam, step2),
+        Equation("two-coordinate T_1", T1, two),
+        Equation("two-coordinate T_2 (beta2 > rho beta1)", up, two),
+        Equation("two-coordinate T_2 (beta2 < rho beta1)", down, two),
+        Equation("KQ gradient at nu = 0 (N = d = 2)", sp.Tuple(*kq_gradient_at_zero_vo()),
+                 "our derivation of 'why VO comes first' (must be 0)"),
+    ]
+    table = "our three-coordinate worked example (Algorithm 1, exact rationals)"
     for k, s in enumerate(stages, start=1):
-        out[f"three-coordinate T_{k}"] = s.jump_time
-        out[f"three-coordinate w^{k}"] = sp.Tuple(*s.plateau)
-        EQUATION_SOURCES.setdefault(f"three-coordinate T_{k}", "spec §3.1 table (Algorithm 1, exact)")
-        EQUATION_SOURCES.setdefault(f"three-coordinate w^{k}", "spec §3.1 table (Algorithm 1, exact)")
+        out.append(Equation(f"three-coordinate T_{k}", s.jump_time, table))
+        out.append(Equation(f"three-coordinate w^{k}", sp.Tuple(*s.plateau), table))
     return out
