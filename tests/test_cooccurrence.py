@@ -257,6 +257,39 @@ def test_small_run_records_and_identities():
     assert torch.equal(run.final["a"], run.initial["a"])
 
 
+def test_closure_run_is_a_cached_run_function(tmp_path):
+    from numerics.cache import RunCache
+
+    cfg = nc.ClosureConfig(lrs=(0.01, 0.005), steps=4, record_every=2, unseen=2)
+    cache = RunCache(tmp_path)
+    first = nc.run_closure(cfg, cache=cache, device="cpu")
+    assert nc.run_closure(cfg, cache=cache, device="cpu") is first  # in-process LRU
+    assert first.state.shape == (2, 3, first.initial_flat.size)
+    assert first.d == int(first.data.tokens.max()) + 3
+    for k in range(2):  # every member starts at the one initialisation
+        assert np.array_equal(first.state[k, 0], first.initial_flat)
+    assert first.time[:, -1] == pytest.approx([0.04, 0.02])
+    assert len(list(tmp_path.glob("cooccurrence.closure-*.pkl"))) == 1
+    nc.run_closure.cache_clear()
+    again = nc.run_closure(cfg, cache=cache, device="cpu")  # read back from disk
+    assert again is not first and np.array_equal(again.state, first.state)
+
+
+def test_size_table_serves_claims_and_figures():
+    from dataclasses import replace
+
+    from numerics.context import PROFILES
+
+    for profile in PROFILES:
+        for name in nc.SIZES.entries:
+            nc.SIZES.at(name, profile)
+    assert nc.SIZES.at("theory_scaled", "ci") == nc.THEORY_QUICK  # ci falls back to quick
+    # Fig. 1 at test and thorough is the appendix_a check's own run (seed 0): no new training
+    for profile in ("test", "thorough"):
+        check = replace(nc.SIZES.at("appendix_a", profile), seed=0, data_seed=0)
+        assert nc.SIZES.at("fig1_appendix_a", profile) == check
+
+
 def test_fast_claims_at_smoke_size():
     """The fast claims at profile "test" (the slow ones run in tests/test_claims.py)."""
     from verify import cooccurrence as vc
