@@ -1,4 +1,4 @@
-"""Full model of Yang et al. (NeurIPS 2024), Eq. (1)-(2), trained by float64 GD (spec §1, §2).
+"""Full model of Yang et al. (NeurIPS 2024), Eq. (1)-(2), trained by float64 GD (Section 2).
 
 Parameters of one member (a dict, so :func:`numerics.ensemble.train` can stack members)::
 
@@ -9,7 +9,8 @@ Parameters of one member (a dict, so :func:`numerics.ensemble.train` can stack m
 positions, no pooling), loss ``mean log(1 + exp(-y F))``.  Tokens are one-hot ids: 0 = mu1,
 1 = mu2, 2 = mu3 (common), 3.. random.
 
-Choices (spec "Open doubts" 9, 11, 12; recorded in every run's config):
+Choices where the paper leaves the setting open (Appendix A states neither the data layout
+nor the initialisation variant; recorded in every run's config):
 
 * Data (Definition 2.1, Assumption 2.3): exact proportions n/2, n/6, n/6, n/6 (n divisible by
   6); positions uniform; ``private=True`` gives every random slot its own token id (ids 3, 4,
@@ -17,14 +18,22 @@ Choices (spec "Open doubts" 9, 11, 12; recorded in every run's config):
   from [3, d) with repetition (Appendix A: d = 64 < 3 + 160 slots).
 * The validation set uses *unseen* random ids (after all training ids) when ``private``.
 * Initialisations: ``theory`` (sigma0 = c0/sqrt(L m), sigma1 = 1/sqrt(m1), Condition 1 with
-  c0 small so that |F(0)| << 1, spec Open doubt 3); ``kaiming_uniform`` (PyTorch nn.Linear
-  default U(+-1/sqrt(fan_in)), our reading of Appendix A's "Kaiming"); ``kaiming_normal``.
+  c0 small so that |F(0)| << 1: with c0 = 1 Lemma D.8's |F(0)| <= 0.01 needs the log factors
+  Condition 1 hides, see the ``initial_output`` claim); ``kaiming_uniform`` (PyTorch
+  nn.Linear default U(+-1/sqrt(fan_in)), our reading of Appendix A's "Kaiming");
+  ``kaiming_normal``.
 * Members of a run share the data set (``data_seed``) and differ by initialisation (member i
   uses ``seed + i``): the theory's constants (gamma*, R_inf) are per data set.
-* Time: gradient-flow time t = sum of learning rates; tau = integral of S dt (spec §3.3).  With
-  ``lr=None`` each member's rate is ``dtau / S0`` (equal tau-steps), and ``growth > 0`` makes the
-  step grow geometrically after ``warm`` steps (the curvature falls like 1/tau in Phase 2), so
-  tau ~ 1e4 is reached in ~1e3 steps.
+* Time: gradient-flow time t = sum of learning rates; tau = integral of S dt (the four-class
+  system's time, :func:`theory.cooccurrence.class_system`).  With ``lr=None`` each member's
+  rate is ``dtau / S0`` (equal tau-steps), and ``growth > 0`` makes the step grow
+  geometrically after ``warm`` steps (the curvature falls like 1/tau in Phase 2), so tau ~ 1e4
+  is reached in ~1e3 steps.
+
+Every simulation of the row is a run function (:func:`numerics.cache.run_function`):
+:func:`run` (the stacked theory-scaled and Appendix A runs) and :func:`run_closure` (the small
+model of the canonical-closure check).  Their sizes by profile are the row's one table,
+:data:`SIZES`, read by the claims and the figures alike.
 """
 
 from __future__ import annotations
@@ -38,28 +47,37 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
+from numerics.cache import run_function
+from numerics.context import SizeTable
 from numerics.ensemble import OptimizerConfig, Params, TrainConfig, member_generators, train
 from theory import cooccurrence as tc
 
 __all__ = [
     "APPENDIX_A",
+    "SIZES",
     "THEORY",
     "THEORY_QUICK",
     "THEORY_SMOKE",
     "THEORY_THOROUGH",
+    "ClosureConfig",
+    "ClosureRun",
     "CoConfig",
     "CoRun",
     "Dataset",
     "canonical",
     "canonical_state",
+    "first_classified",
     "forward",
     "growing_schedule",
     "init_params",
     "integrate_canonical",
     "loss",
     "make_dataset",
+    "member",
+    "param_invariants",
     "random_slots",
     "run",
+    "run_closure",
     "validation_set",
 ]
 
@@ -154,13 +172,14 @@ def loss(params: Mapping[str, torch.Tensor], tokens: torch.Tensor, labels: torch
 
 
 def canonical(params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """beta = W_V^T W^T a, S = |W^T a|^2, M, A = W_K^T W_Q, K_G, Q_G (spec §3.2).
+    """beta = W_V^T W^T a, S = |W^T a|^2, M, A = W_K^T W_Q, K_G, Q_G: the canonical variables
+    of :func:`theory.cooccurrence.canonical_velocity` (our derivation from Appendix B).
 
     Works on one member or on stacked members (leading axes).
     """
     WV, WK, WQ, W, a = (params[k] for k in ("WV", "WK", "WQ", "W", "a"))
     u = torch.einsum("...jk,...j->...k", W, a)
-    tr = lambda x: x.transpose(-1, -2)  # noqa: E731
+    tr = lambda x: x.transpose(-1, -2)
     return {
         "beta": torch.einsum("...kd,...k->...d", WV, u),
         "S": (u * u).sum(-1),
@@ -181,9 +200,10 @@ def canonical_state(params: Mapping[str, torch.Tensor]) -> dict:
 
 
 def param_invariants(params: Mapping[str, torch.Tensor]) -> torch.Tensor:
-    """||W||^2 - ||W_V||^2, ||W_K||^2 - ||W_Q||^2, S - m1||W||^2, S/m1 - tr M (spec §3.2)."""
+    """||W||^2 - ||W_V||^2, ||W_K||^2 - ||W_Q||^2, S - m1||W||^2, S/m1 - tr M: the balancedness
+    invariants of adjacent linear factors (:func:`theory.cooccurrence.invariants`)."""
     m1 = params["W"].shape[-2]
-    sq = lambda x: (x * x).sum((-1, -2))  # noqa: E731
+    sq = lambda x: (x * x).sum((-1, -2))
     u = torch.einsum("...jk,...j->...k", params["W"], params["a"])
     S = (u * u).sum(-1)
     return torch.stack([
@@ -203,7 +223,7 @@ def init_params(d: int, m: int, m1: int, init: Init = "theory", *, sigma0: float
                 device="cpu") -> Callable[[torch.Generator], Params]:
     """Initialiser for :func:`numerics.ensemble.stack_members`.
 
-    ``theory``/``gaussian``: W ~ N(0, sigma1^2), W_V, W_K, W_Q ~ N(0, sigma0^2) (§2);
+    ``theory``/``gaussian``: W ~ N(0, sigma1^2), W_V, W_K, W_Q ~ N(0, sigma0^2) (Section 2);
     ``kaiming_uniform``: U(+-1/sqrt(fan_in)) (nn.Linear default); ``kaiming_normal``:
     N(0, 2/fan_in).  a ~ Uniform{+-1}.  ``zero_kq``: W_K = W_Q = 0 (invariant manifold).
     """
@@ -249,7 +269,8 @@ def growing_schedule(warm: int, growth: float) -> Callable[[int], float]:
 # ---------------------------------------------------------------------- runs
 @dataclass(frozen=True)
 class CoConfig:
-    """One stacked run: data, model, initialisation, GD.  Defaults: theory-scaled (spec §4(b))."""
+    """One stacked run: data, model, initialisation, GD.  Defaults: theory-scaled (Condition 1:
+    m >> m1, small sigma0, private random tokens)."""
 
     n: int = 60
     L: int = 5
@@ -298,8 +319,9 @@ class CoConfig:
         return self.sigma1 if self.sigma1 is not None else 1.0 / math.sqrt(self.m1)
 
 
-#: theory-scaled configuration of spec §4(b) run B (m = 4096, m1 = 64, small sigma0, private
-#: tokens), with the growing step to tau ~ 2e4; one member (slow on CPU: ~0.1 s per step).
+#: the theory-scaled configuration at the paper's scaling (our choice: the paper runs no
+#: experiment under Condition 1): m = 4096, m1 = 64, small sigma0, private tokens, with the
+#: growing step to tau ~ 2e4; one member (slow on CPU).
 THEORY = CoConfig(m=4096, m1=64, members=1, steps=700, growth=0.015, warm=50, record_every=5)
 #: Appendix A (Fig. 1): n=60, L=5, d=64, m=128, m1=256, lr 0.01, 30000 steps, "Kaiming".
 APPENDIX_A = CoConfig(n=60, L=5, m=128, m1=256, d=64, private=False, init="kaiming_uniform",
@@ -313,14 +335,75 @@ THEORY_QUICK = CoConfig(m=512, m1=8, members=2, steps=700, growth=0.015, warm=50
 THEORY_SMOKE = CoConfig(m=128, m1=4, members=2, steps=300, growth=0.03, warm=30,
                         record_every=3, n_val=24)
 #: the theory-scaled run of profile "thorough": the paper runs no experiment under Condition 1
-#: (its only one, Appendix A, violates it: spec Open doubt 2), so this is the largest
-#: configuration the spec supports, §4(b) run B: n = 60, L = 5, m = 4096, m1 = 64,
-#: sigma1 = 1/sqrt(m1), sigma0 = 0.05/sqrt(L m), private tokens, to tau ~ 1e5 (the last column
-#: of the §4(b) table; 805 steps: 50 of dtau 0.02, then +1.5 % per step), n_val = 60 fresh
-#: samples.  Two initialisations, as in quick: the claims check every trajectory (worst
-#: member); 260-360 MiB of peak memory per member in float64 (resident-set growth on CPU,
-#: K = 1..6), so 1000 members would not fit one 139 GiB GPU.
+#: (its only one, Appendix A, violates it: m < m1, and d = 64 is too small for distinct random
+#: tokens), so this is the largest configuration of our own theory-scaled runs: n = 60, L = 5,
+#: m = 4096, m1 = 64, sigma1 = 1/sqrt(m1), sigma0 = 0.05/sqrt(L m), private tokens, to tau ~
+#: 1e5 (805 steps: 50 of dtau 0.02, then +1.5 % per step), n_val = 60 fresh samples.  Two
+#: initialisations, as in quick: the claims check every trajectory (worst member); the peak
+#: memory of a member in float64 is large enough that 1000 members would not fit one GPU.
 THEORY_THOROUGH = replace(THEORY, members=2, steps=805)
+
+#: The row's one size table (read by the claims in ``verify.cooccurrence`` and the figures in
+#: ``figures.cooccurrence`` at ``ctx.profile``; fallback ci -> quick, thorough -> ci):
+#:
+#: - ``theory_scaled``: the theory-scaled run of most claims (and of two figures);
+#: - ``appendix_a``: the published configuration for ``appendix_a`` (thorough: the paper's own
+#:   30000 full-batch steps; "Kaiming" read as nn.Linear's default).  One member: Fig. 1 is one
+#:   run (no error bars) and the check reads member 0;
+#: - ``hump_appendix_a`` / ``hump_theory``: ``appendix_a_hump`` and its positive control, a
+#:   fraction over initialisations (members = initialisation seeds on one data set; 1000 under
+#:   thorough).  The check reads the losses only up to first classification, which every
+#:   initialisation reaches well inside the 60 steps of Appendix A (the check raises if one
+#:   does not); the positive control's small-init regime (m = 64, m1 = 4, tau to 15) has no
+#:   paper configuration.  Both fit one GPU whole (member_chunk None);
+#: - ``zero_kq``: the W_K = W_Q = 0 run of ``invariants`` (thorough: the theory-scaled run on
+#:   that invariant manifold);
+#: - ``closure``: time ``t_end`` and step ``eta`` of ``canonical_closure`` (thorough: t = 3 at
+#:   eta = 1e-3, 2 x 3000 GD steps);
+#: - ``fig1_appendix_a``: Fig. 1 in the Appendix A configuration.  At test and thorough it is
+#:   the check's own run; at quick (and ci) it draws the paper's 30000 steps recorded every 10,
+#:   more than the check runs (its caption says so);
+#: - ``fig_closure_steps``: GD steps to t = 1 of the canonical-closure panel (its own run).
+SIZES = SizeTable({
+    "theory_scaled": {"test": THEORY_SMOKE, "quick": THEORY_QUICK, "thorough": THEORY_THOROUGH},
+    "appendix_a": {
+        "test": replace(APPENDIX_A, record_every=1, steps=200),
+        "quick": replace(APPENDIX_A, record_every=1, steps=1000),
+        "thorough": replace(APPENDIX_A, record_every=1, steps=30000),
+    },
+    "hump_appendix_a": {
+        "test": replace(APPENDIX_A, steps=60, record_every=1, members=6),
+        "quick": replace(APPENDIX_A, steps=60, record_every=1, members=12),
+        "thorough": replace(APPENDIX_A, steps=60, record_every=1, members=1000),
+    },
+    "hump_theory": {
+        "test": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06, record_every=2,
+                        members=6),
+        "quick": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06, record_every=2,
+                         members=6),
+        "thorough": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06,
+                            record_every=2, members=1000),
+    },
+    "zero_kq": {
+        "test": CoConfig(m=32, m1=4, members=1, steps=40, record_every=10, zero_kq=True,
+                         n_val=6),
+        "quick": CoConfig(m=128, m1=8, members=1, steps=200, record_every=20, zero_kq=True,
+                          n_val=6),
+        "thorough": replace(THEORY_THOROUGH, members=1, zero_kq=True, n_val=6,
+                            record_every=20),
+    },
+    "closure": {
+        "test": {"t_end": 0.3, "eta": 4e-3},
+        "quick": {"t_end": 1.0, "eta": 2e-3},
+        "thorough": {"t_end": 3.0, "eta": 1e-3},
+    },
+    "fig1_appendix_a": {
+        "test": replace(APPENDIX_A, record_every=1, steps=200),
+        "quick": replace(APPENDIX_A, record_every=10),
+        "thorough": replace(APPENDIX_A, record_every=1, steps=30000),
+    },
+    "fig_closure_steps": {"test": 300, "quick": 1000},
+})
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,14 +443,19 @@ def _cumtrapz(rate: np.ndarray, time: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros((time.shape[0], 1)), np.cumsum(steps, axis=1)], axis=1)
 
 
-def run(config: CoConfig, cache=None, device: str = "cpu") -> CoRun:
-    """Train ``config.members`` stacked members with full-batch GD (or Adam) in float64."""
-    if cache is not None:
-        return cache.get_or_compute(config, lambda: _run(config, device), tag="cooccurrence.run")
-    return _run(config, device)
+def first_classified(run: CoRun, k: int) -> int | None:
+    """First record at which member ``k`` classifies every training sample (min_i y_i F_i > 0,
+    the paper's defining property of T1); ``None`` if it never does."""
+    ok = np.nonzero(run.margin[k].min(axis=1) > 0)[0]
+    return int(ok[0]) if ok.size else None
 
 
-def _run(config: CoConfig, device: str = "cpu") -> CoRun:
+@run_function("cooccurrence.run", maxsize=8)
+def run(config: CoConfig, *, device: str = "cpu") -> CoRun:
+    """Train ``config.members`` stacked members with full-batch GD (or Adam) in float64.
+
+    Call as ``run(config, cache=ctx.cache, device=ctx.device)``: a bounded in-process LRU
+    over the disk cache, device in the key."""
     d = config.vocabulary
     data = make_dataset(config.n, config.L, config.data_seed, private=config.private,
                         d=None if config.private else d)
@@ -463,15 +551,81 @@ def _run(config: CoConfig, device: str = "cpu") -> CoRun:
     )
 
 
-def with_members(config: CoConfig, members: int) -> CoConfig:
-    return replace(config, members=members)
+# ---------------------------------------------------------------------- the closure run
+@dataclass(frozen=True)
+class ClosureConfig:
+    """Full-batch GD on a small model where attention really moves (sigma0 = sigma1 = sigma,
+    Gaussian initialisation), for the exact canonical closure.
+
+    Every member starts from the same initialisation (seed ``seed``) and steps at its own rate
+    ``lrs[k]``; the data are ``make_dataset(n, L, seed)`` and the vocabulary has ``unseen``
+    ids never seen in training beyond the largest training id.
+    """
+
+    lrs: tuple[float, ...]
+    steps: int
+    record_every: int
+    n: int = 12
+    L: int = 4
+    m: int = 16
+    m1: int = 8
+    sigma: float = 0.5
+    unseen: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.lrs or any(not lr > 0 for lr in self.lrs):
+            raise ValueError(f"lrs must be positive rates, got {self.lrs}")
+        for name in ("steps", "record_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureRun:
+    """``state`` [K, T, D]: the canonical variables of each member on the record grid,
+    flattened in the order of ``theory.cooccurrence.STATE_KEYS``; ``time`` [K, T]."""
+
+    config: ClosureConfig
+    data: Dataset
+    d: int
+    initial_state: dict  # canonical_state of the common initialisation
+    initial_flat: np.ndarray
+    time: np.ndarray
+    state: np.ndarray
+
+
+def _flat_canonical(params: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    c = canonical(params)
+    return torch.cat([c[k].reshape(-1) for k in tc.STATE_KEYS])
+
+
+@run_function("cooccurrence.closure", maxsize=8)
+def run_closure(config: ClosureConfig, *, device: str = "cpu") -> ClosureRun:
+    """Train the members of ``config`` (float64, full batch) and record their canonical state."""
+    data = make_dataset(config.n, config.L, config.seed)
+    d = int(data.tokens.max()) + 1 + config.unseen
+    make = init_params(d, config.m, config.m1, "gaussian", sigma0=config.sigma,
+                       sigma1=config.sigma, device=device)
+    p0 = make(torch.Generator().manual_seed(config.seed))
+    stacked = {k: torch.stack([v] * len(config.lrs)) for k, v in p0.items()}
+    tok = torch.as_tensor(data.tokens, device=device)
+    lab = torch.as_tensor(data.labels, device=device)
+    traj = train(lambda p: loss(p, tok, lab), stacked,
+                 TrainConfig(steps=config.steps, lr=tuple(config.lrs),
+                             record_every=config.record_every),
+                 observables={"can": _flat_canonical})
+    return ClosureRun(config=config, data=data, d=d, initial_state=canonical_state(p0),
+                      initial_flat=_flat_canonical(p0).cpu().numpy(),
+                      time=traj.time.cpu().numpy(), state=traj.observables["can"].cpu().numpy())
 
 
 # ---------------------------------------------------------------------- canonical ODE
 def integrate_canonical(state0: Mapping, tokens, labels, m: float, m1: float, t_eval,
                         velocity: Callable = tc.canonical_velocity, rtol: float = 1e-10,
                         atol: float = 1e-12) -> list[dict]:
-    """Integrate ``velocity`` (default: the exact §3.2 system) with solve_ivp (DOP853).
+    """Integrate ``velocity`` (default: the exact canonical system,
+    :func:`theory.cooccurrence.canonical_velocity`) with solve_ivp (DOP853).
 
     Returns the state at each time in ``t_eval`` (increasing, starting > 0 or at 0).
     """

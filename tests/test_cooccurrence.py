@@ -100,9 +100,34 @@ def test_class_system_closed_forms():
     assert mm.R_inf == sp.Rational(3, 2)
 
 
+def test_class_numerics_are_the_symbolic_system():
+    """class_rhs, the class-loss and g_k twins and class_trajectory agree with the symbolic
+    four-class system they stand for."""
+    rng = np.random.default_rng(0)
+    G = rng.normal(scale=3.0, size=(3, 50))
+    for weights in (tc.WEIGHTS, (0.25, 0.25, 0.25, 0.25)):
+        sys_ = tc.class_system(weights)
+        fast = np.array([tc.class_rhs(weights)(0.0, G[:, j]) for j in range(G.shape[1])]).T
+        assert np.allclose(fast, sys_.lambdify()(0.0, G), rtol=1e-12, atol=1e-15)
+    q = np.array(tc.class_margins(list(G)))
+    assert np.allclose(np.array(tc.class_losses_twin(*G)), np.logaddexp(0.0, -q), rtol=1e-12)
+    assert np.allclose(np.array(tc.class_sigmoids_twin(*G)), 1 / (1 + np.exp(q)), rtol=1e-12)
+    w = np.array([float(x) for x in tc.WEIGHTS])
+    assert np.allclose(tc.class_system().lambdify_loss()(G),
+                       w @ np.logaddexp(0.0, -q), rtol=1e-12)
+    taus = np.array([0.5, 2.0, 10.0])
+    traj = tc.class_trajectory(taus)
+    ref = solve_ivp(lambda t, y: tc.class_system().lambdify()(t, y), (0, 10), [0, 0, 0],
+                    method="DOP853", t_eval=taus, rtol=1e-12, atol=1e-14).y
+    assert np.allclose(traj, ref, rtol=1e-8, atol=1e-10)
+    beta, r = rng.normal(size=4), rng.normal(size=4)
+    dM = tc.value_gram_velocity(beta, r)
+    assert np.allclose(dM, dM.T) and np.isclose(np.trace(dM), 2 * beta @ r)
+
+
 def test_t_half_eight_digits_and_peak():
     th = tc.t_half()
-    f = tc._class_rhs(tc.WEIGHTS)
+    f = tc.class_rhs(tc.WEIGHTS)
     # independent: Radau integration, crossing of -dG3 - dG1 (symmetric G1 = G2)
     sol = solve_ivp(f, (0, 10), [0, 0, 0], method="Radau", rtol=1e-12, atol=1e-14,
                     dense_output=True)
@@ -158,9 +183,10 @@ def test_loss_law_solves_ode():
     assert sp.simplify(sp.diff(law, t) + S * g * law**2) == 0
     assert sp.simplify(law.subs(t, t1) - l1) == 0
     assert float(tc.loss_law(100, 2, sp.Rational(1, 17))) == pytest.approx(17 / 200)
-    eq = tc.equations()
+    eq = {e.name: e.expr for e in tc.equations()}
     assert eq["class max margin gamma*^2"] == sp.Rational(1, 17)
     assert eq["drift of kq_balance_2"] == 0
+    assert all(e.source for e in tc.equations())
 
 
 @pytest.mark.parametrize("call, name", [
@@ -230,6 +256,38 @@ def test_small_run_records_and_identities():
     assert np.allclose(c["beta"].numpy(), nc.canonical(run.final)["beta"].numpy())
     assert torch.equal(run.final["a"], run.initial["a"])
 
+
+def test_closure_run_is_a_cached_run_function(tmp_path):
+    from numerics.cache import RunCache
+
+    cfg = nc.ClosureConfig(lrs=(0.01, 0.005), steps=4, record_every=2, unseen=2)
+    cache = RunCache(tmp_path)
+    first = nc.run_closure(cfg, cache=cache, device="cpu")
+    assert nc.run_closure(cfg, cache=cache, device="cpu") is first  # in-process LRU
+    assert first.state.shape == (2, 3, first.initial_flat.size)
+    assert first.d == int(first.data.tokens.max()) + 3
+    for k in range(2):  # every member starts at the one initialisation
+        assert np.array_equal(first.state[k, 0], first.initial_flat)
+    assert first.time[:, -1] == pytest.approx([0.04, 0.02])
+    assert len(list(tmp_path.glob("cooccurrence.closure-*.pkl"))) == 1
+    nc.run_closure.cache_clear()
+    again = nc.run_closure(cfg, cache=cache, device="cpu")  # read back from disk
+    assert again is not first and np.array_equal(again.state, first.state)
+
+
+def test_size_table_serves_claims_and_figures():
+    from dataclasses import replace
+
+    from numerics.context import PROFILES
+
+    for profile in PROFILES:
+        for name in nc.SIZES.entries:
+            nc.SIZES.at(name, profile)
+    assert nc.SIZES.at("theory_scaled", "ci") == nc.THEORY_QUICK  # ci falls back to quick
+    # Fig. 1 at test and thorough is the appendix_a check's own run (seed 0): no new training
+    for profile in ("test", "thorough"):
+        check = replace(nc.SIZES.at("appendix_a", profile), seed=0, data_seed=0)
+        assert nc.SIZES.at("fig1_appendix_a", profile) == check
 
 
 def test_fast_claims_at_smoke_size():

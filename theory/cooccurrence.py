@@ -4,9 +4,10 @@ recognize word co-occurrence via gradient flow analysis* (NeurIPS 2024).
 Reduced theory of one softmax-attention layer (W_K, W_Q, W_V in R^{m x d}, scores scaled by
 1/sqrt(m)) followed by a linear MLP W in R^{m1 x m} with a fixed +-1 output layer a, the output
 summed over all L query positions (the paper's Eq. (1)), trained by gradient flow on the
-logistic loss (Eq. (2)).  Spec: ``shared/papers/cooccurrence.md`` (sections cited as "spec").
+logistic loss (Eq. (2)).
 
-Canonical variables (spec §3.2; tokens are one-hot, mu_i = e_i)::
+Canonical variables (our derivation from Appendix B's gradients; tokens are one-hot,
+mu_i = e_i)::
 
     beta = W_V^T W^T a   (beta_mu = G(mu), Definition E.18),   S = ||W^T a||^2,
     M = W_V^T W_V,  A = W_K^T W_Q  (A[nu, mu] = key nu, query mu),
@@ -18,14 +19,14 @@ these variables; Eq. (4)-(7), Lemmas C.1-C.4, F.4, F.11 are entrywise forms of i
 adjacent factors; proved symbolically in :func:`invariant_drifts`), and W_K = W_Q = 0 is an
 invariant manifold (Gamma Q_G = K_G Gamma = 0 there; attention exactly uniform).
 
-The four-class system (spec §3.3; the system written in the proof of Lemma F.6) is the
+The four-class system (our reduction; the system written in the proof of Lemma F.6) is the
 gradient flow, in tau = S t, of ``sum_k pi_k log(1 + exp(-q_k))`` with class margins
 ``q = (G1+G2+G3, -(G1+G3), -(G2+G3), -G3)`` (uniform attention, random tokens ignored, S
 constant, the m1 M r term dropped).  Its asymptotics follow the implicit bias of the logistic
 loss on separable data (Soudry et al. 2018): beta/|beta| -> the hard-margin direction,
 ``L(t) ~ 1/(S gamma*^2 t)`` and ``-dG3/dG1 -> R_inf = -beta*_3 / beta*_1``.
 
-Choices where the paper is ambiguous (spec "Open doubts"):
+Choices where the paper is ambiguous:
 
 * T_0.5 (Lemma 4.3 / Theorem E.19 says only "there exists") is taken as the first tau with
   ``-dG3/dtau >= max(dG1/dtau, dG2/dtau)``; in the four-class system this is exactly the peak of
@@ -33,12 +34,13 @@ Choices where the paper is ambiguous (spec "Open doubts"):
   (:func:`peak_identity`).
 * The sample-level max margin uses *uniform attention*: z_i = token counts of sample i (repeated
   tokens count twice), beta has one coordinate per token id.  Private random tokens are extra
-  features, so gamma*^2 exceeds the class-level 1/17 (spec §3.5, our derivation, re-derived here).
+  features, so gamma*^2 exceeds the class-level 1/17 (our derivation).
 * The 1/t law's constant S gamma*^2 is our sharpening of Theorem F.8's Theta(sigma1^2 m m1);
   the paper proves only the order.  R_inf (ours) sharpens Lemma F.6's R* in (1, 2).
-* The test-loss exponent kappa (reviewers' question, spec §6.1): unseen tokens keep their
-  initial G, so the test margins are the class margins of beta*'s mu1..mu3 entries, and with
-  beta(t) ~ beta* log(tau) the test loss falls like tau^-kappa, kappa = min_k q_k(beta*_{1:3})
+* The test-loss exponent kappa (the OpenReview reviewers' question whether the validation
+  loss decays like the training loss): unseen tokens keep their initial G, so the test
+  margins are the class margins of beta*'s mu1..mu3 entries, and with beta(t) ~ beta* log(tau)
+  the test loss falls like tau^-kappa, kappa = min_k q_k(beta*_{1:3})
   (:func:`test_loss_exponent`).  This is our hypothesis, not the paper's (Theorem 3.3 claims
   only L(T*) <= 1/poly(m)).
 """
@@ -57,23 +59,30 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from theory.flow import ReducedSystem, gradient_flow, simplify_zero
+from theory.flow import Equation, ReducedSystem, Twin, gradient_flow, simplify_zero
 
 __all__ = [
     "CLASS_LABELS",
     "CLASS_TOKENS",
-    "EQUATION_SOURCES",
     "G1",
     "G2",
     "G3",
+    "STATE_KEYS",
     "TAU",
     "WEIGHTS",
     "MaxMargin",
     "canonical_velocity",
     "class_gamma",
+    "class_loss",
+    "class_losses",
+    "class_losses_twin",
     "class_margins",
     "class_max_margin",
+    "class_rhs",
+    "class_sigmoids",
+    "class_sigmoids_twin",
     "class_system",
+    "class_trajectory",
     "class_velocity",
     "equations",
     "initial_rates",
@@ -84,6 +93,7 @@ __all__ = [
     "sample_max_margin",
     "t_half",
     "test_loss_exponent",
+    "value_gram_velocity",
 ]
 
 G1, G2, G3 = sp.symbols("G1 G2 G3", real=True)
@@ -93,14 +103,17 @@ WEIGHTS = (sp.Rational(1, 2), sp.Rational(1, 6), sp.Rational(1, 6), sp.Rational(
 #: special-token counts (mu1, mu2, mu3) of each class and its label.
 CLASS_TOKENS = ((1, 1, 1), (1, 0, 1), (0, 1, 1), (0, 0, 1))
 CLASS_LABELS = (1, -1, -1, -1)
+#: the canonical variables in the order used to flatten a state.
 STATE_KEYS = ("beta", "S", "M", "A", "K_G", "Q_G")
+#: the four-class proportions as floats (the default of the numeric functions).
+_FLOAT_WEIGHTS = (1 / 2, 1 / 6, 1 / 6, 1 / 6)
 
 
 class MaxMargin(NamedTuple):
     """Hard-margin problem ``min |beta|^2`` s.t. ``y_i z_i . beta >= 1``.
 
     ``gamma_sq = 1/|beta|^2`` is the squared max margin; ``R_inf = -beta[2]/beta[0]`` the limit
-    of ``-dG3/dG1`` (spec §3.5).
+    of ``-dG3/dG1`` (our derivation: the implicit bias of the logistic loss).
     """
 
     gamma_sq: object
@@ -147,9 +160,10 @@ def _data(tokens, labels, d: int | None) -> tuple[np.ndarray, np.ndarray, int]:
     return tok.astype(np.int64), lab, dd
 
 
-# ---------------------------------------------------------------------- canonical system §3.2
+# ---------------------------------------------------------------------- canonical system
 def canonical_velocity(state: Mapping, tokens, labels, m: float, m1: float) -> dict:
-    """d/dt of the canonical variables under gradient flow on Eq. (1)-(2); exact (spec §3.2).
+    """d/dt of the canonical variables under gradient flow on Eq. (1)-(2); exact (our
+    derivation from Appendix B; Eq. (4)-(7) and Lemmas C.1-C.4, F.4, F.11 are its entrywise forms).
 
     ``state``: "beta" [d], "S", "M", "A", "K_G", "Q_G" [d, d].  With key h, query l of sample i,
     ``P_{h,l} = softmax_h(A[T_h, T_l]/sqrt(m))``, ``c_h = sum_l P_{h,l}``,
@@ -189,15 +203,23 @@ def canonical_velocity(state: Mapping, tokens, labels, m: float, m1: float) -> d
     return {
         "beta": S * r + m1 * (M @ r),
         "S": 2.0 * m1 * float(beta @ r),
-        "M": np.outer(beta, r) + np.outer(r, beta),
+        "M": value_gram_velocity(beta, r),
         "A": gam @ Q + K @ gam,
         "K_G": A @ gam.T + gam @ A.T,
         "Q_G": A.T @ gam + gam.T @ A,
     }
 
 
+def value_gram_velocity(beta, r) -> np.ndarray:
+    """dM/dt = beta r^T + r beta^T for M = W_V^T W_V (Lemma F.11 entrywise:
+    d(mu^T M nu)/dt = G(nu) r_mu + G(mu) r_nu), ``r = -dL/dbeta`` at fixed attention."""
+    beta, r = np.asarray(beta, dtype=float), np.asarray(r, dtype=float)
+    return np.outer(beta, r) + np.outer(r, beta)
+
+
 def invariants(state: Mapping, m1: float) -> dict[str, float]:
-    """Conserved quantities of the canonical flow (spec §3.2)."""
+    """Conserved quantities of the canonical flow (balancedness of adjacent linear factors; our
+    derivation, proved in :func:`invariant_drifts`)."""
     _positive("m1", m1)
     M, A, K, Q = (np.asarray(state[k], dtype=float) for k in ("M", "A", "K_G", "Q_G"))
     return {
@@ -215,8 +237,8 @@ def invariant_drifts(d: int = 2) -> dict[str, sp.Expr]:
     (r and Gamma are whatever the data make them, so the identity holds for every data set).
     All three come out 0.
     """
-    sym = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{min(i, j)}{max(i, j)}"))  # noqa: E731
-    gen = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{i}{j}"))  # noqa: E731
+    sym = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{min(i, j)}{max(i, j)}"))
+    gen = lambda p: sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{p}{i}{j}"))
     beta = sp.Matrix(sp.symbols(f"b0:{d}"))
     r = sp.Matrix(sp.symbols(f"r0:{d}"))
     S, m1 = sp.symbols("S m1", positive=True)
@@ -236,7 +258,7 @@ def invariant_drifts(d: int = 2) -> dict[str, sp.Expr]:
     }
 
 
-# ---------------------------------------------------------------------- four-class system §3.3
+# ---------------------------------------------------------------------- four-class system
 def class_margins(G: Sequence) -> tuple:
     """q_k = y_k z_k . G for the four classes (I1..I4)."""
     return tuple(
@@ -245,11 +267,33 @@ def class_margins(G: Sequence) -> tuple:
     )
 
 
+def _logistic(q) -> sp.Expr:
+    """The logistic loss l(q) = log(1 + exp(-q)) of Eq. (2)."""
+    return sp.log(1 + sp.exp(-q))
+
+
+def class_losses(g1=G1, g2=G2, g3=G3) -> tuple:
+    """Per-class losses ``l(q_k) = log(1 + exp(-q_k))``, k = I1..I4 (Eq. (2) at uniform
+    attention, random tokens ignored: sample i's margin is its class margin q_k)."""
+    return tuple(_logistic(qk) for qk in class_margins((g1, g2, g3)))
+
+
+def class_sigmoids(g1=G1, g2=G2, g3=G3) -> tuple:
+    """Per-class ``g_k = -l'(q_k) = 1/(1 + e^{q_k})`` (the paper's g of Eq. (2), Section 2)."""
+    q = sp.Symbol("q", real=True)
+    g = -sp.diff(_logistic(q), q)
+    return tuple(g.subs(q, qk) for qk in class_margins((g1, g2, g3)))
+
+
 def class_loss(weights: Sequence = WEIGHTS) -> sp.Expr:
     """``sum_k pi_k log(1 + exp(-q_k))`` (Eq. (2) with class proportions, uniform attention)."""
     w = _weights(weights)
-    q = class_margins((G1, G2, G3))
-    return sum((pk * sp.log(1 + sp.exp(-qk)) for pk, qk in zip(w, q, strict=True)), sp.S.Zero)
+    return sum((pk * lk for pk, lk in zip(w, class_losses(), strict=True)), sp.S.Zero)
+
+
+#: float twins (arrays of G1, G2, G3 in, a tuple of four arrays out).
+class_losses_twin = Twin(class_losses, G1, G2, G3)
+class_sigmoids_twin = Twin(class_sigmoids, G1, G2, G3)
 
 
 @cache
@@ -260,15 +304,15 @@ def _class_system(weights: tuple) -> ReducedSystem:
         (),
         name="cooccurrence four-class",
         assumptions=(
-            "spec §3.3: uniform attention (Definition F.1, Corollary F.17), random tokens "
+            "our reduction: uniform attention (Definition F.1, Corollary F.17), random tokens "
             "ignored (Theorem E.15, Lemma F.14), S constant (Proposition E.12, Lemma F.10), "
             "m1 M r dropped (sigma0^2/sigma1^2 small, Condition 1); time tau = S t"
         ),
     )
 
 
-def class_system(weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> ReducedSystem:
-    """Four-class gradient flow in tau = S t (spec §3.3; proof of Lemma F.6).
+def class_system(weights: Sequence = _FLOAT_WEIGHTS) -> ReducedSystem:
+    """Four-class gradient flow in tau = S t (our reduction; the system in the proof of Lemma F.6).
 
     ``dG1/dtau = pi1 g1 - pi2 g2``, ``dG2/dtau = pi1 g1 - pi3 g3``,
     ``dG3/dtau = pi1 g1 - pi2 g2 - pi3 g3 - pi4 g4`` with ``g_k = 1/(1 + e^{q_k})``.
@@ -283,15 +327,18 @@ def initial_rates(weights: Sequence = WEIGHTS) -> tuple:
 
 
 def peak_identity(weights: Sequence = WEIGHTS) -> sp.Expr:
-    """``dq2/dtau + (dG1/dtau + dG3/dtau)``, which simplifies to 0 (spec §3.5 "peak identity")."""
+    """``dq2/dtau + (dG1/dtau + dG3/dtau)``, which simplifies to 0 (our derivation: the I2 loss
+    peaks exactly at Lemma 4.3's T_0.5 in the four-class system)."""
     sys_ = class_system(weights)
     q2 = class_margins((G1, G2, G3))[1]
     dq2 = sum((sp.diff(q2, s) * f for s, f in zip(sys_.state, sys_.rhs, strict=True)), sp.S.Zero)
     return simplify_zero(dq2 + sys_.rhs[0] + sys_.rhs[2])
 
 
-def _class_rhs(weights: tuple):
-    pi = np.array([float(x) for x in weights])
+def class_rhs(weights: Sequence = WEIGHTS):
+    """``f(tau, G)``: the four-class system's right-hand side in numpy (the integrators' fast
+    path; :func:`class_system` is the symbolic form, and the tests check they agree)."""
+    pi = np.array([float(x) for x in _weights(weights)])
 
     def f(_t, G):
         q = np.array([G[0] + G[1] + G[2], -(G[0] + G[2]), -(G[1] + G[2]), -G[2]])
@@ -303,17 +350,28 @@ def _class_rhs(weights: tuple):
 
 @lru_cache(maxsize=64)
 def _cached_rhs(weights: tuple):
-    return _class_rhs(_weights(weights))
+    return class_rhs(weights)
 
 
-def class_velocity(G: Sequence, weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> np.ndarray:
-    """r = dG/dtau of the four-class system at G (numbers; spec §3.3)."""
+def class_velocity(G: Sequence, weights: Sequence = _FLOAT_WEIGHTS) -> np.ndarray:
+    """r = dG/dtau of the four-class system at G (numbers; :func:`class_rhs`)."""
     return _cached_rhs(tuple(weights))(0.0, np.asarray(G, dtype=float))
 
 
+def class_trajectory(taus, G0: Sequence = (0.0, 0.0, 0.0),
+                     weights: Sequence = _FLOAT_WEIGHTS) -> np.ndarray:
+    """The four-class system integrated from ``G0`` to the increasing times ``taus``, [3, T]
+    (LSODA, rtol 1e-10, atol 1e-12, on :func:`class_velocity`)."""
+    taus = np.asarray(taus, dtype=float)
+    sol = solve_ivp(lambda t, y: class_velocity(y, weights), (0.0, float(taus[-1])),
+                    np.asarray(G0, dtype=float), method="LSODA", t_eval=taus, rtol=1e-10,
+                    atol=1e-12)
+    return sol.y
+
+
 def class_gamma(G: Sequence, L: int, m: float,
-                weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> np.ndarray:
-    """-dL/dA on mu1..mu3 at uniform attention, random tokens ignored (spec §3.3), [key, query].
+                weights: Sequence = _FLOAT_WEIGHTS) -> np.ndarray:
+    """-dL/dA on mu1..mu3 at uniform attention, random tokens ignored (our reduction), [key, query].
 
     ``Gamma[nu, mu] = (1/(L sqrt m)) sum_{k: mu, nu in class k} pi_k g_k Y_k (G_nu - F_k/L)``,
     F_k = Y_k q_k.  With K_G ~ Q_G ~ kappa I, dA/dt ~ 2 kappa Gamma: the signs of Theorem 3.2.
@@ -335,7 +393,7 @@ def class_gamma(G: Sequence, L: int, m: float,
     return out / (L * math.sqrt(m))
 
 
-def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1 / 6)) -> float:
+def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = _FLOAT_WEIGHTS) -> float:
     """First tau with ``-dG3/dtau >= max(dG1/dtau, dG2/dtau)`` in the four-class system.
 
     Lemma 4.3 / Theorem E.19's T_0.5 (our reading, module docstring).  Root-found on the dense
@@ -345,7 +403,7 @@ def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1
     G0 = np.asarray(G0, dtype=float)
     if G0.shape != (3,) or not np.all(np.isfinite(G0)):
         raise ValueError(f"G0 must be 3 finite numbers, got {G0}")
-    f = _class_rhs(w)
+    f = class_rhs(w)
 
     def h(y):
         v = f(0.0, y)
@@ -368,13 +426,13 @@ def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = (1 / 2, 1 / 6, 1 / 6, 1
     raise ValueError(f"no T_0.5 before tau = 1e6 from G0 = {G0.tolist()}")
 
 
-# ---------------------------------------------------------------------- max margin §3.5
+# ---------------------------------------------------------------------- max margin
 @cache
 def class_max_margin() -> MaxMargin:
     """Class-level hard-margin SVM solved exactly by enumerating KKT active sets (sympy).
 
     Rows ``y_k z_k`` of the four classes; returns gamma*^2 = 1/17, beta* = (2, 2, -3),
-    R_inf = 3/2 (support I1, I2, I3; spec §7(b)3).
+    R_inf = 3/2 (support I1, I2, I3; our derivation).
     """
     rows = [sp.Matrix([y * z for z in zs]).T for zs, y in zip(CLASS_TOKENS, CLASS_LABELS,
                                                                  strict=True)]
@@ -398,7 +456,7 @@ def class_max_margin() -> MaxMargin:
 
 
 def sample_max_margin(tokens, labels, d: int | None = None) -> MaxMargin:
-    """Sample-level hard-margin SVM on token counts z_i (uniform attention; spec §3.5).
+    """Sample-level hard-margin SVM on token counts z_i (uniform attention; our derivation).
 
     Dual ``min_alpha >= 0  1/2 alpha^T K alpha - sum alpha`` (L-BFGS-B), then an exact
     active-set polish: on the support solve ``K_SS alpha_S = 1`` and swap indices until the
@@ -469,67 +527,56 @@ def _loss_law_dsolve() -> sp.Expr:
     return sp.simplify(sol.rhs)
 
 
-def equations() -> dict[str, sp.Expr]:
-    """Named derived results for ``tdcheck equations cooccurrence``."""
+def equations() -> list[Equation]:
+    """Named derived results for ``tdcheck equations cooccurrence``, with their sources."""
     sys_ = class_system(WEIGHTS)
     mm = class_max_margin()
     drifts = invariant_drifts(2)
     S, m1, t, t1, l1 = sp.symbols("S m1 t t_1 L_1", positive=True)
     gs = sp.Symbol("gamma_*^2", positive=True)
     q = class_margins((G1, G2, G3))
-    out: dict[str, sp.Expr] = {
-        "class loss (tau = S t)": sys_.loss,
-        "dG1/dtau": sys_.rhs[0],
-        "dG2/dtau": sys_.rhs[1],
-        "dG3/dtau": sys_.rhs[2],
-        "class margins q1..q4": sp.Tuple(*q),
-        "initial rates (dG/dtau at G = 0)": sp.Tuple(*initial_rates()),
-        "peak identity dq2/dtau + dG1/dtau + dG3/dtau": peak_identity(),
-        "class max margin gamma*^2": mm.gamma_sq,
-        "class max-margin direction beta*": sp.Tuple(*mm.beta),
-        "R_inf = lim -dG3/dG1": mm.R_inf,
-        "loss law ODE dL/dt = -C L^2, L(0) = L_1": _loss_law_dsolve(),
-        "loss law L(t)": loss_law(t, S, gs, t1, l1),
-        "class-level L S t -> 1/gamma*^2": 1 / mm.gamma_sq,
-        "T_0.5 (tau, G0 = 0)": sp.Float(t_half(), 10),
-        "test exponent kappa (class level)": sp.nsimplify(test_loss_exponent(mm)),
-    }
-    for name, drift in drifts.items():
-        out[f"drift of {name}"] = drift
-    out["invariant value_balance"] = S - m1 * sp.Symbol("tr(M)")
+    four_class = "our reduction; the system in the proof of Lemma F.6"
+    canonical = "our derivation from Appendix B's gradients"
+    out = [
+        Equation("class loss (tau = S t)", sys_.loss,
+                 "Eq. (2) at uniform attention, random tokens ignored, S constant (our "
+                 "reduction; proof of Lemma F.6)"),
+        Equation("dG1/dtau", sys_.rhs[0], four_class),
+        Equation("dG2/dtau", sys_.rhs[1], four_class),
+        Equation("dG3/dtau", sys_.rhs[2], four_class),
+        Equation("class margins q1..q4", sp.Tuple(*q), "Definition 2.1 (classes I1..I4)"),
+        Equation("initial rates (dG/dtau at G = 0)", sp.Tuple(*initial_rates()),
+                 "Lemmas 4.1-4.2 (E.4, E.16)"),
+        Equation("peak identity dq2/dtau + dG1/dtau + dG3/dtau", peak_identity(),
+                 "our derivation: the I2 loss peaks at Lemma 4.3's T_0.5"),
+        Equation("class max margin gamma*^2", mm.gamma_sq,
+                 "our derivation: KKT of the class-level hard-margin problem, support I1-I3"),
+        Equation("class max-margin direction beta*", sp.Tuple(*mm.beta), "our derivation"),
+        Equation("R_inf = lim -dG3/dG1", mm.R_inf,
+                 "our derivation; sharpens Lemma F.6's R* in (1, 2)"),
+        Equation("loss law ODE dL/dt = -C L^2, L(0) = L_1", _loss_law_dsolve(), "Theorem F.8"),
+        Equation("loss law L(t)", loss_law(t, S, gs, t1, l1),
+                 "Theorem F.8 with our constant C = S gamma*^2"),
+        Equation("class-level L S t -> 1/gamma*^2", 1 / mm.gamma_sq,
+                 "our derivation (implicit bias of the logistic loss, Soudry et al. 2018)"),
+        Equation("T_0.5 (tau, G0 = 0)", sp.Float(t_half(), 10),
+                 "Lemma 4.3 / Theorem E.19 (our definition of T_0.5)"),
+        Equation("test exponent kappa (class level)", sp.nsimplify(test_loss_exponent(mm)),
+                 "our hypothesis for the reviewers' validation-loss question"),
+    ]
+    out += [Equation(f"drift of {name}", drift,
+                     "our derivation: balancedness of adjacent factors (must vanish)")
+            for name, drift in drifts.items()]
+    out.append(Equation("invariant value_balance", S - m1 * sp.Symbol("tr(M)"), canonical))
     d = sp.Symbol("d", integer=True, positive=True)
     beta, r = sp.MatrixSymbol("beta", d, 1), sp.MatrixSymbol("r", d, 1)
     M, A, Kg, Qg, Gam = (sp.MatrixSymbol(x, d, d) for x in ("M", "A", "K_G", "Q_G", "Gamma"))
-    out.update({
-        "canonical dbeta/dt": S * r + m1 * M * r,
-        "canonical dS/dt": 2 * m1 * beta.T * r,
-        "canonical dM/dt": beta * r.T + r * beta.T,
-        "canonical dA/dt": Gam * Qg + Kg * Gam,
-        "canonical dK_G/dt": A * Gam.T + Gam * A.T,
-        "canonical dQ_G/dt": A.T * Gam + Gam.T * A,
-    })
+    out += [
+        Equation("canonical dbeta/dt", S * r + m1 * M * r, f"{canonical}; Eq. (4), Lemma F.4"),
+        Equation("canonical dS/dt", 2 * m1 * beta.T * r, f"{canonical}; Eq. (5) / Lemma F.4"),
+        Equation("canonical dM/dt", beta * r.T + r * beta.T, f"{canonical}; Lemma F.11"),
+        Equation("canonical dA/dt", Gam * Qg + Kg * Gam, f"{canonical}; Eq. (7), Lemma F.16"),
+        Equation("canonical dK_G/dt", A * Gam.T + Gam * A.T, f"{canonical}; Lemma C.3"),
+        Equation("canonical dQ_G/dt", A.T * Gam + Gam.T * A, f"{canonical}; Lemma C.4"),
+    ]
     return out
-
-
-#: where each entry of :func:`equations` comes from (``tdcheck equations``).
-EQUATION_SOURCES = {
-    "class loss (tau = S t)": "spec §3.3; proof of Lemma F.6",
-    "dG1/dtau": "spec §3.3; Lemma F.6",
-    "dG2/dtau": "spec §3.3; Lemma F.6",
-    "dG3/dtau": "spec §3.3; Lemma F.6",
-    "initial rates (dG/dtau at G = 0)": "Lemmas 4.1-4.2 (E.4, E.16)",
-    "peak identity dq2/dtau + dG1/dtau + dG3/dtau": "spec §3.5 (ours): I2 peak = T_0.5",
-    "class max margin gamma*^2": "spec §3.5 (ours): KKT, support I1-I3",
-    "class max-margin direction beta*": "spec §3.5 (ours)",
-    "R_inf = lim -dG3/dG1": "spec §3.5 (ours); Lemma F.6's R* in (1, 2)",
-    "loss law ODE dL/dt = -C L^2, L(0) = L_1": "Theorem F.8",
-    "loss law L(t)": "Theorem F.8 with C = S gamma*^2 (ours)",
-    "T_0.5 (tau, G0 = 0)": "Lemma 4.3 / Theorem E.19 (our definition)",
-    "test exponent kappa (class level)": "reviewers' question; spec §6.1 (ours)",
-    "canonical dbeta/dt": "spec §3.2 (Appendix B; Eq. (4), Lemma F.4)",
-    "canonical dS/dt": "spec §3.2; Eq. (5) / Lemma F.4",
-    "canonical dM/dt": "spec §3.2; Lemma F.11",
-    "canonical dA/dt": "spec §3.2; Eq. (7), Lemma F.16",
-    "canonical dK_G/dt": "spec §3.2; Lemma C.3",
-    "canonical dQ_G/dt": "spec §3.2; Lemma C.4",
-}
