@@ -33,6 +33,7 @@ import ast
 import contextlib
 import functools
 import hashlib
+import inspect
 import os
 import pickle
 from collections import OrderedDict
@@ -291,12 +292,16 @@ def run_function(tag: str, *, maxsize: int = 8,
 
     def wrap(fn: Callable[..., T]) -> Callable[..., T]:
         memo: OrderedDict[str, T] = OrderedDict()
+        defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()
+                    if p.kind is inspect.Parameter.KEYWORD_ONLY
+                    and p.default is not inspect.Parameter.empty}
 
         def version() -> str:
             return module_version(fn.__module__)
 
         @functools.wraps(fn)
         def run(config: Any, *, cache: RunCache | None = None, **options: Any) -> T:
+            options = {**defaults, **options}  # run(c) and run(c, device="cpu") share a key
             full = (config, tuple(sorted(options.items()))) if options else config
             key = _key(full, tag, version())
             plan = PLAN.get()

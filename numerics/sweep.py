@@ -14,10 +14,11 @@ p + q > 1) and the bigram loss H_rate (the Bayes predictor, the global minimum).
   apart (the band there is smaller than the evaluation noise).
 
 The theory's boundary is p + q = 1: from a small Gaussian initialisation training ends on the
-unigram minimum above it and on the bigram minimum below it (theory.markov, spec §3.5).
+unigram minimum above it and on the bigram minimum below it (theory.markov: the sign of the profile slope l'(0)).
 ``agreement`` is the share of distinguishable points whose majority phase is the predicted
 one (a ``mixed`` point, without a strict majority, counts as a disagreement).  Every grid
-point is independent, so the sweep maps a function over points: serially, or as Ray tasks
+point is independent; the sweep trains the whole grid as one stacked ensemble (the folded
+fast path, p and q per member), or in groups of points mapped serially or as Ray tasks
 (``verify.backends.map_on``).
 
 Choices (ours): BAND = 0.2 of the gap, GAP_FLOOR = 0.01 nats (about twice the standard
@@ -36,7 +37,8 @@ import numpy as np
 import torch
 
 __all__ = ["BAND", "GAP_FLOOR", "PHASES", "PhaseSweep", "PointResult", "classify", "majority",
-           "parse_grid", "predicted_phase", "run_phase_sweep", "run_point", "summarise"]
+           "parse_grid", "predicted_phase", "run_phase_sweep", "run_point", "run_points",
+           "summarise"]
 
 BAND = 0.2  # share of the unigram-bigram gap counted as "at" a minimum (module doc)
 GAP_FLOOR = 0.01  # nats: below it the two minima are closer than the evaluation noise
@@ -98,8 +100,12 @@ class PointResult:
 
 
 def predicted_phase(p: float, q: float) -> str:
-    """The theory's phase from a small initialisation: unigram above p + q = 1, else bigram."""
-    return "unigram" if p + q > 1 else "bigram"
+    """The theory's phase from a small initialisation: the unigram line is a local minimum
+    next to the origin iff the profile slope l'(0) > 0 (``theory.markov``), which is
+    p + q > 1; else training reaches the bigram minimum."""
+    from theory import markov as theory
+
+    return "unigram" if float(theory.profile_slope_at_zero(p, q)) > 0 else "bigram"
 
 
 def classify(loss: float, unigram: float, bigram: float) -> str:
@@ -121,63 +127,101 @@ def _reference_losses(p: float, q: float) -> tuple[float, float]:
     return float(theory.unigram_loss(p, q)), float(theory.bigram_loss(p, q))
 
 
-def run_point(sweep: PhaseSweep, point: tuple[int, float, float]) -> PointResult:
-    """Train one grid point's ensemble and classify each member's final loss."""
+def _point_config(sweep: PhaseSweep, p: float, q: float):
+    from numerics import markov as nm
+
+    return nm.MarkovConfig(p=p, q=q, d=sweep.d, seq_len=sweep.seq_len, batch=sweep.batch)
+
+
+def run_points(sweep: PhaseSweep, points: Sequence[tuple[int, float, float]]
+               ) -> list[PointResult]:
+    """Train every member of ``points`` in ONE stacked ensemble and classify each final loss.
+
+    Members of all points are stepped together through the markov model's folded loss
+    (``numerics.markov.stacked_train_loss``: one fused attention call over every member's
+    batch), each with the (p, q) of its point: the sampled next-token loss does not involve
+    p and q, only the data do, so one loss serves the whole grid.  Member i of point j keeps
+    its seeds (``seed + 1000 j + i`` for the initialisation, ``+ 10_000`` for the data), so a
+    point gives the same members whether it is trained alone or with the grid (to float32
+    rounding of the batched kernels).
+    """
     import time
 
     from numerics import markov as nm
     from numerics.device import select_device
-    from numerics.ensemble import (
-        OptimizerConfig,
-        TrainConfig,
-        member_generators,
-        stack_members,
-        train,
-    )
+    from numerics.ensemble import TrainConfig, member_generators, stack_members, train
 
     start = time.perf_counter()
-    index, p, q = point
     device = select_device(sweep.device)
-    cfg = nm.MarkovConfig(p=p, q=q, d=sweep.d, seq_len=sweep.seq_len, batch=sweep.batch)
-    seed = sweep.seed + 1000 * index
-    params = stack_members(nm.init_gaussian(cfg, dtype=torch.float32, device=device),
-                           member_generators(sweep.members, seed, device))
-    data = member_generators(sweep.members, seed + 10_000, device)
-    opt = nm.authors_adamw() if hasattr(nm, "authors_adamw") else OptimizerConfig(
-        "adam", betas=(0.9, 0.95), weight_decay=1e-3)
-    config = TrainConfig(steps=sweep.steps, lr=sweep.lr, optimizer=opt,
-                         schedule=nm.one_cycle(sweep.steps), record_every=sweep.steps)
-    traj = train(nm.train_loss(cfg), params, config,
-                 lambda step: nm.sample_chains(cfg, data, device))
-    x_eval = nm.sample_chains(cfg, member_generators(1, seed + 20_000, device), device,
-                              batch=sweep.eval_batch)[0]
-    with torch.no_grad():
-        final = [float(nm.conditional_loss({k: v[m].double() for k, v in traj.params.items()},
-                                           x_eval, cfg)) for m in range(sweep.members)]
-    unigram, bigram = _reference_losses(p, q)
-    return PointResult(p=p, q=q, final_loss=tuple(final), unigram=unigram, bigram=bigram,
-                       phases=tuple(classify(v, unigram, bigram) for v in final),
-                       seconds=time.perf_counter() - start)
+    configs = [_point_config(sweep, p, q) for _, p, q in points]
+    inits, data = [], []
+    for (index, _, _), cfg in zip(points, configs, strict=True):
+        seed = sweep.seed + 1000 * index
+        inits.append(stack_members(nm.init_gaussian(cfg, dtype=torch.float32, device=device),
+                                   member_generators(sweep.members, seed, device)))
+        data.append(member_generators(sweep.members, seed + 10_000, device))
+    params = {k: torch.cat([p[k] for p in inits]) for k in inits[0]}
+
+    def batch(step: int) -> torch.Tensor:
+        return torch.cat([nm.sample_chains(cfg, gens, device)
+                          for cfg, gens in zip(configs, data, strict=True)])
+
+    config = TrainConfig(steps=sweep.steps, lr=sweep.lr, optimizer=nm.authors_adamw(),
+                         schedule=nm.one_cycle(sweep.steps), record_every=sweep.steps,
+                         description="sweep")
+    traj = train(nm.stacked_train_loss(configs[0]), params, config, batch)
+    seconds = (time.perf_counter() - start) / len(points)
+    out = []
+    for j, ((index, p, q), cfg) in enumerate(zip(points, configs, strict=True)):
+        seed = sweep.seed + 1000 * index
+        x_eval = nm.sample_chains(cfg, member_generators(1, seed + 20_000, device), device,
+                                  batch=sweep.eval_batch)[0]
+        with torch.no_grad():
+            final = [float(nm.conditional_loss(
+                {k: v[j * sweep.members + m].double() for k, v in traj.params.items()},
+                x_eval, cfg)) for m in range(sweep.members)]
+        unigram, bigram = _reference_losses(p, q)
+        out.append(PointResult(p=p, q=q, final_loss=tuple(final), unigram=unigram,
+                               bigram=bigram,
+                               phases=tuple(classify(v, unigram, bigram) for v in final),
+                               seconds=seconds))
+    return out
+
+
+def run_point(sweep: PhaseSweep, point: tuple[int, float, float]) -> PointResult:
+    """One grid point trained on its own (:func:`run_points` with a single point)."""
+    return run_points(sweep, [point])[0]
 
 
 def run_phase_sweep(sweep: PhaseSweep,
                     map_fn: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
-                    | None = None) -> dict[str, np.ndarray]:
-    """All grid points (``map_fn(fn, items)`` runs them: ``map`` by default, or Ray).
+                    | None = None, chunks: int = 1) -> dict[str, np.ndarray]:
+    """All grid points, stacked: ``chunks`` groups of points (1: the whole grid in one
+    ensemble), each trained by :func:`run_points`; ``map_fn(fn, groups)`` runs the groups
+    (``map`` by default, or one Ray task per group).
 
     Returns arrays over the grid [len(q), len(p)]: ``loss`` [.., members], ``unigram``,
     ``bigram``, ``position`` (mean s of the module doc), ``phase`` (majority, index into
     PHASES; ``mixed`` when no strict majority of members shares one), ``predicted``
-    (index), plus ``p``, ``q``, ``agreement`` and ``seconds``.
+    (index), plus ``p``, ``q``, ``agreement``, ``seconds`` (per point: its share of its
+    group's time) and ``member_steps_per_s`` (the whole sweep's rate).
     """
+    import time
     from functools import partial
 
+    if chunks < 1:
+        raise ValueError(f"chunks must be >= 1, got {chunks}")
     points = sweep.points()
-    results = list((map_fn or map)(partial(run_point, sweep), points))
+    groups = [list(g) for g in np.array_split(np.array(points, dtype=object), min(chunks, len(points)))]
+    groups = [[(int(i), float(p), float(q)) for i, p, q in g] for g in groups if len(g)]
+    start = time.perf_counter()
+    results = [r for group in (map_fn or map)(partial(run_points, sweep), groups) for r in group]
+    elapsed = time.perf_counter() - start
     shape = (len(sweep.q_values), len(sweep.p_values))
     data = summarise(np.array(sweep.p_values), np.array(sweep.q_values),
                      np.array([r.final_loss for r in results]).reshape(*shape, sweep.members))
     data["seconds"] = np.array([r.seconds for r in results]).reshape(shape)
+    data["member_steps_per_s"] = np.array(len(points) * sweep.members * sweep.steps / elapsed)
     return data
 
 
