@@ -131,6 +131,10 @@ class TrainConfig:
     the tests; to float rounding for a :class:`StackedLoss`, 4e-15 in float64), memory is
     capped, and on 2 CPU cores chunks of 4-16 made a K = 64 step of the bench models
     1.4-1.7x faster than one call over all members (no gain at K = 16; numerics/bench.py).
+    A one-member loss is vmapped for the forward pass and differentiated by autograd of the
+    summed member losses; ``vmap_grad=True`` takes ``vmap(grad_and_value(loss))`` instead
+    (the same gradients to float rounding, but a fixed cost of several milliseconds per
+    step: 5-10 ms against 0.4 ms for 32 members of a two-parameter model on 2 CPU cores).
     ``compile`` runs the vmapped gradient through ``torch.compile`` (optional: on 2 CPU
     cores it made a step 2-3x faster but took 1-2.5 minutes to compile, so it pays only for
     long runs; float32 results differ from eager ones by rounding).
@@ -146,6 +150,7 @@ class TrainConfig:
     description: str = "train"
     member_chunk: int | None = None
     compile: bool = False
+    vmap_grad: bool = False
 
     def __post_init__(self) -> None:
         if self.member_chunk is not None and self.member_chunk < 1:
@@ -265,7 +270,10 @@ def _stacked_gradient(fn: Callable[..., torch.Tensor]) -> Callable:
         leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
         with torch.enable_grad():
             losses = fn(leaves, *batch)
-            grads = torch.autograd.grad(losses.sum(), list(leaves.values()))
+            grads = torch.autograd.grad(losses.sum(), list(leaves.values()), allow_unused=True)
+        # a parameter the loss does not use has gradient 0 (as under vmap(grad))
+        grads = [torch.zeros_like(v) if g is None else g
+                 for v, g in zip(leaves.values(), grads, strict=True)]
         return dict(zip(leaves, grads, strict=True)), losses.detach()
 
     return run
@@ -304,12 +312,16 @@ def train(
     }
     if isinstance(loss_fn, StackedLoss):
         gradient = _stacked_gradient(torch.compile(loss_fn.fn) if config.compile else loss_fn.fn)
-    elif batch_fn is None:
-        gradient = vmap(grad_and_value(loss_fn))
+    elif config.vmap_grad:
+        gradient = vmap(grad_and_value(loss_fn), in_dims=(0, 0) if batch_fn is not None else 0)
+        if config.compile:
+            gradient = torch.compile(gradient)
     else:
-        gradient = vmap(grad_and_value(loss_fn), in_dims=(0, 0))
-    if config.compile and not isinstance(loss_fn, StackedLoss):
-        gradient = torch.compile(gradient)
+        # the per-member loss vmapped for the forward pass only, differentiated by autograd of
+        # the summed losses: each member's own gradient (members share no parameters), at a
+        # fraction of vmap(grad)'s fixed cost per step (numerics/bench.py, README)
+        forward = vmap(loss_fn, in_dims=(0, 0) if batch_fn is not None else 0)
+        gradient = _stacked_gradient(torch.compile(forward) if config.compile else forward)
     if config.member_chunk is not None and config.member_chunk < members:
         gradient = _chunked(gradient, config.member_chunk, members)
     member_obs = {name: vmap(fn) for name, fn in observables.items()}
