@@ -1,11 +1,12 @@
 """Figures of Ahn et al. (ICLR 2024) and its companions (AhnPGD, ZFB).
 
 Every simulation comes from ``numerics.linear_attention.run_*`` with the configs the claims
-use (``*_SIZES["quick"]``; ``quick=True`` draws the smoke-size runs of ``"test"``), through
-the shared run cache: after ``tdcheck verify`` the figures retrain nothing, except what the
-quick verification does not run: the 3-layer learned steps, the depth sweep and the
-optimiser comparison (drawn at ``--profile ci`` size, the authors' protocol with 6 seeds
-and 1250 iterations, shared with ``tdcheck verify --profile ci``).
+use at ``ctx.profile`` (the row's one table, ``numerics.linear_attention.SIZES``), through
+the shared run cache: after ``tdcheck verify`` at the same profile the figures retrain
+nothing the claims ran.  Two figures draw runs no claim runs, and their captions say so:
+the 3-layer learned steps (trained at ci's length from quick on) and the depth sweep.  The
+optimiser figures draw the comparison at the profile's size: a smoke run at test and quick,
+the authors' protocol with 6 seeds and 1250 iterations at ci.
 """
 
 from __future__ import annotations
@@ -19,26 +20,33 @@ import sympy as sp
 from figures.registry import figure
 from figures.style import COLORS, new_figure, save
 from numerics import linear_attention as nl
+from numerics.context import Context
+from numerics.measure import hill_tail_index_top5
 from numerics.ode import integrate
 from theory import linear_attention as la
 
+_PROFILE_NOTE = ("; at --profile test and quick a smoke run of the claims' comparison, at ci "
+                 "the authors' protocol with 6 seeds and 1250 iterations")
 
-@figure("linear_attention", "balanced_flow", "ZFB one-layer flow (spec §2.4)",
+
+@figure("linear_attention", "balanced_flow", "ZFB one-layer flow",
         "ZFB's (u, U) gradient flow from balanced small init, d = 3, n = 10, Lambda = "
         "diag(1, 1/2, 1/4): plateau of length ~ log(1/sigma), limit (||Gamma*||^(1/2), "
         "Gamma*/||Gamma*||^(1/2)), conserved u^2 - ||U||^2")
-def balanced_flow(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def balanced_flow(out: Path, ctx: Context) -> list[Path]:
     lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
     sys = la.balanced_flow(lam, 10, diagonal=True)
     u_inf, U_inf = la.balanced_limit(lam, 10)
     loss = sys.lambdify_loss("numpy")
-    t = np.linspace(0, 300, 301 if quick else 1201)
+    t = np.linspace(0, 300, ctx.size(nl.SIZES, "flow_points"))
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {"t": t, "u_inf": float(u_inf), "U_inf": np.array(U_inf.evalf(), float)}
     for sigma, style in ((0.05, "-"), (0.005, "--")):
         y0 = [sigma] + [sigma / math.sqrt(3)] * 3
         sol = integrate(sys, y0, float(t[-1]), t_eval=t)
-        gam = sol.y[0] * sol.y[1:]
+        # the diagonal reduction's state is (u, a_1..a_3) with U = diag(a)
+        gam = np.diagonal(la.reduced_gamma(sol.y[0], _diag_stack(sol.y[1:].T)),
+                          axis1=-2, axis2=-1).T
         for i in range(3):
             axes[0, 0].plot(t, gam[i], style, color=f"C{i}",
                             label=f"Gamma_{i + 1}{i + 1}, sigma = {sigma}")
@@ -63,22 +71,27 @@ def balanced_flow(out: Path, quick: bool = False, device: str = "cpu", cache=Non
     return save(fig, out, "balanced_flow", data)
 
 
-@figure("linear_attention", "learned_steps", "AhnPGD Fig. 1/2 protocol, Setting 1 (spec §2.5)",
-        "trained B = 0 linear transformers (points: -diag(A_l) per layer, 2 seeds; Adam, 300 "
-        "steps for L = 1, 2 and 2000 for L = 3) against the exact minimising GD steps "
+def _diag_stack(rows: np.ndarray) -> np.ndarray:
+    """Diagonal matrices [T, d, d] from their diagonals [T, d]."""
+    return rows[:, :, None] * np.eye(rows.shape[1])
+
+
+@figure("linear_attention", "learned_steps", "AhnPGD Fig. 1/2 protocol, Setting 1",
+        "trained B = 0 linear transformers (points: -diag(A_l) per layer, 2 seeds; Adam at the "
+        "claims' length for L = 1, 2, and for L = 3 at ci's 2000 steps from --profile quick "
+        "on, a run no quick claim trains) against the exact minimising GD steps "
         "(crosses), and evaluation losses (averaged exactly over w*) against the exact "
         "pure-GD floors (lines)")
-def learned_steps(out: Path, quick: bool = False, device: str = "cpu", cache=None) -> list[Path]:
+def learned_steps(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     floors, losses = [], []
     for layers in (1, 2, 3):
         floor, steps = la.gd_floor(layers, 5, 20)
-        size = "test" if quick else ("ci" if layers == 3 else "quick")
-        run = nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=0,
-                                                 **nl.GD_FAMILY_SIZES[size]), cache, device)
-        a, loss = run.A, run.eval_loss
-        fitted = np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
+        size = ctx.size(nl.SIZES, "gd_family_deep" if layers == 3 else "gd_family")
+        run = nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=0, **size),
+                               cache=ctx.cache, device=ctx.device)
+        fitted, loss = la.gd_step_sizes(run.A), run.eval_loss
         for m in range(fitted.shape[0]):
             axes[0, 0].plot([layers] * layers, fitted[m], "o", color=COLORS["sim"], ms=5,
                             alpha=0.7, label="trained" if (layers, m) == (1, 0) else None)
@@ -109,15 +122,14 @@ def learned_steps(out: Path, quick: bool = False, device: str = "cpu", cache=Non
     return save(fig, out, "learned_steps", data)
 
 
-@figure("linear_attention", "zfb_torch_vs_ode", "ZFB one-layer flow vs training (spec §6 a2)",
+@figure("linear_attention", "zfb_torch_vs_ode", "ZFB one-layer flow vs training",
         "plain GD on ZFB's full one-layer model (points, 2 of the members sharing one init, "
         "B = 4000, lr 0.04) against the "
         "(u, U) ODE from the same start (lines): diagonal of Gamma = u U^T, and the balance "
         "||W_PV||^2 - ||W_KQ||^2 with the exact GD prediction")
-def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu",
-                     cache=None) -> list[Path]:
-    run = nl.run_zfb(nl.ZFBConfig(seed=0, **nl.ZFB_SIZES["test" if quick else "quick"]),
-                     cache, device)
+def zfb_torch_vs_ode(out: Path, ctx: Context) -> list[Path]:
+    run = nl.run_zfb(nl.ZFBConfig(seed=0, **ctx.size(nl.SIZES, "zfb")), cache=ctx.cache,
+                     device=ctx.device)
     lam, n = sp.diag(*run.lam), run.n
     sys = la.balanced_flow(lam, n)
     t = run.time
@@ -126,14 +138,15 @@ def zfb_torch_vs_ode(out: Path, quick: bool = False, device: str = "cpu",
     for m in range(2):
         y0 = [run.u[m, 0], *run.U[m, 0].flatten()]
         sol = integrate(sys, y0, float(t[-1]), t_eval=t)
-        gam_ode = np.array([y[0] * np.diag(y[1:].reshape(3, 3)) for y in sol.y.T])
-        gam_full = run.u[m][:, None] * np.diagonal(run.U[m], axis1=1, axis2=2)
+        gam_ode = np.diagonal(la.reduced_gamma(sol.y[0], sol.y[1:].T.reshape(-1, 3, 3)),
+                              axis1=1, axis2=2)
+        gam_full = np.diagonal(la.reduced_gamma(run.u[m], run.U[m]), axis1=1, axis2=2)
         for i in range(3):
             axes[0, 0].plot(t, gam_full[:, i], "o", ms=2, color=f"C{i}", alpha=0.6,
                             label=f"GD, Gamma_{i + 1}{i + 1}" if m == 0 else None)
             axes[0, 0].plot(t, gam_ode[:, i], "-", color=f"C{i}", lw=1,
                             label=f"ODE, Gamma_{i + 1}{i + 1}" if m == 0 else None)
-        inc = run.lr ** 2 * (run.grad_sq_pv[m] - run.grad_sq_kq[m])
+        inc = la.gd_invariant_change(run.lr, run.grad_sq_pv[m], run.grad_sq_kq[m])
         predicted = np.concatenate([[0.0], np.cumsum(inc)])[run.steps]
         axes[0, 1].plot(t, run.balance[m] - run.balance[m, 0], "o", ms=2,
                         color=COLORS["sim"], label="GD: balance(t) - balance(0)" if m == 0 else None)
@@ -158,11 +171,10 @@ SETTING_TITLES = {"setting1": "Setting 1 (Gaussian, n = 20)", "setting2": "Setti
                   "setting3": "Setting 3 (Gamma covariates)"}
 
 
-def _run(setting: str, quick: bool, device: str, attention: str = "linear",
-         cache=None) -> nl.ComparisonResult:
-    """The claims' comparison run (seed 0) at ci size (``quick``: the smoke-size run)."""
-    cfg = nl.comparison_config(setting, "test" if quick else "ci", attention)
-    return nl.run_comparison(cfg, cache, device)
+def _run(setting: str, ctx: Context, attention: str = "linear") -> nl.ComparisonResult:
+    """The claims' comparison run (seed 0) at the profile's size."""
+    return nl.run_comparison(nl.comparison_config(setting, ctx.profile, attention),
+                             cache=ctx.cache, device=ctx.device)
 
 
 def _curves(ax, steps, values, color, label):
@@ -175,13 +187,12 @@ def _curves(ax, steps, values, color, label):
 @figure("linear_attention", "adam_vs_sgd_loss", "Fig. 2 row 1 (Settings 1-3)",
         "loss on the fixed evaluation batch (seed 99, 1000 prompts) of the 3-layer linear "
         "transformer: SGD-momentum (black) against Adam (red), README learning rates, "
-        "clipping; thick: geometric mean over seeds, thin: seeds")
-def adam_vs_sgd_loss(out: Path, quick: bool = False, device: str = "cpu",
-                     cache=None) -> list[Path]:
+        "clipping; thick: geometric mean over seeds, thin: seeds" + _PROFILE_NOTE)
+def adam_vs_sgd_loss(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=3, width=3.4)
     data = {}
     for ax, setting in zip(axes[0], SETTING_TITLES, strict=True):
-        run = _run(setting, quick, device, cache=cache)
+        run = _run(setting, ctx)
         steps = run.eval_steps
         _curves(ax, steps, run.eval_loss[0::2], SGDM_COLOR, f"SGDM lr {run.lr['sgdm']}")
         _curves(ax, steps, run.eval_loss[1::2], ADAM_COLOR, f"Adam lr {run.lr['adam']}")
@@ -194,36 +205,36 @@ def adam_vs_sgd_loss(out: Path, quick: bool = False, device: str = "cpu",
     return save(fig, out, "adam_vs_sgd_loss", data)
 
 
-def _noise_cases(quick: bool, device: str, cache=None) -> dict[str, np.ndarray]:
+def _noise_cases(ctx: Context) -> dict[str, np.ndarray]:
     """The claims' noise samples (model seed 0): Gamma vs sphere at the tail claim's size,
     L = 2 vs 8 at the depth claim's size."""
-    size = "test" if quick else "quick"
-    cases = {"Gamma covariates, L = 3": ("setting3", 3, nl.NOISE_SIZES),
-             "sphere, L = 3": ("sphere", 3, nl.NOISE_SIZES),
-             "Gaussian, L = 2": ("setting1", 2, nl.DEPTH_NOISE_SIZES),
-             "Gaussian, L = 8": ("setting1", 8, nl.DEPTH_NOISE_SIZES)}
-    return {label: nl.run_init_noise(nl.NoiseConfig(s, layers, seed=0, **table[size]), cache,
-                                     device)
-            for label, (s, layers, table) in cases.items()}
+    cases = {"Gamma covariates, L = 3": ("setting3", 3, "noise"),
+             "sphere, L = 3": ("sphere", 3, "noise"),
+             "Gaussian, L = 2": ("setting1", 2, "depth_noise"),
+             "Gaussian, L = 8": ("setting1", 8, "depth_noise")}
+    return {label: nl.run_init_noise(nl.NoiseConfig(s, layers, seed=0,
+                                                    **ctx.size(nl.SIZES, entry)),
+                                     cache=ctx.cache, device=ctx.device)
+            for label, (s, layers, entry) in cases.items()}
 
 
 @figure("linear_attention", "noise_tails", "Fig. 2 row 2, Figs. 7-8 (noise at init)",
-        "stochastic-gradient noise ||g_B - g_full|| at the authors' initialisation (B = 1000, "
-        "g_full from 1e5 prompts), density histograms with the Hill tail index of the top 5% "
-        "(smaller = heavier); right: the tails on log-log axes (empirical survival function)")
-def noise_tails(out: Path, quick: bool = False, device: str = "cpu",
-                cache=None) -> list[Path]:
-    from numerics.measure import hill_tail_index
-
-    noise = _noise_cases(quick, device, cache)
+        "stochastic-gradient noise ||g_B - g_full|| at the authors' initialisation (the "
+        "claims' samples at the profile's size: from quick on B = 1000 and g_full from 1e5 "
+        "prompts for the covariate pair), density histograms with the Hill tail index of the "
+        "top 5% (smaller = heavier); right: the tails on log-log axes (empirical survival "
+        "function)")
+def noise_tails(out: Path, ctx: Context) -> list[Path]:
+    noise = _noise_cases(ctx)
     fig, axes = new_figure(ncols=3, width=3.4)
     data = {}
     pairs = (("Gamma covariates, L = 3", "sphere, L = 3"), ("Gaussian, L = 8", "Gaussian, L = 2"))
     for ax, pair in zip(axes[0, :2], pairs, strict=True):
         for label, color in zip(pair, (ADAM_COLOR, COLORS["sim"]), strict=True):
             x = noise[label]
-            alpha = hill_tail_index(x, max(5, len(x) // 20))
-            ax.hist(x, bins=100 if not quick else 20, density=True, alpha=0.6, color=color,
+            alpha = hill_tail_index_top5(x)
+            ax.hist(x, bins=ctx.size(nl.SIZES, "histogram_bins"), density=True, alpha=0.6,
+                    color=color,
                     label=f"{label}: Hill {alpha:.2f}")
         ax.set_xlabel("gradient error ||g_B - g||")
         ax.set_ylabel("density")
@@ -245,13 +256,13 @@ def noise_tails(out: Path, quick: bool = False, device: str = "cpu",
 @figure("linear_attention", "condition_numbers", "Fig. 2 row 3 (robust condition number)",
         "R_med = max/median of |Hessian diagonal| (the authors' code, top) and of |eigenvalues| "
         "(the paper's definition, bottom), SGDM (black) and Adam (red), at the shared "
-        "initialisation and at iterations 750 and 1250; points: seeds, lines: means")
-def condition_numbers(out: Path, quick: bool = False, device: str = "cpu",
-                      cache=None) -> list[Path]:
+        "initialisation and at iterations 750 and 1250; points: seeds, lines: means"
+        + _PROFILE_NOTE + " (the smoke runs record no Hessian)")
+def condition_numbers(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=3, nrows=2, width=3.3, height=2.8)
     data = {}
     for col, setting in enumerate(SETTING_TITLES):
-        run = _run(setting, quick, device, cache=cache)
+        run = _run(setting, ctx)
         steps = np.concatenate([[0], run.hess_steps])
         for row, key in enumerate(("diag", "eig")):
             ax = axes[row, col]
@@ -279,13 +290,12 @@ def condition_numbers(out: Path, quick: bool = False, device: str = "cpu",
         "directional smoothness v^T H v along the normalised actual update (fixed batch), "
         "SGDM (black) vs Adam (red), non-positive values dropped on the log axis; right: "
         "generalised smoothness, log gradient norm against log smoothness along Adam "
-        "(Setting 1), coloured by iteration")
-def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu",
-                           cache=None) -> list[Path]:
+        "(Setting 1), coloured by iteration" + _PROFILE_NOTE)
+def directional_smoothness(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=4, width=3.0)
     data = {}
     for ax, setting in zip(axes[0, :3], SETTING_TITLES, strict=True):
-        run = _run(setting, quick, device, cache=cache)
+        run = _run(setting, ctx)
         steps = run.smooth_steps
         for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
                                 (slice(1, None, 2), ADAM_COLOR, "Adam")):
@@ -298,7 +308,7 @@ def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu",
         data[f"{setting}_steps"], data[f"{setting}_smooth"] = steps, run.smooth
         data[f"{setting}_grad_norm"] = run.grad_norm
     axes[0, 0].set_ylabel("directional smoothness")
-    run = _run("setting1", quick, device, cache=cache)
+    run = _run("setting1", ctx)
     s, g = run.smooth[1], run.grad_norm[1]
     keep = s > 0
     sc = axes[0, 3].scatter(np.log(g[keep]), np.log(s[keep]), c=run.smooth_steps[keep], s=8,
@@ -313,14 +323,13 @@ def directional_smoothness(out: Path, quick: bool = False, device: str = "cpu",
 @figure("linear_attention", "linear_vs_softmax", "Fig. 4 (linear vs softmax attention)",
         "3-layer model, Setting 1, same protocol: linear attention (solid) against softmax "
         "attention (dashed, normalised over all n+1 keys before the mask, as the authors' "
-        "code), SGDM black, Adam red")
-def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu",
-                      cache=None) -> list[Path]:
+        "code), SGDM black, Adam red" + _PROFILE_NOTE)
+def linear_vs_softmax(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=1, width=4.4)
     ax = axes[0, 0]
     data = {}
     for att, style in (("linear", "-"), ("softmax", "--")):
-        run = _run("setting1", quick, device, attention=att, cache=cache)
+        run = _run("setting1", ctx, attention=att)
         for sl, color, name in ((slice(0, None, 2), SGDM_COLOR, "SGDM"),
                                 (slice(1, None, 2), ADAM_COLOR, "Adam")):
             ax.plot(run.eval_steps, np.exp(np.log(run.eval_loss[sl]).mean(0)), style,
@@ -336,18 +345,18 @@ def linear_vs_softmax(out: Path, quick: bool = False, device: str = "cpu",
 LR_LADDER = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
 
 
-def _stable_run(layers: int, device: str, cache=None) -> nl.ComparisonResult:
-    """500 its at the 3-layer rates times the first factor of ``LR_LADDER`` at which
-    neither optimiser's float32 loss overflows (the paper tunes rates per depth on a grid
-    it does not give).  The ladder is not monotone in practice: at L = 6 Adam overflows
-    at 1/8 of the rate but not at the full rate."""
+def _stable_run(layers: int, ctx: Context) -> nl.ComparisonResult:
+    """The depth sweep's run (``SIZES["depth_sweep"]``) at the 3-layer rates times the first
+    factor of ``LR_LADDER`` at which neither optimiser's float32 loss overflows (the paper
+    tunes rates per depth on a grid it does not give).  The ladder is not monotone in
+    practice: a deep model can overflow at a lower rate and not at the full one."""
     from numerics.ensemble import DivergenceError
 
+    size = ctx.size(nl.SIZES, "depth_sweep")
     for scale in LR_LADDER:
         try:
-            return nl.run_comparison(nl.ComparisonRun(layers=layers, seeds=1, steps=500,
-                                                      hessian_at=(), lr_scale=scale),
-                                     cache, device)
+            return nl.run_comparison(nl.ComparisonRun(layers=layers, lr_scale=scale, **size),
+                                     cache=ctx.cache, device=ctx.device)
         except DivergenceError:
             continue
     raise DivergenceError(f"L = {layers} diverges at every rate of {LR_LADDER}")
@@ -355,43 +364,31 @@ def _stable_run(layers: int, device: str, cache=None) -> nl.ComparisonResult:
 
 @figure("linear_attention", "depth_sweep", "Fig. 8 (depth L = 2, 4, 6, 8)",
         "left: loss of SGDM (black) and Adam (red) for L = 2, 4, 6, 8 (lighter = shallower; one "
-        "seed, 500 iterations, Setting 1, the 3-layer rates scaled down where a depth "
-        "overflows, as the legend says); "
+        "seed, 500 iterations from --profile quick on, runs no claim trains; Setting 1, the "
+        "3-layer rates scaled down where a depth overflows, as the legend says); "
         "right: Hill tail index of the noise at "
         "initialisation against depth (smaller = heavier tail; the depth claim's samples, "
         "model seed 0, bootstrap 90 % intervals)")
-def depth_sweep(out: Path, quick: bool = False, device: str = "cpu",
-                cache=None) -> list[Path]:
-    from numerics.measure import hill_tail_index
+def depth_sweep(out: Path, ctx: Context) -> list[Path]:
     from numerics.stats import bootstrap_interval
 
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
     depths = (2, 4, 6, 8)
     hills, lows, highs = [], [], []
-    size = "test" if quick else "quick"
     for i, layers in enumerate(depths):
         shade = 0.35 + 0.65 * i / (len(depths) - 1)
-        if quick:
-            run = nl.run_comparison(nl.ComparisonRun(layers=layers, seeds=1, steps=20,
-                                                     batch=100, eval_every=10,
-                                                     hessian_at=(), eval_batch=100),
-                                    cache, device)
-        else:
-            run = _stable_run(layers, device, cache)
+        run = _stable_run(layers, ctx)
         x = nl.run_init_noise(nl.NoiseConfig("setting1", layers, seed=0,
-                                             **nl.DEPTH_NOISE_SIZES[size]), cache, device)
+                                             **ctx.size(nl.SIZES, "depth_noise")),
+                              cache=ctx.cache, device=ctx.device)
         scale = run.config.lr_scale
         for k, color in ((0, SGDM_COLOR), (1, ADAM_COLOR)):
             axes[0, 0].plot(run.eval_steps, run.eval_loss[k], color=color, alpha=shade,
                             label=(f"L = {layers}" + (f" (lr x {scale:g})" if scale != 1 else ""))
                             if k == 1 else None)
         data[f"L{layers}_lr_scale"] = scale
-
-        def hill(a):
-            return hill_tail_index(a, max(5, len(a) // 20))
-
-        est, lo, hi = bootstrap_interval(x, hill, 0.9, n_boot=200, seed=layers)
+        est, lo, hi = bootstrap_interval(x, hill_tail_index_top5, 0.9, n_boot=200, seed=layers)
         hills.append(est)
         lows.append(lo)
         highs.append(hi)

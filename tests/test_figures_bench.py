@@ -60,7 +60,7 @@ def test_bench_writes_schema(tmp_path):
 def test_linear_attention_theory_figure(tmp_path):
     from figures import linear_attention  # noqa: F401
 
-    paths = FIGURES["linear_attention.balanced_flow"].fn(tmp_path, quick=True)
+    paths = FIGURES["linear_attention.balanced_flow"].fn(tmp_path, Context(profile="test"))
     assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}
     data = np.load(tmp_path / "balanced_flow.npz")
     y = data["y_sigma_0.05"]
@@ -76,7 +76,8 @@ def test_linear_attention_optimiser_figures_at_smoke_size(tmp_path):
     names = ("adam_vs_sgd_loss", "depth_sweep")
     cache = RunCache(tmp_path / "cache")
     for name in names:
-        paths = FIGURES[f"linear_attention.{name}"].fn(tmp_path, quick=True, cache=cache)
+        paths = FIGURES[f"linear_attention.{name}"].fn(tmp_path,
+                                                       Context(profile="test", cache=cache))
         assert {p.suffix for p in paths} == {".png", ".pdf", ".npz"}, name
     loss = np.load(tmp_path / "adam_vs_sgd_loss.npz")["setting1_loss"]
     assert loss.shape[0] == 2 and loss[0, 0] == loss[1, 0]  # SGDM and Adam, shared start

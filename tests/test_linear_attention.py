@@ -97,7 +97,7 @@ def test_forward_emulates_gd(d, n, layers, seed):
     tf = nl.forward({"A": a}, z)
     for b in range(3):
         pred = la.gd_predict(z[b, :d, :n].T.numpy(), z[b, d, :n].numpy(), z[b, :d, n].numpy(),
-                             [-m.T.numpy() for m in a])
+                             la.gd_preconditioners([m.numpy() for m in a]))
         assert tf[b].item() == pytest.approx(pred, rel=1e-10, abs=1e-10)
 
 
@@ -144,8 +144,8 @@ def test_rotated_covariance_has_the_spectrum():
 
 @given(st.integers(1, 4), st.integers(1, 10), st.integers(0, 1000))
 def test_zfb_model_reduces_to_gamma(d, n, seed):
-    """Spec §2.1: with W_PV's last row (0, u) and W_KQ = [[U, 0], [0, 0]] the prediction is
-    x_q^T (u U^T) h, h = Sigma_hat w*."""
+    """With W_PV's last row (0, u) and W_KQ = [[U, 0], [0, 0]] the prediction is
+    x_q^T Gamma h, Gamma = u U^T (``theory.linear_attention.reduced_gamma``), h = Sigma_hat w*."""
     cfg = nl.ICLConfig(d=d, n=n, layers=1)
     g = torch.Generator().manual_seed(seed)
     z, _ = nl.sample_prompts(cfg, g, batch=4)
@@ -154,7 +154,8 @@ def test_zfb_model_reduces_to_gamma(d, n, seed):
     u, U = params["PV"][d, d], params["KQ"][:d, :d]
     x, y = z[:, :d, :n], z[:, d, :n]
     h = torch.einsum("bin,bn->bi", x, y) / n
-    expected = torch.einsum("bi,ij,bj->b", z[:, :d, n], u * U.T, h)
+    gamma = torch.as_tensor(la.reduced_gamma(u.numpy(), U.numpy()))
+    expected = torch.einsum("bi,ij,bj->b", z[:, :d, n], gamma, h)
     torch.testing.assert_close(nl.zfb_forward(params, z), expected, rtol=1e-10, atol=1e-12)
 
 
@@ -176,7 +177,7 @@ def test_comparison_run_smoke_and_shared_initialisation(tmp_path):
 
     cfg = nl.ComparisonRun(layers=2, steps=6, seeds=1, batch=50, eval_every=3, hessian_at=(3,),
                            eval_batch=100, hessian_batch=50)
-    run = nl.run_comparison(cfg, RunCache(tmp_path))
+    run = nl.run_comparison(cfg, cache=RunCache(tmp_path))
     assert run.optimizers == ("sgdm", "adam") and run.config == cfg
     assert run.init_gap == 0.0
     assert run.eval_loss.shape == (2, 3) and np.all(np.isfinite(run.eval_loss))
@@ -188,8 +189,8 @@ def test_comparison_run_smoke_and_shared_initialisation(tmp_path):
     sgdm, adam = run.split("eval_loss")
     assert np.array_equal(sgdm[0], run.eval_loss[0]) and np.array_equal(adam[0], run.eval_loss[1])
     assert len(list(tmp_path.glob("*.pkl"))) == 1  # cached on disk for the figures
-    nl._MEMO.clear()
-    again = nl.run_comparison(cfg, RunCache(tmp_path))  # loaded, not retrained
+    nl.run_comparison.cache_clear()
+    again = nl.run_comparison(cfg, cache=RunCache(tmp_path))  # loaded, not retrained
     np.testing.assert_array_equal(again.eval_loss, run.eval_loss)
     with pytest.raises(ValueError):
         nl.ComparisonRun(setting="setting9")
@@ -205,15 +206,15 @@ def test_thorough_sizes_build_and_chunking_keeps_results():
     ``smooth_until`` stops the smoothness series at the paper's window."""
     cmp = nl.comparison_config("setting3", "thorough")
     assert cmp.seeds >= 1000 and cmp.steps == 10_000 and cmp.smooth_until == 2000
-    assert nl.ZFBConfig(**nl.ZFB_SIZES["thorough"]).members >= 1000
-    assert nl.GDFamilyConfig(**nl.GD_FAMILY_SIZES["thorough"]).steps == 10_000
-    assert nl.NoiseConfig(**nl.DEPTH_NOISE_SIZES["thorough"]).samples == 10_000
-    nl.FitConfig(**nl.FIT_SIZES["thorough"])
+    assert nl.ZFBConfig(**nl.SIZES.at("zfb", "thorough")).members >= 1000
+    assert nl.GDFamilyConfig(**nl.SIZES.at("gd_family", "thorough")).steps == 10_000
+    assert nl.NoiseConfig(**nl.SIZES.at("depth_noise", "thorough")).samples == 10_000
+    nl.FitConfig(**nl.SIZES.at("fit", "thorough"))
     small = {"seeds": 2, "steps": 8, "batch": 40, "eval_every": 4, "hessian_at": (),
              "eval_batch": 40}
-    whole = nl._compute_comparison(nl.ComparisonRun(**small), "cpu", False)
-    part = nl._compute_comparison(nl.ComparisonRun(**small, member_chunk=3, smooth_until=4),
-                                  "cpu", False)
+    whole = nl.run_comparison.compute(nl.ComparisonRun(**small), device="cpu")
+    part = nl.run_comparison.compute(nl.ComparisonRun(**small, member_chunk=3, smooth_until=4),
+                                     device="cpu")
     np.testing.assert_allclose(part.eval_loss, whole.eval_loss, rtol=1e-5)
     assert list(part.smooth_steps) == [0] and list(whole.smooth_steps) == [0, 4]
     np.testing.assert_allclose(part.smooth, whole.smooth[:, :1], rtol=1e-3)
@@ -226,7 +227,7 @@ def test_thorough_sizes_build_and_chunking_keeps_results():
 def test_init_noise_is_reproducible_and_positive():
     cfg = nl.NoiseConfig("sphere", layers=2, samples=8, batch=50, full=10_000)
     x = nl.run_init_noise(cfg)
-    y = nl._compute_noise(cfg, "cpu")
+    y = nl.run_init_noise.compute(cfg, device="cpu")  # computed afresh, not looked up
     np.testing.assert_array_equal(x, y)
     assert x.shape == (8,) and np.all(x > 0)
 

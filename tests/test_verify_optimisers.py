@@ -11,14 +11,16 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from theory import linear_attention as la
 from verify import linear_attention as vl
 from verify.claims import Context
+from verify.error_models import signed_over_seeds
 
 CTX = Context(profile="test")
 
 
 def _run(adam_better: bool, seed: int = 0):
-    run = vl._synthetic_run("setting1", seed, CTX)
+    run = vl.synthetic_run("setting1", seed, CTX)
     if adam_better:
         return run
     swap = np.arange(run.eval_loss.shape[0]) ^ 1  # exchange the two optimisers of each seed
@@ -31,31 +33,32 @@ def _run(adam_better: bool, seed: int = 0):
 @pytest.mark.parametrize("adam_better", [True, False])
 def test_ordering_checks_and_controls_are_complementary(adam_better):
     run = _run(adam_better)
-    for name, fn in (("adam", vl._adam_gap), ("smooth", vl._smoothness)):
+    for name, fn in (("adam", vl.adam_gap), ("smooth", vl.smoothness_part)):
         check, control = fn(run, 1, "x"), fn(run, -1, "x")
         assert check.passed is adam_better, name
         assert control.failed is adam_better, name
-    parts = vl._condition_parts(run, 1, "x")
+    parts = vl.condition_parts(run, 1, "x")
     assert all(p.passed for p in parts) is adam_better
-    assert all(p.failed for p in vl._condition_parts(run, -1, "x")) is adam_better
+    assert all(p.failed for p in vl.condition_parts(run, -1, "x")) is adam_better
 
 
 def test_ordering_part_uses_a_seed_level_t_interval():
-    part = vl._ordering("x", np.array([1.0, 1.1, 0.9]), "-")
+    """The orderings' error model (``verify.error_models.signed_over_seeds``)."""
+    part = signed_over_seeds("x", np.array([1.0, 1.1, 0.9]), "-")
     # mean 1, s.e. 0.1 / sqrt(3), t quantile with 2 dof at 99 %: 9.925
     assert part.upper == pytest.approx(-1 + 9.925 * 0.1 / math.sqrt(3), abs=1e-3)
     assert part.status == "pass"
-    assert vl._ordering("x", np.array([1.0, -0.5, 0.8]), "-").status == "inconclusive"
-    # one seed: no interval, so no finding either way (issue 7 §5)
-    assert vl._ordering("x", np.array([1.0]), "-").status == "inconclusive"
-    assert vl._ordering("x", np.array([-1.0]), "-").status == "inconclusive"
-    assert vl._ordering("x", np.array([1.0, math.nan]), "-").status == "fail"
+    assert signed_over_seeds("x", np.array([1.0, -0.5, 0.8]), "-").status == "inconclusive"
+    # one seed: no interval, so no finding either way
+    assert signed_over_seeds("x", np.array([1.0]), "-").status == "inconclusive"
+    assert signed_over_seeds("x", np.array([-1.0]), "-").status == "inconclusive"
+    assert signed_over_seeds("x", np.array([1.0, math.nan]), "-").status == "fail"
 
 
 def test_generalised_smoothness_ignores_a_common_trend():
     """Both series share a decay along training but are otherwise independent: Spearman
     against an i.i.d. null would call that association; the partial correlation does not."""
-    base = vl._synthetic_run("setting1", 0, CTX)
+    base = vl.synthetic_run("setting1", 0, CTX)
     rng = np.random.default_rng(3)
     trend = np.exp(-base.smooth_steps / 300.0)
     g = trend * np.exp(0.3 * rng.normal(size=base.grad_norm.shape))
@@ -63,35 +66,35 @@ def test_generalised_smoothness_ignores_a_common_trend():
     from dataclasses import replace
 
     independent = replace(base, grad_norm=g, smooth=s)
-    part = vl._generalised(independent, 1, "x")
+    part = vl.generalised_part(independent, 1, "x")
     assert part.status != "pass"
     from scipy.stats import spearmanr
 
     assert spearmanr(np.log(g[1]), np.log(s[1])).statistic > 0.5  # the trend alone
-    assert vl._generalised(base, 1, "x").passed  # built-in association beyond the trend
-    assert vl._generalised(base, -1, "x").failed
+    assert vl.generalised_part(base, 1, "x").passed  # built-in association beyond the trend
+    assert vl.generalised_part(base, -1, "x").failed
 
 
 def test_tail_checks_on_known_tails():
     def pareto_vs_chi(setting, layers, seed, ctx):
-        return vl._synthetic_noise(setting, layers, seed, ctx)
+        return vl.synthetic_noise(setting, layers, seed, ctx)
 
     ctx = Context(profile="quick")
     heavy, light = ("setting3", 3), ("sphere", 3)
-    assert vl._check_tails({"seed": 0}, ctx, heavy=heavy, light=light,
+    assert vl.check_heavy_tailed_noise({"seed": 0}, ctx, heavy=heavy, light=light,
                            source=pareto_vs_chi).status == "holds"
-    assert vl._check_tails({"seed": 0}, ctx, heavy=light, light=heavy,
+    assert vl.check_heavy_tailed_noise({"seed": 0}, ctx, heavy=light, light=heavy,
                            source=pareto_vs_chi).status == "refuted"
-    assert vl._check_tails_seeds({"seed": 0}, ctx, heavy=heavy, light=light,
+    assert vl.check_heavy_tailed_noise_depth({"seed": 0}, ctx, heavy=heavy, light=light,
                                  source=pareto_vs_chi).status == "holds"
     # the depth claim's control (cases swapped) on the same known tails must be refuted
-    assert vl._check_tails_seeds({"seed": 0}, ctx, heavy=light, light=heavy,
+    assert vl.check_heavy_tailed_noise_depth({"seed": 0}, ctx, heavy=light, light=heavy,
                                  source=pareto_vs_chi).status == "refuted"
 
     def same_law(setting, layers, seed, ctx):
-        return vl._synthetic_noise("sphere", layers + seed, seed + 7 * layers, ctx)
+        return vl.synthetic_noise("sphere", layers + seed, seed + 7 * layers, ctx)
 
-    ev = vl._check_tails_seeds({"seed": 0}, ctx, heavy=("a", 1), light=("b", 2), source=same_law)
+    ev = vl.check_heavy_tailed_noise_depth({"seed": 0}, ctx, heavy=("a", 1), light=("b", 2), source=same_law)
     assert ev.status == "inconclusive"  # equal laws: no separation either way
 
 
@@ -101,36 +104,34 @@ def test_excess_bound_is_a_distance_bound_for_a_quadratic():
     for _ in range(20):
         delta = rng.normal(size=3) * 0.1
         excess = 0.5 * delta @ h @ delta
-        assert np.linalg.norm(delta) <= vl._excess_bound(excess, 1.0, 0.0, 1.0) * (1 + 1e-12)
-    assert vl._excess_bound(-0.1, 1.0, 0.0, 1.0) == 0.0  # below the "minimum": no allowance
-    assert vl._excess_bound(0.1, -1.0, 0.0, 1.0) == 0.0  # not a minimum
+        assert np.linalg.norm(delta) <= vl.excess_bound(excess, 1.0, 0.0, 1.0) * (1 + 1e-12)
+    assert vl.excess_bound(-0.1, 1.0, 0.0, 1.0) == 0.0  # below the "minimum": no allowance
+    assert vl.excess_bound(0.1, -1.0, 0.0, 1.0) == 0.0  # not a minimum
 
 
 def test_floor_controls_fail_on_the_steps_part():
     """The equal-step saddle is below no trained model: its excess is negative."""
-    floor, steps = vl._floor_paper(2)
-    saddle, equal = vl._equal_step_optimum(2)
+    floor, steps = la.gd_floor(2, 5, 20)
+    saddle, equal = vl.equal_step_optimum(2)
     assert saddle > floor and equal[0] == equal[1]
     a = sp.symbols("a1:3", real=True)
-    hess = sp.lambdify([a], sp.hessian(vl.la.gd_loss(a, 5, 20), a), "numpy")
-    assert vl._segment_curvature(hess, np.array(steps), np.array(steps) + 0.01) > 0
-    assert vl._segment_curvature(hess, np.array(equal), np.array(equal) + 0.01) < 0
+    hess = sp.lambdify([a], sp.hessian(la.gd_loss(a, 5, 20), a), "numpy")
+    assert vl.segment_curvature(hess, np.array(steps), np.array(steps) + 0.01) > 0
+    assert vl.segment_curvature(hess, np.array(equal), np.array(equal) + 0.01) < 0
 
 
 def test_one_layer_control_is_rejected_by_the_distance_part():
     """A wrong closed-form Gamma* gets no allowance from its own (non-zero) gradient: the
     trained-Gamma distance part must fail under the control, not only the loss parts."""
-    from theory import linear_attention as la
-
     sigma, n = sp.eye(5), 20
     curvature = 2 * float(np.linalg.eigvalsh(np.array(
         la.sample_cov_second_moment(sigma, n).evalf(), dtype=float)).min())
-    f = vl._one_layer_loss_fn()
+    f = vl.one_layer_loss_setting1()
     paper = np.array(la.optimal_preconditioner(sigma, n).evalf(), dtype=float)
-    wrong = np.array(vl._wrong_preconditioner(sigma, n).evalf(), dtype=float)
+    wrong = np.array(vl.wrong_preconditioner(sigma, n).evalf(), dtype=float)
     trained = paper + 0.01 * np.eye(5)  # a trained Gamma near the true optimum
     for claimed, should_pass in ((paper, True), (wrong, False)):
-        bound = vl._excess_bound(f(trained) - f(claimed), curvature, 0.0, f(claimed))
+        bound = vl.excess_bound(f(trained) - f(claimed), curvature, 0.0, f(claimed))
         assert bool(np.linalg.norm(trained - claimed) <= bound) is should_pass
 
 

@@ -1,15 +1,17 @@
 """Linear attention as a proxy for transformer optimisation: Ahn et al. (ICLR 2024).
 
 Reduced theory of in-context linear regression with linear self-attention, from the paper
-and its two companions (spec ``shared/papers/linear_attention.md``): ZFB (Zhang, Frei,
-Bartlett) for the one-layer flow, AhnPGD (Ahn, Cheng, Daneshmand, Sra) for L layers.
+and its two companions: ZFB (Zhang, Frei, Bartlett, JMLR 2024) for the one-layer flow,
+AhnPGD (Ahn, Cheng, Daneshmand, Sra, NeurIPS 2023) for L layers.
 
-**Loss convention.** Every loss here is the authors' code convention, with no 1/2:
-``f = E[(prediction - w*^T x_q)^2]`` (spec §1.1).  The ZFB flow descends ``f/2`` (their
-convention), said again where it matters.
+**Loss convention.** Every loss here is the paper's (Section 3.1) and the authors' code
+convention, with no 1/2: ``f = E[(prediction - w*^T x_q)^2]``.  The ZFB flow descends
+``f/2`` (their convention), said again where it matters.
 
 Notation: covariates x ~ D with covariance Sigma, n context tokens, Sigma_hat = (1/n)
-sum_i x_i x_i^T, h = Sigma_hat w*; a one-layer model predicts x_q^T Gamma h (spec §2.1).
+sum_i x_i x_i^T, h = Sigma_hat w*; a one-layer model predicts x_q^T Gamma h (our
+derivation: the read-out of any one-layer model whose value matrix has last row (0, u) and
+whose key-query matrix is [[U, 0], [0, 0]], with Gamma = u U^T).
 
 Choices and derivations (say so in reports):
 
@@ -34,7 +36,7 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from theory.flow import ReducedSystem, gradient_flow
+from theory.flow import Equation, ReducedSystem, gradient_flow
 
 __all__ = [
     "balanced_flow",
@@ -42,13 +44,17 @@ __all__ = [
     "equations",
     "gamma_moments",
     "gd_floor",
+    "gd_invariant_change",
     "gd_loss",
+    "gd_preconditioners",
     "gd_predict",
+    "gd_step_sizes",
     "moment4",
     "one_layer_gradient",
     "one_layer_loss",
     "optimal_one_layer_loss",
     "optimal_preconditioner",
+    "reduced_gamma",
     "rotation_invariant_optimum",
     "sample_cov_second_moment",
     "sphere_moments",
@@ -93,7 +99,7 @@ def _same_shape(a: sp.Matrix, b: sp.Matrix, names: str) -> None:
         raise ValueError(f"{names} must have the same shape, got {a.shape} and {b.shape}")
 
 
-# ---------------------------------------------------------------------- moments (spec §2.2)
+# ---------------------------------------------------------------------- moments
 def moment4(Sigma, A) -> sp.Matrix:
     """E[x x^T A x x^T] for x ~ N(0, Sigma), derived entry-wise from Isserlis' theorem.
 
@@ -115,7 +121,7 @@ def moment4(Sigma, A) -> sp.Matrix:
 
 
 def sample_cov_second_moment(Sigma, n, A=None) -> sp.Matrix:
-    """E[Sigma_hat A Sigma_hat] (A = I by default) for n Gaussian samples (spec §2.2).
+    """E[Sigma_hat A Sigma_hat] (A = I by default) for n Gaussian samples (our derivation).
 
     Sigma_hat = (1/n) sum x_i x_i^T: the n(n-1) cross terms give Sigma A Sigma, the n
     diagonal ones the fourth moment.
@@ -140,7 +146,7 @@ def one_layer_loss(Gamma, Sigma, n) -> sp.Expr:
 
 
 def one_layer_gradient(Gamma, Sigma, n) -> sp.Matrix:
-    """d f / d Gamma = 2 (Sigma Gamma S - Sigma^2) (code convention; spec §2.2)."""
+    """d f / d Gamma = 2 (Sigma Gamma S - Sigma^2) (code convention; our derivation)."""
     G = _matrix("Gamma", Gamma)
     S = _covariance("Sigma", Sigma)
     _same_shape(G, S, "Gamma and Sigma")
@@ -148,10 +154,14 @@ def one_layer_gradient(Gamma, Sigma, n) -> sp.Matrix:
 
 
 def optimal_preconditioner(Sigma, n) -> sp.Matrix:
-    """Gamma* = ((1 + 1/n) Sigma + tr(Sigma)/n I)^-1, the root of the gradient (AhnPGD Thm 1)."""
+    """Gamma* = ((1 + 1/n) Sigma + tr(Sigma)/n I)^-1, the root of the gradient (AhnPGD Thm 1).
+
+    ``n`` may be a positive symbol (for ``equations``)."""
     S = _covariance("Sigma", Sigma)
-    n = _count("n", n)
-    return ((1 + sp.Rational(1, n)) * S + S.trace() / n * sp.eye(S.rows)).inv()
+    n = sp.sympify(n)
+    if n.is_number:
+        n = sp.Integer(_count("n", n))
+    return ((1 + sp.S.One / n) * S + S.trace() / n * sp.eye(S.rows)).inv()
 
 
 def optimal_one_layer_loss(Sigma, n) -> sp.Expr:
@@ -174,7 +184,8 @@ def gamma_moments(k="1/10", theta=10) -> tuple[sp.Expr, sp.Expr]:
 
 
 def rotation_invariant_optimum(d, n, m1, m2) -> tuple[sp.Expr, sp.Expr]:
-    """(gamma*, f*) for x = sqrt(G) u, u uniform on S^{d-1}, E G = m1, E G^2 = m2 (spec §2.3).
+    """(gamma*, f*) for x = sqrt(G) u, u uniform on S^{d-1}, E G = m1, E G^2 = m2 (our
+    derivation; not in the papers).
 
     Derived: E[x x^T A x x^T] = m2/(d(d+2)) (A + A^T + tr A I), so E[Sigma_hat^2] = c I with
     c = ((n-1)/n) s^4 + m2/(n d), s^2 = m1/d; f(gamma I) = gamma^2 s^2 d c - 2 gamma s^4 d
@@ -190,7 +201,7 @@ def rotation_invariant_optimum(d, n, m1, m2) -> tuple[sp.Expr, sp.Expr]:
     return sp.simplify(g_star), sp.simplify(f.subs(gamma, g_star))
 
 
-# ---------------------------------------------------------------------- ZFB flow (spec §2.4)
+# ---------------------------------------------------------------------- ZFB flow
 def balanced_flow(Lambda, n, diagonal: bool = False) -> ReducedSystem:
     """Gradient flow of L(u, U) = f(u U^T)/2 (ZFB's 1/2 convention) as a ReducedSystem.
 
@@ -218,7 +229,7 @@ def balanced_flow(Lambda, n, diagonal: bool = False) -> ReducedSystem:
         (),
         invariants={"balance": balance},
         name=f"ZFB balanced flow d={d}" + (" (diagonal)" if diagonal else ""),
-        assumptions="one layer, x ~ N(0, Lambda), w* ~ N(0, I), loss f/2 (ZFB; spec §2.4)",
+        assumptions="one layer, x ~ N(0, Lambda), w* ~ N(0, I), loss f/2 (ZFB)",
     )
 
 
@@ -229,17 +240,51 @@ def balanced_limit(Sigma, n) -> tuple[sp.Expr, sp.Matrix]:
     return sp.sqrt(norm), G / sp.sqrt(norm)
 
 
-# ---------------------------------------------------------------------- L layers (spec §2.5)
+def reduced_gamma(u, U) -> np.ndarray:
+    """Gamma = u U^T, the one-layer reduced parameter of ZFB's (u, U) factorisation, for
+    arrays: ``u`` [...], ``U`` [..., d, d] (a stack of states, or of members and times)."""
+    return np.asarray(u)[..., None, None] * np.swapaxes(np.asarray(U), -1, -2)
+
+
+def gd_invariant_change(lr, grad_sq_pv, grad_sq_kq, sign: int = -1):
+    """The change of Q = ||W_PV||^2 + sign ||W_KQ||^2 in one GD step of size ``lr``, if Q
+    is a flow invariant: lr^2 (||g_PV||^2 + sign ||g_KQ||^2) (our derivation).
+
+    ZFB's balance (sign = -1) is one: the rescaling symmetry (W_PV, W_KQ) -> (c W_PV,
+    W_KQ / c) makes <W_PV, g_PV> = <W_KQ, g_KQ> for every minibatch, so the first-order
+    terms of ||W - lr g||^2 cancel and only the second-order ones remain.  Works on floats,
+    arrays and sympy expressions."""
+    if sign not in (-1, 1):
+        raise ValueError(f"sign must be -1 or +1, got {sign}")
+    return lr**2 * (grad_sq_pv + sign * grad_sq_kq)
+
+
+# ---------------------------------------------------------------------- L layers (AhnPGD)
 def gd_predict(X: np.ndarray, y: np.ndarray, x_q: np.ndarray, steps: Sequence[np.ndarray]) -> float:
     """Prediction <x_q, w_L> of L preconditioned GD steps from w_0 = 0 (AhnPGD Lemma 1).
 
-    w_{l+1} = w_l + A_l (1/n) sum_i x_i (y_i - x_i^T w_l); ``X`` is [n, d].
+    w_{l+1} = w_l + A_l (1/n) sum_i x_i (y_i - x_i^T w_l); ``X`` is [n, d].  The
+    preconditioners of a B = 0 linear transformer are :func:`gd_preconditioners`.
     """
     X, y, x_q = np.asarray(X, float), np.asarray(y, float), np.asarray(x_q, float)
     w = np.zeros(X.shape[1])
     for A in steps:
         w = w + np.asarray(A, float) @ (X.T @ (y - X @ w)) / X.shape[0]
     return float(x_q @ w)
+
+
+def gd_preconditioners(a_layers: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """AhnPGD Lemma 1 in the code's sign convention (TF = -Z_L[d, n], Q_l = [[A_l, 0],
+    [0, 0]], B_l = 0): layer l performs one GD step with preconditioner -A_l^T."""
+    return [-np.asarray(a).T for a in a_layers]
+
+
+def gd_step_sizes(a_layers: np.ndarray) -> np.ndarray:
+    """The scalar GD steps a_l of :func:`gd_preconditioners` where -A_l^T = a_l I:
+    -mean diag(A_l), sorted (the loss is symmetric under permuting the steps).  ``a_layers``
+    is [..., L, d, d]; the result [..., L]."""
+    a = np.asarray(a_layers)
+    return np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
 
 
 @cache
@@ -284,11 +329,12 @@ def gd_loss(steps: Sequence, d, n) -> sp.Expr:
 
 
 def gd_floor(L: int, d: int, n: int, starts: int = 20, seed: int = 0) -> tuple[float, tuple[float, ...]]:
-    """Minimum over step sizes of the L-step pure-GD loss, Sigma = I (spec §2.5).
+    """Minimum over step sizes of the L-step pure-GD loss, Sigma = I (AhnPGD Thms 2-3;
+    their floors are Monte Carlo, this one is exact).
 
     The loss is an exact polynomial in a (``gd_loss``); it is minimised from ``starts``
-    random asymmetric starts (equal steps are saddles, spec §2.5) and the best is returned
-    with its steps sorted (the loss is symmetric under permuting them).
+    random asymmetric starts (equal steps are stationary by symmetry but saddles) and the
+    best is returned with its steps sorted (the loss is symmetric under permuting them).
     """
     from scipy.optimize import minimize
 
@@ -309,8 +355,9 @@ def gd_floor(L: int, d: int, n: int, starts: int = 20, seed: int = 0) -> tuple[f
 
 
 # ---------------------------------------------------------------------- equations
-def equations() -> dict[str, sp.Expr]:
-    """Named derived results for ``tdcheck equations linear_attention`` (d = 2 shown)."""
+def equations() -> list[Equation]:
+    """The derived equations of the row, for ``tdcheck equations linear_attention`` (d = 2
+    shown where a dimension is needed)."""
     s11, s12, s22 = sp.symbols("Sigma11 Sigma12 Sigma22", real=True)
     n = sp.Symbol("n", positive=True)
     Sigma = sp.Matrix([[s11, s12], [s12, s22]])
@@ -319,20 +366,33 @@ def equations() -> dict[str, sp.Expr]:
     d_sym, n_sym = sp.symbols("d n", positive=True)
     g_sphere = rotation_invariant_optimum(5, 20, *sphere_moments())
     g_gamma = rotation_invariant_optimum(5, 20, *gamma_moments())
-    return {
-        "E[x x^T A x x^T] (d = 2)": moment4(Sigma, A),
-        "Gamma* = ((1+1/n) Lambda + tr(Lambda)/n I)^-1 (Lambda diagonal, d = 2)":
-            ((1 + 1 / n) * sp.diag(*lam) + (lam[0] + lam[1]) / n * sp.eye(2)).inv(),
-        "one-layer optimum f*, Setting 1 (d = 5, n = 20)": optimal_one_layer_loss(sp.eye(5), 20),
-        "sphere (gamma*, f*), d = 5, n = 20": sp.Tuple(*g_sphere),
-        "Gamma-covariates (gamma*, f*), k = 0.1, theta = 10, d = 5, n = 20": sp.Tuple(*g_gamma),
-        "E tr Sigma_hat^2 (Sigma = I)": sp.factor(trace_moments(2, d_sym, n_sym)[2]),
-        "E tr Sigma_hat^3 (Sigma = I)": sp.factor(trace_moments(3, d_sym, n_sym)[3]),
-        "balanced flow invariant": sp.Symbol("u") ** 2 - sp.Symbol("||U||_F") ** 2,
-        **{
-            f"exact pure-GD floor and steps, L = {L} (Setting 1)": sp.Tuple(
-                sp.Float(loss, 8), *[sp.Float(a, 6) for a in steps])
-            for L in (2, 3, 4)
-            for loss, steps in [gd_floor(L, 5, 20)]
-        },
-    }
+    flow = balanced_flow(sp.diag(*lam), 10, diagonal=True)
+    lr, g_pv, g_kq = sp.symbols("lr g_PV^2 g_KQ^2", nonnegative=True)
+    floors = [
+        Equation(f"exact pure-GD floor and steps, L = {L} (Setting 1)",
+                 sp.Tuple(sp.Float(loss, 8), *[sp.Float(a, 6) for a in steps]),
+                 "AhnPGD Thms 2-3 (their Monte Carlo floors); exact here, our derivation")
+        for L in (2, 3, 4)
+        for loss, steps in [gd_floor(L, 5, 20)]
+    ]
+    return [
+        Equation("E[x x^T A x x^T] (d = 2)", moment4(Sigma, A),
+                 "Isserlis' theorem (our derivation, used by ZFB and AhnPGD)"),
+        Equation("Gamma* = ((1+1/n) Lambda + tr(Lambda)/n I)^-1 (Lambda diagonal, d = 2)",
+                 optimal_preconditioner(sp.diag(*lam), n), "AhnPGD Thm 1; ZFB"),
+        Equation("one-layer optimum f*, Setting 1 (d = 5, n = 20)",
+                 optimal_one_layer_loss(sp.eye(5), 20), "AhnPGD Thm 1 (paper's Table 1)"),
+        Equation("sphere (gamma*, f*), d = 5, n = 20", sp.Tuple(*g_sphere), "our derivation"),
+        Equation("Gamma-covariates (gamma*, f*), k = 0.1, theta = 10, d = 5, n = 20",
+                 sp.Tuple(*g_gamma), "our derivation (Setting 3 of the paper's Table 1)"),
+        Equation("E tr Sigma_hat^2 (Sigma = I)", sp.factor(trace_moments(2, d_sym, n_sym)[2]),
+                 "our derivation (Stein recursion for Wishart moments)"),
+        Equation("E tr Sigma_hat^3 (Sigma = I)", sp.factor(trace_moments(3, d_sym, n_sym)[3]),
+                 "our derivation (Stein recursion for Wishart moments)"),
+        Equation("balanced flow invariant u^2 - ||U||_F^2 (Lambda diagonal, d = 2, n = 10)",
+                 flow.invariants["balance"], "ZFB (conservation law)"),
+        Equation("its drift along the flow", flow.drift("balance"), "must vanish (ZFB)"),
+        Equation("one GD step's change of the balance",
+                 gd_invariant_change(lr, g_pv, g_kq), "our derivation"),
+        *floors,
+    ]
