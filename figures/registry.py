@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -48,10 +47,8 @@ def _load(paper: str) -> list[FigureSpec]:
 
 
 def draw(spec: FigureSpec, out: Path, ctx: Context) -> list[Path]:
-    if "ctx" in inspect.signature(spec.fn).parameters:
-        return spec.fn(out, ctx)
-    # a figure not yet on the template: quick=True meant the test sizes
-    return spec.fn(out, quick=ctx.profile == "test", device=ctx.device, cache=ctx.cache)
+    """One figure into ``out`` at ``ctx``'s profile, device and cache."""
+    return spec.fn(out, ctx)
 
 
 def render(papers: Sequence[str], out: Path, ctx: Context | None = None,

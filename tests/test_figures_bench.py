@@ -89,13 +89,13 @@ def test_a_failing_figure_does_not_lose_the_others(tmp_path, monkeypatch):
 
     from figures import registry
 
-    def good(out, quick=False, device="cpu", cache=None):
+    def good(out, ctx):
         path = out / "good.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"png")
         return [path]
 
-    def bad(out, quick=False, device="cpu", cache=None):
+    def bad(out, ctx):
         raise FloatingPointError("diverged")
 
     specs = [registry.FigureSpec("p", "bad", "-", "-", bad), registry.FigureSpec("p", "good", "-", "-", good)]

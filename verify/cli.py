@@ -144,12 +144,8 @@ def _equations(paper: str) -> list[tuple[str, object, str]]:
 
     _papers([paper])
     module = importlib.import_module(f"theory.{paper}")
-    eqs = module.equations()
-    if isinstance(eqs, dict):  # a row not yet on the template: name -> expr or (expr, source)
-        sources = getattr(module, "EQUATION_SOURCES", {})
-        eqs = [(n, *(v if isinstance(v, tuple) else (v, sources.get(n, "")))) for n, v in eqs.items()]
     out = []
-    for name, expr, source in eqs:
+    for name, expr, source in module.equations():
         out.append((name, expr, source or f"theory.{paper}"))
     return out
 
