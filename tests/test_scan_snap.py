@@ -296,7 +296,7 @@ def test_reduced_and_population_flows_start_at_the_theory():
 
 
 # ---------------------------------------------------------------------- claims at smoke size
-@pytest.mark.parametrize("claim_id", ["scan_snap.growth_exponent", "scan_snap.regimes_small_M",
+@pytest.mark.parametrize("claim_id", ["scan_snap.growth_exponent", "scan_snap.regimes_transition",
                                       "scan_snap.theorem2_signs", "scan_snap.winner_sgd"])
 def test_claim_at_test_profile(claim_id):
     """A sample of claims at profile "test" (tests/test_claims.py runs all of them once the row

@@ -90,6 +90,13 @@ __all__ = [
     "winners",
 ]
 
+#: Public functions no claim judges (``tdcheck mutate`` counts them as survivors).
+UNJUDGED = {
+    "invariant_drift": "a numeric diagnostic (d invariant/dt along a ReducedSystem at given "
+                       "states) used by the row's tests; the claims test the invariants on "
+                       "integrated trajectories instead (scan_snap.dt_invariant)",
+}
+
 # Public symbols (the generic forms of equations()).
 T_SYM = sp.Symbol("t", nonnegative=True)
 H = sp.Symbol("h", nonnegative=True)
