@@ -394,7 +394,7 @@ def _claims_of(paper: str, module: str | None) -> list:
 
 def _run_claims(paper: str, profile: str, ids: Sequence[str] | None, cache_root: Path,
                 before_each: Callable[[str], None] | None = None,
-                module: str | None = None) -> dict[str, dict]:
+                module: str | None = None, first_failure: bool = False) -> dict[str, dict]:
     from numerics.cache import RunCache
     from verify.claims import Context
     from verify.runner import run_claim
@@ -405,7 +405,7 @@ def _run_claims(paper: str, profile: str, ids: Sequence[str] | None, cache_root:
     for claim in claims:
         if before_each is not None:
             before_each(claim.id)
-        out[claim.id] = _summary(run_claim(claim, profile, ctx))
+        out[claim.id] = _summary(run_claim(claim, profile, ctx, first_failure=first_failure))
     return out
 
 
@@ -473,29 +473,72 @@ def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
     _clear_caches()
     with tempfile.TemporaryDirectory(prefix="tdcheck-mutant-") as own, \
             observing(_MutantObserver(mutant.function, key_calls, Path(map_root))):
-        return _run_claims(paper, profile, ids, Path(own), lambda _: _clear_caches(), module)
+        return _run_claims(paper, profile, ids, Path(own), lambda _: _clear_caches(), module,
+                           first_failure=True)
+
+
+_PRELOAD = ["numpy", "scipy.integrate", "scipy.optimize", "scipy.stats", "sympy", "torch",
+            "hypothesis", "verify.claims", "verify.runner", "verify.mutate"]
+
+
+def _forkserver():
+    """A forkserver with the heavy libraries preloaded (torch, sympy, scipy, hypothesis and
+    the engine, but no row module): each mutant is a fresh process forked from it, so it
+    starts in a fraction of a second and still imports and patches its row from scratch."""
+    import multiprocessing as mp
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+def _forked(src: str, dst: str) -> None:
+    _main(src, dst)
 
 
 def _child(kind: str, payload: dict, timeout: float | None) -> dict:
-    """Run ``map_worker`` or ``mutant_worker`` in a fresh interpreter; its JSON result."""
+    """Run ``map_worker`` or ``mutant_worker`` in a fresh process; its JSON result."""
     with tempfile.TemporaryDirectory(prefix="tdcheck-mutate-") as tmp:
         src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
-        src.write_text(json.dumps({"kind": kind, **payload}))
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        root = Path(__file__).resolve().parent.parent
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+        path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        src.write_text(json.dumps({"kind": kind, "path": path, **payload}))
         try:
-            proc = subprocess.run([sys.executable, "-m", "verify.mutate", str(src), str(dst)],
-                                  capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
+            ctx = _forkserver()
+        except (ValueError, OSError):  # no forkserver here: a fresh interpreter instead
+            return _interpreter(src, dst, timeout)
+        proc = ctx.Process(target=_forked, args=(str(src), str(dst)))
+        proc.start()
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(5)
             return {"error": f"timed out after {timeout:.0f} s"}
-        if proc.returncode != 0 or not dst.exists():
-            return {"error": (proc.stderr or proc.stdout)[-1500:]}
+        if proc.exitcode != 0 or not dst.exists():
+            return {"error": f"the {kind} process failed (exit code {proc.exitcode})"}
         return json.loads(dst.read_text())
+
+
+def _interpreter(src: Path, dst: Path, timeout: float | None) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    root = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "verify.mutate", str(src), str(dst)],
+                              capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    if proc.returncode != 0 or not dst.exists():
+        return {"error": (proc.stderr or proc.stdout)[-1500:]}
+    return json.loads(dst.read_text())
 
 
 def _main(src: str, dst: str) -> int:
     payload = json.loads(Path(src).read_text())
+    for entry in reversed(payload.get("path", [])):  # the caller's PYTHONPATH, now
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
     if payload["kind"] == "map":
         out = map_worker(payload["paper"], payload["profile"], payload["cache_root"],
                          payload.get("ids"), payload.get("module"))

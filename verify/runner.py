@@ -210,12 +210,14 @@ def _hypothesis_run(claim: Claim, ctx: Context, n_drawn: int, phases: list,
 
 
 def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context,
-             n_drawn: int, shrink: bool) -> _Seen:
+             n_drawn: int, shrink: bool, first_failure: bool = False) -> _Seen:
     """Run ``fn`` over every pinned and drawn example the profile asks for.
 
     A refuted example does not stop the run: the claim reports how many examples failed of
     how many were drawn.  For a fast claim the first refuted example is then shrunk by a
-    second, raising pass of hypothesis over the same (derandomised) draws.
+    second, raising pass of hypothesis over the same (derandomised) draws.  With
+    ``first_failure`` the run stops at the first refuted example, unshrunk (``tdcheck
+    mutate``: one refutation of a claim expected to hold is all a mutant needs).
     """
     seen = _Seen()
     if not claim.examples and n_drawn == 0:
@@ -236,11 +238,17 @@ def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context
             seen.failed += 1
             if seen.refuted is None:
                 seen.refuted = _Refuted(_shifted(params, ctx), ev)
+            if first_failure:
+                raise seen.refuted
 
     token = ROLE.set("check")
     try:
-        _hypothesis_run(claim, ctx, n_drawn, phases, collect)
-        if seen.refuted is not None and shrink and n_drawn > 0:
+        try:
+            _hypothesis_run(claim, ctx, n_drawn, phases, collect)
+        except _Refuted:
+            if not first_failure:
+                raise
+        if seen.refuted is not None and shrink and n_drawn > 0 and not first_failure:
             def raising(params: dict) -> None:
                 ev = evaluate(params)
                 if ev.status == "refuted":
@@ -277,26 +285,34 @@ def _discriminate(check_ev: Evidence, control_ev: Evidence) -> tuple[str, ...]:
                  if p.passed and p.name in names and control_ev.part(p.name).failed)
 
 
-def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None
-              ) -> ClaimResult:
-    """Run one claim, its negative control and its positive control under ``profile``."""
+def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None,
+              first_failure: bool = False) -> ClaimResult:
+    """Run one claim, its negative control and its positive control under ``profile``.
+
+    ``first_failure`` (``tdcheck mutate``): for a claim expected to hold at this profile,
+    stop at its first refuted example and skip its controls (the claim is then not as
+    expected, whatever they would show).
+    """
     profile = get_profile(profile)
     ctx = ctx or Context(profile=profile.name)
     token = SHOW_PROGRESS.set(bool(ctx.progress))  # training bars inside this claim
     try:
-        return _run_claim(claim, profile, ctx)
+        return _run_claim(claim, profile, ctx, first_failure)
     finally:
         SHOW_PROGRESS.reset(token)
 
 
-def _run_claim(claim: Claim, profile: Profile, ctx: Context) -> ClaimResult:
+def _run_claim(claim: Claim, profile: Profile, ctx: Context,
+               first_failure: bool = False) -> ClaimResult:
     n_drawn = getattr(profile, claim.cost)
     requested = len(claim.examples) + n_drawn
     start = time.perf_counter()
     outcome, message = "holds", None
     seen = _Seen()
     try:
-        seen = _explore(claim.check, claim, ctx, n_drawn, shrink=claim.cost == "fast")
+        stop = first_failure and claim.expected_for(profile.name) == "holds"
+        seen = _explore(claim.check, claim, ctx, n_drawn, shrink=claim.cost == "fast",
+                        first_failure=stop)
         if seen.refuted is not None:
             outcome = "refuted"
         elif not seen.runs:
@@ -316,6 +332,9 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context) -> ClaimResult:
         control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
         error_message=message, profile=profile.name, examples_failed=seen.failed,
     )
+    if first_failure and outcome == "refuted" and claim.expected_for(profile.name) == "holds":
+        result.seconds = time.perf_counter() - start
+        return result  # not as expected already: the controls cannot change that
     # negative control: same examples, same order, part by part
     candidates = [(p, ev) for p, ev in seen.runs if any(part.passed for part in ev.parts)]
     if outcome in ("holds", "inconclusive") and candidates:
