@@ -66,6 +66,7 @@ __all__ = [
     "decoder_scale",
     "decoder_scale_steps",
     "distinct_tokens",
+    "dt_drive",
     "dt_invariant",
     "equations",
     "gain_bounds",
@@ -493,6 +494,30 @@ def dt_invariant(c_l, c_lp):
     c_l = np.asarray(c_l, dtype=float)
     c_lp = np.asarray(c_lp, dtype=float)
     return 1.0 / c_l**2 - 1.0 / c_lp**2
+
+
+def dt_drive(probs, z) -> np.ndarray:
+    """xi_n/gamma of Theorem 1(a) to leading order, per class: ``sum_{n' != n} E'_{nn'} f_n.f_n'``.
+
+    Eqn 98 with Theorem 1 to leading order: a DT l of class n moves as
+    ``z_l' = (eta_Z/K) gamma(t) f_nl^2 * dt_drive[n]`` (the 1/K of our per-sample time), so
+    Eqn 12's ``B_n = eta_Z int xi_n`` is ``(eta_Z/K) int gamma dt_drive[n] dt`` in that time.
+    ``probs`` K x L (rows P(l|n)), ``z`` [L] or [T, L] the shared query's logits; returns [K]
+    or [T, K].  ``f_n = c~_n/|c~_n|``, ``E' = I - (F^T F)^{-1}`` (App. D.1, sign fixed).
+    """
+    P = _probs(probs)
+    Z = np.asarray(z, dtype=float)
+    single = Z.ndim == 1
+    Z = np.atleast_2d(Z)
+    if Z.shape[-1] != P.shape[1]:
+        raise ValueError(f"z must have {P.shape[1]} columns, got {Z.shape[-1]}")
+    c = P[None, :, :] * np.exp(Z[:, None, :])                      # [T, K, L]
+    f = c / np.linalg.norm(c, axis=-1, keepdims=True)
+    G = np.einsum("tkl,tjl->tkj", f, f)                              # F^T F = I + E
+    Ep = np.eye(P.shape[0])[None] - np.linalg.inv(G)
+    off = ~np.eye(P.shape[0], dtype=bool)
+    out = np.where(off[None], Ep * G, 0.0).sum(axis=-1)              # [T, K]
+    return out[0] if single else out
 
 
 def gain_bounds(f0_sq, B) -> tuple[float, float]:

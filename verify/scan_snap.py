@@ -29,6 +29,7 @@ import torch
 from hypothesis import strategies as st
 from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq, minimize_scalar
+from scipy.stats import beta as beta_dist
 
 from numerics import scan_snap as ns
 from numerics.stats import mean_interval, t_quantile
@@ -79,6 +80,9 @@ def _c0() -> st.SearchStrategy:
 _NONE = st.just({})
 _decoder = st.fixed_dictionaries({"M": _M, "eta_Y": _RATE})
 _FIG4_VIA = "the authors' Fig. 4 command (figure_4.log)"
+_DT_PERM = 1  # DataConfig.dt_perm_seed of the permuted layout
+_FIG4_PERM_VIA = ("the Fig. 4 command with each class's DT masses permuted against the token "
+                  "ids (dt_perm_seed = 1)")
 _FIG6_VIA = "the authors' Fig. 6 sweep (figure_6.log), panel num_last = 1"
 _snap = st.fixed_dictionaries({"M": _M, "K": _K, "eta_Y": _RATE, "eta_Z": _RATE, "C0": _c0()})
 
@@ -531,6 +535,7 @@ def _probs(draw, M_min: int = 20, M_max: int = 2000, nu_max: float = 100.0) -> d
 _EXAMPLE_PROBS = {
     "probs": ((0.4, 0.3, 0.1, 0.2, 0.0, 0.0, 0.0), (0.4, 0.0, 0.0, 0.0, 0.2, 0.3, 0.1)),
     "M": 1000, "eta_Y": 10.0, "eta_Z": 1.0}
+_THM3_POINTS = 200  # output times of the Theorem 3 reduced run (quadrature of B)
 _EXAMPLE_VIA = ("two classes sharing one query, one CT and three DTs each (the token types of "
                 "Section 3.2) with masses out of id order, M = 1000, eta_Y/eta_Z = 10")
 
@@ -544,7 +549,9 @@ def _reduced(params: Mapping, t_eval, ctx: Context) -> ns.ReducedResult:
 @claim(
     id="dt_invariant",
     statement="In the reduced dynamics 1/c~_l^2 - 1/c~_l'^2 is conserved for DTs of one "
-              "class, r(t) = r(0) chi(t) exactly, and e^{2 f0^2 B} <= chi <= e^{2 B}",
+              "class, r(t) = r(0) chi(t) exactly, ln chi_l0 = 2 int f_l0^2 dB (Eqn 98) and "
+              "e^{2 f0^2 B} <= chi <= e^{2 B} with B = eta_Z int xi_n computed from "
+              "Theorem 1's coefficients (gamma, xi_n/gamma), not from the trajectory's z'",
     source="Theorem 3 (Eqn 11-12), Lemma 4; the invariant is our derivation from Eqn 98",
     kind="symbolic",
     strategy=_probs(),
@@ -556,11 +563,17 @@ def _reduced(params: Mapping, t_eval, ctx: Context) -> ns.ReducedResult:
 def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
-    t0 = ts.snap_time(params["M"], K, params["eta_Y"])
-    tev = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, 30)]
+    M, eY, eZ = params["M"], params["eta_Y"], params["eta_Z"]
+    t0 = ts.snap_time(M, K, eY)
+    tev = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, _THM3_POINTS)]
     res = _reduced(params, tev, ctx)
     dts = ts.distinct_tokens(P)
-    inv_err, id_err, bound_err = 0.0, 0.0, 0.0
+    inv_err, id_err, bound_err, b98_err = 0.0, 0.0, 0.0, 0.0
+    # Eqn 12's B_n = eta_Z int xi_n from the theory's own coefficients at the trajectory's
+    # states (gamma from Theorem 1, xi_n/gamma from dt_drive), not from the trajectory's z'
+    gam = np.array([ts.speed_control(x, M, K, eY) for x in res.t])
+    drive = ts.dt_drive(P, res.z)                                     # [T, K]
+    u = np.log(res.t[1:])
     for n, d in enumerate(dts):
         ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
         l0 = int(np.argmax(P[n, list(d)]))
@@ -576,17 +589,31 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
             r = ts.relative_gain(ct[:, l0], ct[:, j])
             chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
             id_err = max(id_err, float(np.max(np.abs(r - r[0] * chi) / np.abs(r))))
-        # Eqn 12: e^{2 f0^2 B} <= chi <= e^{2 B}, B = int of z_l0' / f_l0^2 (= eta_Z/K int xi)
         f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
-        dz = np.diff(res.z[:, d[l0]])
-        B = np.r_[0.0, np.cumsum(dz / (0.5 * (f_sq[1:] + f_sq[:-1])))]
+        rate = (eZ / K) * gam * drive[:, n]                               # xi_n eta_Z / K
+        # trapezoid in ln t (the integrand times t), plus [0, t_1] where gamma ~ t (linear)
+        B = np.r_[0.0, 0.5 * rate[1] * res.t[1] + np.r_[0.0, np.cumsum(
+            0.5 * np.diff(u) * (rate[2:] * res.t[2:] + rate[1:-1] * res.t[1:-1]))]]
+        g = rate * f_sq
+        lnchi_pred = 2 * np.r_[0.0, 0.5 * g[1] * res.t[1] + np.r_[0.0, np.cumsum(
+            0.5 * np.diff(u) * (g[2:] * res.t[2:] + g[1:-1] * res.t[1:-1]))]]
         chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+        lnchi = np.log(chi)
+        b98_err = max(b98_err, float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:])
+                                            / np.abs(lnchi_pred[1:]))))
         for k in range(1, len(tev)):
             lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
             bound_err = max(bound_err, max(0.0, lo - chi[k]) / lo, max(0.0, chi[k] - hi) / hi)
     model = "DOP853 rtol 1e-10 over 5 decades: accumulated relative error < 1e-7"
+    # trapezoid in ln t of an integrand ~ t^a has relative error a^2 du^2/12; the largest
+    # exponent is a = 2 at early times (gamma ~ t, so xi t ~ t^2); x 1.5 for the next order
+    du = float(u[1] - u[0])
+    q_tol = 1.5 * (2 * du) ** 2 / 12
+    quad_model = (f"B and ln chi from a trapezoid rule in ln t over {_THM3_POINTS} log-spaced "
+                  f"points (step du = {du:.3g}): relative error a^2 du^2/12 for an integrand "
+                  "~ t^a, largest a = 2 early (gamma ~ t); x 1.5 for the next order")
     # the reduced system's h is Lemma 6's h(t/K), and its z keep Z 1 = 0 (Lemma 1)
-    h_ref = np.array([ts.decoder_scale(x / K, params["M"], params["eta_Y"]) for x in res.t[1:]])
+    h_ref = np.array([ts.decoder_scale(x / K, M, eY) for x in res.t[1:]])
     h_err = float(np.max(np.abs(res.h[1:] - h_ref) / h_ref))
     zsum = float(np.max(np.abs(res.z.sum(axis=1))) / max(float(np.abs(res.z).max()), 1e-300))
     return Evidence((
@@ -594,9 +621,10 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
         Part("Z 1 = 0 along the reduced system", 0.0, zsum, zsum, 1e-7, model),
         Part("DT invariant 1/c~_l^2 - 1/c~_l'^2", 0.0, inv_err, inv_err, 1e-7, model),
         Part("Eqn 11 r(t) = r(0) chi(t)", 0.0, id_err, id_err, 1e-7, model),
-        Part("Eqn 12 bounds on chi", 0.0, bound_err, bound_err, 2e-3,
-             "B from a trapezoid rule over 31 log-spaced points (the check's own quadrature): "
-             "~1e-3 relative"),
+        Part("Eqn 98 integrated: ln chi = 2 int f^2 dB", 0.0, b98_err, b98_err, q_tol,
+             quad_model),
+        Part("Eqn 12 bounds on chi, B = eta_Z int xi", 0.0, bound_err, bound_err, q_tol,
+             quad_model),
     ))
 
 
@@ -787,15 +815,19 @@ def _inversions(t: np.ndarray, shares: np.ndarray) -> float:
     control={"order": _reversed_order},
     control_description="the reversed order (high-P tokens drop first)",
     cost="slow",
-    examples=(Example({}, via=_FIG4_VIA),),
-    notes="At ratio 1 a few per cent of pairs are inverted: the top DTs' shares plateau after "
+    examples=(Example({"perm": None}, via=_FIG4_VIA),
+              Example({"perm": _DT_PERM}, via=_FIG4_PERM_VIA)),
+    notes="The authors' layout sorts each class's DT masses into id order; the second "
+          "example assigns them to the ids in a random order (a relabelling the model cannot "
+          "see), so that a check confusing id order with P order fails.  "
+          "At ratio 1 a few per cent of pairs are inverted: the top DTs' shares plateau after "
           "the snap and their argmax times wander under SGD noise.  With 10 runs (x 2 "
           "classes) the interval straddles the 10 % allowance; the 40 runs of quick settle "
           "it.  At smoke size (3 runs) it may come out inconclusive.",
 )
 def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                           ratios: tuple[float, ...] = (1.0, 10.0)) -> Evidence:
-    res = _sgd(ns.fig4_config(_size(ctx, "order_seeds")), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "order_seeds"), params.get("perm")), ctx)
     f = res.facts
     P = f.probs[:, : f.n_context]
     t = res.steps.astype(float)
@@ -919,7 +951,7 @@ def _second_best(probs) -> tuple[int | None, ...]:
 @claim(
     id="winner_sgd",
     statement="From zero init the DT with the largest P(l|n) ends with the most "
-              "attention in >= 9 of 10 runs (Fig. 4 command, ratios 1 and 10)",
+              "attention in >= 9 of 10 runs, every class (Fig. 4 command, ratios 1 and 10)",
     source="Theorem 3, Fig. 4",
     kind="reduced-vs-full",
     strategy=_NONE,
@@ -927,22 +959,40 @@ def _second_best(probs) -> tuple[int | None, ...]:
     control={"rule": _second_best},
     control_description="the DT with the second-largest P wins",
     cost="slow",
-    examples=(Example({}, via=_FIG4_VIA),),
+    examples=(Example({"perm": None}, via=_FIG4_VIA),
+              Example({"perm": _DT_PERM}, via=_FIG4_PERM_VIA)),
+    notes="A run misses when any class's final argmax differs from the prediction.  The "
+          "interval is Clopper-Pearson on the miss fraction over runs.  Size from the "
+          "bound before the run: with no miss the one-sided 99.5 % upper bound is "
+          "1 - 0.005^(1/n), below 10 % from n = 51 runs; order_seeds' 40 seeds x 2 ratios "
+          "= 80 runs (shared with scan_order_sgd) give 6.4 % with no miss and stay below "
+          "10 % with up to 2 misses.",
 )
 def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
-    res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
+    res = _sgd(ns.fig4_config(_size(ctx, "order_seeds"), params.get("perm")), ctx)
     P = res.facts.probs[:, : res.facts.n_context]
     pred = rule(P)
     c = ns.attention(res.zq[:, -1], res.facts)[..., : res.facts.n_context]
-    hits = []
+    hit = np.ones(c.shape[0], dtype=bool)
     for n, d in enumerate(res.facts.dts):
         got = np.array(d)[np.argmax(c[:, n, list(d)], axis=1)]
-        hits.extend((got == pred[n]).tolist())
-    miss = 1.0 - float(np.mean(hits))
-    return Evidence((Part(
-        "final argmax_l c_n over DTs = predicted", 0.0, miss, miss, 0.1,
-        "our threshold: >= 9 of 10 runs (SGD noise may swap near-tied tokens)"),),
-        {"runs": len(hits)})
+        hit &= got == pred[n]
+    n_runs, k = int(hit.size), int((~hit).sum())
+    lo, hi = _clopper_pearson(k, n_runs, _CONF)
+    miss = k / n_runs
+    return Evidence((Part.bounded(
+        "fraction of runs with a wrong winner", 0.0, miss, miss, lo, hi, 0.1,
+        "our threshold: >= 9 of 10 runs (SGD noise may swap near-tied tokens); "
+        "Clopper-Pearson interval over runs", _CONF,
+        details={"runs": n_runs, "misses": k}),), {"runs": n_runs, "misses": k})
+
+
+def _clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """Exact binomial interval for k successes in n trials (two-sided ``confidence``)."""
+    a = (1 - confidence) / 2
+    lo = 0.0 if k == 0 else float(beta_dist.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta_dist.ppf(1 - a, k + 1, n - k))
+    return lo, hi
 
 
 # ---------------------------------------------------------------------- 15. snap (SGD)
@@ -1036,6 +1086,9 @@ def _final_entropy(res: ns.SGDResult) -> np.ndarray:
     return ns.dt_entropy(res.zq[:, -1], res.facts)
 
 
+FIG6_PUBLISHED_SEEDS = 10  # figure_6.log: seed=1..10
+
+
 def _flat_table(panel: int, eta_Z: float) -> dict[float, tuple[float, float]]:
     """A wrong 'theory': entropy independent of eta_Y/eta_Z (the ratio-1 column everywhere)."""
     row = ns.PUBLISHED_FIG6[(panel, eta_Z)]
@@ -1049,8 +1102,9 @@ def _published_row(panel: int, eta_Z: float) -> dict[float, tuple[float, float]]
 @claim(
     id="fig6_table",
     statement="The published Fig. 6 DT entropies of panel num_last = 1 (16 cells; all "
-              "four panels, 64 cells, at profile thorough) are reproduced within their "
-              "spread (the printed +-, at least 0.05 nats)",
+              "four panels, 64 cells, at profile thorough) are reproduced within the "
+              "published means' own error (the printed +- is a sample SD over the authors' "
+              "10 seeds, so each mean is uncertain by +-/sqrt(10))",
     source="Fig. 6; the authors' code, scan_snap/figure_6_data.pkl",
     kind="published-number",
     strategy=_NONE,
@@ -1058,34 +1112,57 @@ def _published_row(panel: int, eta_Z: float) -> dict[float, tuple[float, float]]
     control={"table": _flat_table},
     control_description="entropy independent of eta_Y/eta_Z (ratio-1 column everywhere)",
     cost="slow",
+    expected_at={"quick": "inconclusive"},
     examples=(Example({}, via=_FIG6_VIA),),
-    notes="Panel num_last = 3, run once at 40 seeds outside the profiles, came out below the "
-          "published means in every cell, within 0.05 on the point estimate but with one "
-          "cell inconclusive; panels 3, 5 and 10 run at thorough only.",
+    positive=Positive({}, "the same check on the rows eta_Z = 1, 2, 3",
+                      theory={"table": _published_row, "rows": (1.0, 2.0, 3.0)}),
+    notes="At quick (20 seeds) the first run with this tolerance left one cell (eta_Z 0.5, "
+          "ratio 1, whose seed spread in our runs exceeds the published one) inconclusive; "
+          "ci's 40 seeds, fixed before, are expected to settle it.  "
+          "Tolerance per cell: t(0.995, 9 dof) x (printed +-)/sqrt(10), the 99 % spread of "
+          "a 10-seed mean about the true mean, plus 0.0005 for the printed 3 decimals; our own "
+          "mean's noise is the interval.  No allowance for the entropy metric: an independent "
+          "run of the authors' code reproduced the table with it.  The flat control cannot be "
+          "rejected by the eta_Z = 3 row alone (its spreads are as large as its ratio "
+          "effect); the other rows reject it.  Panels 3, 5 and 10 (M = 79, 125, 240) run at "
+          "thorough only (sized for one GPU, see numerics.THOROUGH_CHUNK); an earlier run of "
+          "panel 3 at 40 seeds outside the profiles came out below the published means in "
+          "every cell.",
 )
-def _check_fig6(params: dict, ctx: Context, *, table: Callable) -> Evidence:
+def _check_fig6(params: dict, ctx: Context, *, table: Callable, rows=None) -> Evidence:
     parts = []
     for panel in _size(ctx, "fig6_panels"):
         res = _sgd(ns.fig6_config(panel, _size(ctx, "table_seeds")), ctx)
         H = _final_entropy(res)
-        for ez in res.config.eta_Z:
+        for ez in rows or res.config.eta_Z:
             row = table(panel, ez)
             for ratio in res.config.ratio:
                 idx = res.select(ez, ratio)
                 mu, pm = row[ratio]
                 m, _, _, se = mean_interval(H[idx], _CONF)
+                tol = t_quantile(_CONF, FIG6_PUBLISHED_SEEDS - 1) * pm / math.sqrt(
+                    FIG6_PUBLISHED_SEEDS) + 0.0005
                 parts.append(Part.deviation(
-                    f"num_last {panel}, eta_Z {ez:g}, ratio {ratio:g}", mu, m, se,
-                    max(pm, 0.05),
-                    "within the published spread: the printed +- (std or s.e.m. over 10 seeds, "
-                    "the caption is unclear), at least 0.05 nats for the reconstructed entropy "
-                    "metric (our reconstruction); t interval over our seeds", _CONF,
+                    f"num_last {panel}, eta_Z {ez:g}, ratio {ratio:g}", mu, m, se, tol,
+                    "the published mean's own 99 % error: t(0.995, 9) x (printed +-, a sample "
+                    "SD over the authors' seeds 1-10)/sqrt(10), + 0.0005 for 3 printed "
+                    "decimals; t interval over our seeds", _CONF,
                     dof=len(idx) - 1,
                     details={"published": mu, "published_pm": pm}))
     return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 18-19. monotonicity
+def _swapped_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
+    """A wrong theory: B with the two learning rates swapped."""
+    return ts.growth_exponent(t, M, K, eta_Z, eta_Y, C0)
+
+
+def _negated_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
+    """A wrong theory: -B (the sign of Theorem 4's growth flipped)."""
+    return -ts.growth_exponent(t, M, K, eta_Y, eta_Z, C0)
+
+
 def _paired(res: ns.SGDResult, a: tuple[float, float], b: tuple[float, float]) -> np.ndarray:
     """H(b) - H(a) per seed (common random numbers: same init and batches)."""
     H = _final_entropy(res)
@@ -1100,23 +1177,40 @@ def _sign_part(name: str, diff: np.ndarray, sign: int, model: str) -> Part:
                              confidence=_CONF)
 
 
+def _predicted_entropy_sign(res: ns.SGDResult, a: tuple[float, float],
+                            b: tuple[float, float], growth: Callable) -> int:
+    """Theorem 4's sign of H(b) - H(a) for (eta_Z, ratio) cells a, b of an SGD run: a larger
+    B_n means sparser attention, a lower DT entropy, so the sign is that of B(a) - B(b).
+
+    B at the run's end in per-sample time, with momentum mu's heavy-ball long-run step:
+    t = steps/(1 - mu) (the rates are the learning rates); K and M of the run's data; C0 = 1
+    (the order of B between two rate pairs does not depend on C0: B is increasing in Gamma).
+    """
+    f, cfg = res.facts, res.config
+    t = cfg.steps / (1.0 - cfg.momentum)
+    Ba = growth(t, f.M, f.K, a[0] * a[1], a[0], 1.0)
+    Bb = growth(t, f.M, f.K, b[0] * b[1], b[0], 1.0)
+    return int(np.sign(Ba - Bb))
+
+
 @claim(
     id="ratio_monotone",
-    statement="At fixed eta_Z the final DT entropy is higher at eta_Y/eta_Z = 10 than "
-              "at 2 (every published eta_Z)",
+    statement="At fixed eta_Z the final DT entropy orders as Theorem 4 (c)'s B at the run's "
+              "end orders the ratios 2 and 10 (B larger at ratio 2, so the entropy is higher "
+              "at 10), every published eta_Z",
     source="Theorem 4 (c), Fig. 6",
     kind="reduced-vs-full",
     strategy=_NONE,
-    theory={"sign": 1},
-    control={"sign": -1},
-    control_description="the opposite order",
+    theory={"growth": ts.growth_exponent},
+    control={"growth": _swapped_growth},
+    control_description="B with eta_Y and eta_Z swapped (the opposite order)",
     cost="slow",
     expected="inconclusive",
     # thorough (1000 seeds) is sized to settle it (not run yet); Theorem 4 (c) predicts holds
     expected_at={"thorough": "holds"},
     examples=(Example({}, via=_FIG6_VIA),),
     positive=Positive({}, "the same check at eta_Z = 0.5 and 1",
-                      theory={"sign": 1, "eta_Zs": (0.5, 1.0)}),
+                      theory={"growth": ts.growth_exponent, "eta_Zs": (0.5, 1.0)}),
     notes="Every paired difference has the predicted sign, but at eta_Z = 2 and 3 the seed "
           "spread (the published +- is largest there) keeps the 99 % interval across 0, at "
           "20 seeds and at 40 (heavy-tailed seeds: the standard error barely shrinks).  To "
@@ -1124,11 +1218,13 @@ def _sign_part(name: str, diff: np.ndarray, sign: int, model: str) -> Part:
           "ratio-2 and ratio-10 columns (thorough's 1000 are sized for it), or a robust "
           "statistic (median of paired differences with a sign-test interval).",
 )
-def _check_ratio_mono(params: dict, ctx: Context, *, sign: int, eta_Zs=None) -> Evidence:
+def _check_ratio_mono(params: dict, ctx: Context, *, growth: Callable,
+                      eta_Zs=None) -> Evidence:
     res = _sgd(ns.fig6_config(1, _size(ctx, "fig6_seeds")), ctx)
     parts = []
     for ez in eta_Zs or res.config.eta_Z:
         d = _paired(res, (ez, 2.0), (ez, 10.0))
+        sign = _predicted_entropy_sign(res, (ez, 2.0), (ez, 10.0), growth)
         parts.append(_sign_part(f"H(ratio 10) - H(ratio 2) at eta_Z {ez:g}", d, sign,
                                 "Theorem 4 (c): sign only, no allowance; paired seeds, t interval"))
     return Evidence(tuple(parts))
@@ -1136,78 +1232,52 @@ def _check_ratio_mono(params: dict, ctx: Context, *, sign: int, eta_Zs=None) -> 
 
 @claim(
     id="etaz_monotone",
-    statement="At eta_Y/eta_Z = 10 the final DT entropy decreases with eta_Z "
-              "(0.5 -> 1 -> 2 -> 3)",
+    statement="At eta_Y/eta_Z = 10 the final DT entropy orders as Theorem 4 (b)'s B at the "
+              "run's end orders eta_Z = 0.5, 1, 2, 3 (B grows with eta_Z, so the entropy "
+              "falls)",
     source="Theorem 4 (b), Fig. 6",
     kind="reduced-vs-full",
     strategy=_NONE,
-    theory={"sign": 1},
-    control={"sign": -1},
-    control_description="the opposite order",
+    theory={"growth": ts.growth_exponent},
+    control={"growth": _negated_growth},
+    control_description="the sign of B flipped (larger rates, denser attention)",
     cost="slow",
     examples=(Example({}, via=_FIG6_VIA),),
     notes="Runs on the ratio-10 column at 40 seeds (quick): at 20 seeds the step "
           "eta_Z 2 -> 3 is inconclusive.  At smoke size (8 seeds) it may come out "
           "inconclusive.",
 )
-def _check_etaz_mono(params: dict, ctx: Context, *, sign: int, pairs=None) -> Evidence:
+def _check_etaz_mono(params: dict, ctx: Context, *, growth: Callable, pairs=None) -> Evidence:
     res = _column_run(ctx)
     parts = []
     for a, b in pairs or ((0.5, 1.0), (1.0, 2.0), (2.0, 3.0)):
         d = _paired(res, (a, 10.0), (b, 10.0))
+        sign = -_predicted_entropy_sign(res, (a, 10.0), (b, 10.0), growth)
         parts.append(_sign_part(f"H(eta_Z {a:g}) - H(eta_Z {b:g}) at ratio 10", -d, sign,
                                 "Theorem 4 (b): sign only, no allowance; paired seeds, t interval"))
     return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 20. population drift
-@claim(
-    id="theorem3_population",
-    statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in the exact "
-              "population flow for eta_Y/eta_Z >= 5",
-    source="Theorem 3 (Eqn 11)",
-    kind="reduced-vs-full",
-    strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
-    theory={"power": 2.0},
-    control={"power": 4.0},
-    control_description="chi = e^{4 dz} (exponent doubled)",
-    examples=(Example({"ratio": 10.0}, via="Fig. 4's larger ratio eta_Y/eta_Z = 10"),
-              Example({"ratio": 5.0}, via="boundary case: the smallest ratio of the region")),
-)
-def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
-    data = ns.DataConfig(num_last=1)
-    facts = ns.make_facts(data)
-    eta_Y = params["ratio"]
-    t_end = 100 * ts.snap_time(facts.M, facts.K, eta_Y)
-    tev = tuple(np.r_[0.0, np.geomspace(1e-2, t_end, 20)])
-    cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=1.0, t_eval=tev)
-    flow = _flow(cfg, ctx)
-    worst, worst_rel = 0.0, 0.0
-    for n, d in enumerate(facts.dts):
-        z = flow.zq[:, n]
-        ct = ts.unnormalised_attention(facts.probs[n], z)
-        l0 = max(d, key=lambda j: facts.probs[n, j])  # the winner (largest P(l|n))
-        for j in d:
-            if j == l0:
-                continue
-            r = ts.relative_gain(ct[:, l0], ct[:, j])
-            chi = ts.attention_gain(z[:, l0], z[0, l0], power)
-            lr = np.abs(np.log(r[1:] / (r[0] * chi[1:])))
-            worst = max(worst, float(lr.max()))
-            inv = ts.dt_invariant(ct[:, l0], ct[:, j])
-            worst_rel = max(worst_rel, float(np.max(np.abs(inv - inv[0]) / abs(inv[0]))))
-    return Evidence((Part(
-        "|ln r(t)/(r(0) chi(t))| in the population flow", 0.0, worst, worst, math.log(2),
-        "Eqn 11 is exact only for the reduced dynamics; our threshold: a factor 2 for the "
-        "full (population) flow with eta_Y/eta_Z >= 5"),), {"dt_invariant_rel_drift": worst_rel})
+_EXPONENT_TOL = 0.25
+_EXPONENT_MODEL = ("our threshold: Eqn 11 is exact only for the reduced dynamics; the statistic "
+                   "is the relative error of chi's exponent fitted at the last time, "
+                   "|ln(r/r(0)) / ln chi - 1|, and 0.25 is half the relative distance from "
+                   "the exponent 2 to the nearest wrong integer exponents 1 and 3 (the data "
+                   "must tell the exponent)")
 
 
-def _eqn11_log_error(zq: np.ndarray, facts: ns.Facts, power: float) -> np.ndarray:
-    """max over DT pairs (top DT vs each other DT) and times of |ln r(t)/(r(0) chi(t))|.
+def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, worst over DT pairs (top DT l0 of each class vs each other DT l):
 
-    ``zq`` [runs, T, K, M]; returns [runs].
+    * the relative error of Eqn 11's exponent at the last time,
+      ``|ln(r_T/r_0) / ln chi_T - 1|`` (chi from :func:`theory.scan_snap.attention_gain`);
+    * the largest ``|ln r(t)/(r(0) chi(t))|`` over times.
+
+    ``zq`` [runs, T, K, M]; returns two arrays [runs].
     """
-    worst = np.zeros(zq.shape[0])
+    expo = np.zeros(zq.shape[0])
+    band = np.zeros(zq.shape[0])
     for n, d in enumerate(facts.dts):
         z = zq[:, :, n]
         ct = ts.unnormalised_attention(facts.probs[n], z)
@@ -1217,86 +1287,152 @@ def _eqn11_log_error(zq: np.ndarray, facts: ns.Facts, power: float) -> np.ndarra
             if j == l0:
                 continue
             r = ts.relative_gain(ct[:, :, l0], ct[:, :, j])
-            lr = np.abs(np.log(r[:, 1:] / (r[:, :1] * chi[:, 1:])))
-            worst = np.maximum(worst, lr.max(axis=1))
-    return worst
+            lr = np.log(r[:, 1:] / (r[:, :1] * chi[:, 1:]))
+            band = np.maximum(band, np.abs(lr).max(axis=1))
+            e = np.abs(np.log(r[:, -1] / r[:, 0]) / np.log(chi[:, -1]) - 1.0)
+            expo = np.maximum(expo, e)
+    return expo, band
+
+
+@claim(
+    id="theorem3_population",
+    statement="Eqn 11 r(t) = r(0) chi(t), chi = e^{2 dz}, holds in the exact population flow "
+              "for eta_Y/eta_Z >= 5 to the point that its exponent is told: the fitted "
+              "exponent of chi is within 25 % of 2",
+    source="Theorem 3 (Eqn 11)",
+    kind="reduced-vs-full",
+    strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
+    theory={"power": 2.0},
+    control={"power": 3.0},
+    control_description="chi = e^{3 dz} (the next integer exponent)",
+    expected="refuted",
+    examples=(Example({"ratio": 10.0}, via="Fig. 4's larger ratio eta_Y/eta_Z = 10"),
+              Example({"ratio": 5.0}, via="boundary case: the smallest ratio of the region")),
+    positive=Positive({"ratio": 20.0}, "the same check at eta_Y/eta_Z = 20, deeper in "
+                                       "Assumption 1c's eta_Y >> eta_Z"),
+    notes="Replaces a factor-2 band on r/(r(0) chi), which chi = e^{3 dz} also passed at "
+          "every ratio: the band cannot tell the exponent (the band's value is kept in the "
+          "details).  The expectation was first 'holds'; the first run of this restated "
+          "check (issue 23 session, pinned examples) found the exponent's error above 25 % "
+          "at the region's edge eta_Y/eta_Z = 5 and inside it at 10, so it is a finding: "
+          "read as 'eta_Y >> eta_Z', ratio 5 is not enough for Eqn 11 in the population "
+          "flow.  The report lists the failed draws.",
+)
+def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
+    data = ns.DataConfig(num_last=1)
+    facts = ns.make_facts(data)
+    eta_Y = params["ratio"]
+    t_end = 100 * ts.snap_time(facts.M, facts.K, eta_Y)
+    tev = tuple(np.r_[0.0, np.geomspace(1e-2, t_end, 20)])
+    cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=1.0, t_eval=tev)
+    flow = _flow(cfg, ctx)
+    expo, band = _eqn11_errors(flow.zq[None], facts, power)
+    e = float(expo[0])
+    return Evidence((Part(
+        "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
+        _EXPONENT_MODEL + "; deterministic flow (rtol 1e-9): no interval"),),
+        {"max_abs_log_band": float(band[0])})
 
 
 @claim(
     id="theorem3_sgd",
-    statement="Eqn 11 r(t) = r(0) chi(t) holds within a factor 2 in every SGD run of "
-              "the Fig. 4 command at eta_Y/eta_Z = 10",
+    statement="Eqn 11 r(t) = r(0) chi(t) under SGD (Fig. 4 command, eta_Y/eta_Z = 10), per "
+              "run: the mean over runs of the fitted exponent's relative error is within "
+              "25 % of 2, and the mean over runs of each run's largest |ln r/(r(0) chi)| is "
+              "within ln 2 (a factor 2)",
     source="Theorem 3 (Eqn 11), Fig. 4",
     kind="reduced-vs-full",
     strategy=_NONE,
     theory={"power": 2.0, "source": "sgd"},
-    control={"power": 4.0, "source": "sgd"},
-    control_description="chi = e^{4 dz} (exponent doubled)",
+    control={"power": 3.0, "source": "sgd"},
+    control_description="chi = e^{3 dz} (the next integer exponent)",
     cost="slow",
     expected="refuted",
     examples=(Example({}, via=_FIG4_VIA),),
-    positive=Positive({}, "the same check on the exact population flow (Fig. 4 data, "
-                          "eta_Y/eta_Z = 10), where Eqn 11 holds within the factor 2",
+    positive=Positive({"flow_ratio": 100.0},
+                      "the same check on the exact population flow (Fig. 4 data) at "
+                      "eta_Y/eta_Z = 100, deep in Assumption 1c (at 10 the flow itself "
+                      "misses the exponent band, as theorem3_population finds)",
                       theory={"power": 2.0, "source": "flow"}),
-    notes="The size of the approximation under SGD with momentum: several of the Fig. 4 runs "
-          "at ratio 10 leave the factor-2 band, which the population flow stays well inside; "
-          "at ratio 1 SGD runs are further off.  A statement about every run, so one run "
-          "outside refutes it; with several outside it is not a rare outlier.",
+    notes="Restated per run with an interval over runs (a maximum over runs grows with their "
+          "number).  Expected refuted from the earlier finding that several Fig. 4 runs at "
+          "ratio 10 leave the factor-2 band: the band part is what that finding is about; the "
+          "exponent part is new in this restatement and its outcome was not known when the "
+          "expectation was set.  Runs: the 40 of order_seeds (the same Fig. 4 command, "
+          "already run for scan_order_sgd), chosen because at 10 runs the 99 % t half-width "
+          "of either per-run statistic, from the first run of this check, was larger than "
+          "its distance to the threshold; the number was fixed before the 40-run result.",
 )
 def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) -> Evidence:
-    """Eqn 11 in every run with eta_Y/eta_Z = 10: SGD (Fig. 4 command) or the population flow."""
+    """Eqn 11 per run with eta_Y/eta_Z = 10: SGD (Fig. 4 command) or the population flow."""
     if source == "sgd":
-        res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
+        res = _sgd(ns.fig4_config(_size(ctx, "order_seeds")), ctx)
         zq, facts = res.zq[res.select(1.0, 10.0)], res.facts
     else:
         data = ns.DataConfig(num_last=2, num_next_per_last=1)
         facts = ns.make_facts(data)
         tev = tuple(np.r_[0.0, np.geomspace(1e-2, 1000.0, 20)])
-        cfg = ns.FlowConfig(data=data, eta_Y=10.0, eta_Z=1.0, t_eval=tev)
+        cfg = ns.FlowConfig(data=data, eta_Y=float(params.get("flow_ratio", 10.0)), eta_Z=1.0,
+                            t_eval=tev)
         flow = _flow(cfg, ctx)
         zq = flow.zq[None]
-    per_run = _eqn11_log_error(zq, facts, power)
-    worst = float(per_run.max())
-    return Evidence((Part(
-        f"max |ln r/(r(0) chi)| over runs ({source})", 0.0, worst, worst, math.log(2),
-        "our threshold: Eqn 11 is exact only for the reduced dynamics; a factor 2 is allowed "
-        "for the full model at eta_Y/eta_Z >= 5 (statement about every run: no interval)"),),
-        {"per_run": per_run.tolist()})
+    expo, band = _eqn11_errors(zq, facts, power)
+    why = "; t interval over runs" if source == "sgd" else ""
+    return Evidence((
+        over_seeds(f"Eqn 11 exponent, relative error per run ({source})", 0.0, expo,
+                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF)
+        if len(expo) > 1 else Part(f"Eqn 11 exponent, relative error per run ({source})",
+                                   0.0, float(expo[0]), float(expo[0]), _EXPONENT_TOL,
+                                   _EXPONENT_MODEL + "; deterministic flow: no interval"),
+        over_seeds(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0, band, math.log(2),
+                   "our threshold: a factor 2 allowed for the full model at eta_Y/eta_Z = 10"
+                   + why, confidence=_CONF)
+        if len(band) > 1 else Part(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0,
+                                   float(band[0]), float(band[0]), math.log(2),
+                                   "our threshold: a factor 2; deterministic flow"),
+    ), {"per_run_exponent_error": expo.tolist(), "per_run_band": band.tolist()})
 
 
 # ---------------------------------------------------------------------- 21. residual (open)
 @claim(
     id="residual_open",
-    statement="Open (reviewers): with Model2's residual connection, do scan and snap "
-              "survive? Hypothesis: on one shared query the residual adds the same "
+    statement="Open (reviewers): with a residual connection, Section 7's "
+              "LN(LN(u~) + u_q) (first example) or the authors' Model2 flag LN(u~ + e_q) "
+              "(second), do scan and snap survive? Hypothesis: on one shared query the "
+              "residual adds the same "
               "one-hot to every class, so CTs still fall, DT mass rises, the DT entropy "
               "drops and then freezes within the 100 iterations.",
     source="Section 7 (residual connection); a reviewers' question",
     kind="open-question",
     strategy=_NONE,
-    theory={"residual": True, "signs": ts.predicted_drift_signs},
-    control={"residual": True, "signs": _swapped_signs},
+    theory={"signs": ts.predicted_drift_signs},
+    control={"signs": _swapped_signs},
     control_description="Theorem 2 with the CT sign swapped",
     cost="slow",
     expected="open",
-    examples=(Example({}, via="the Fig. 4 protocol on one shared query (the paper has no "
-                          "residual run)"),),
-    positive=Positive({}, "the same check without the residual connection",
-                      theory={"residual": False, "signs": ts.predicted_drift_signs}),
+    examples=(Example({"residual": "paper"},
+                      via="Section 7's form on the Fig. 4 protocol, one shared query (the "
+                          "paper has no residual run)"),
+              Example({"residual": "model2"},
+                      via="the authors' Model2 residual flag (model2.residual=true), same "
+                          "protocol")),
+    positive=Positive({"residual": False}, "the same check without the residual connection"),
 )
-def _check_residual(params: dict, ctx: Context, *, residual: bool, signs: Callable) -> Evidence:
+def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     """Scan and snap under SGD on one shared query (Fig. 4 protocol), residual on or off.
 
     Per-token DT signs are not testable here: the lowest-P DTs appear ~0.8 times per sequence
     and their drift is below the SGD noise, so DTs are tested as the class's total DT mass.
     """
+    residual = params["residual"]
     res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
     f = res.facts
     P = f.probs[:, : f.n_context]
     pred = np.array(signs(P))
     early = 10  # first 10 % of the 100 iterations
     dz = res.zq[:, early, 0, : f.n_context] - res.zq[:, 0, 0, : f.n_context]
-    ct = pred == -1
+    ct = np.zeros(len(pred), dtype=bool)
+    ct[list(ts.common_tokens(P))] = True  # the CTs, whatever sign the rule predicts for them
     ct_right = float(np.mean(np.sign(dz[:, ct]) == pred[ct])) if ct.any() else 1.0
     c = ns.attention(res.zq[:, [0, early]], f)
     dt_mass = np.stack([c[:, :, n, list(d)].sum(-1) for n, d in enumerate(f.dts)], axis=-1)
@@ -1308,7 +1444,7 @@ def _check_residual(params: dict, ctx: Context, *, residual: bool, signs: Callab
                           for r in res.config.ratio]))
     noise = "SGD noise: 5 % of (seed, token) pairs may go against the mean drift (our threshold)"
     return Evidence((
-        Part("CT logits fall over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise),
+        Part("CT logits move with the predicted sign over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise),
         Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise),
         Part("scan: DT entropy drops by >= 0.02", 0.02, drop, max(0.0, 0.02 - drop), 0.0,
              "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)"),
