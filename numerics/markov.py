@@ -24,9 +24,10 @@ Choices (the paper's text was unavailable to us):
 * The rank-one initialisation from canonical (e0, w0, b0) uses an all-positive hidden sign
   vector, so that the full model's logits equal the canonical logits exactly at t = 0
   (the authors' random hidden signs shift b).  It needs e0 > 0.
-* Optimiser as the authors' code (github.com/Bond1995/Markov, ``main.py`` and
-  ``get_parameter_group_specs``): AdamW, betas (0.9, 0.95), weight decay 1e-3 on the
-  attention and feed-forward matrices only (``NO_DECAY``: wte, wpe, b), and
+* Optimiser as the authors' code (github.com/Bond1995/Markov, Markov-Simple2 ``main.py``
+  and ``get_parameter_group_specs``): AdamW, betas (0.9, 0.95), weight decay 1e-3 on every
+  ``Linear`` weight (wte, a bias-free ``Linear(1, d)`` in that folder, included) and none on
+  the position table and the biases (``NO_DECAY``: wpe, b), and
   ``OneCycleLR(pct_start=0.02, div_factor=100, final_div_factor=0.05, cos,
   cycle_momentum=False)`` (:func:`one_cycle`; the final rate is max/5).
 
@@ -63,7 +64,9 @@ from theory import markov as tm
 
 __all__ = [
     "CANONICAL_FIELDS",
+    "GOOD_INIT",
     "NO_DECAY",
+    "NO_DECAY_TABLE",
     "SIZES",
     "Budget",
     "FullRun",
@@ -105,8 +108,11 @@ class MarkovConfig:
     seq_len: int = 128
     batch: int = 16
     soft_targets: bool = False
+    embedding: str = "linear"
 
     def __post_init__(self) -> None:
+        if self.embedding not in ("linear", "table"):
+            raise ValueError(f"embedding must be linear or table, got {self.embedding!r}")
         for name in ("p", "q"):
             v = getattr(self, name)
             if not 0 < v < 1:
@@ -123,6 +129,14 @@ class MarkovConfig:
     @property
     def binary(self) -> bool:
         return self.states == 2
+
+    @property
+    def scalar_head(self) -> bool:
+        """The authors' Markov-Simple2 model: binary chain, input x_n * wte (a bias-free
+        Linear(1, d)), tied scalar logit with bias b and BCE.  Otherwise (``embedding =
+        "table"``, or S > 2 states) their Markov-Simple model: an Embedding table wte [S, d],
+        tied softmax head z @ wte.T + b (b [S]) and cross-entropy."""
+        return self.binary and self.embedding == "linear"
 
 
 # ---------------------------------------------------------------------- data
@@ -215,13 +229,13 @@ def forward(params: Params, x: torch.Tensor, attention: bool = True) -> torch.Te
 def _target_probs(config: MarkovConfig, x: torch.Tensor, dtype) -> torch.Tensor:
     """Conditional law of x_{n+1} given x_n: P(x=1|x_n) [B, N-1] or rows of P [B, N-1, S]."""
     prev = x[..., :-1]
-    if config.binary:
+    if config.scalar_head:
         return torch.where(prev == 0, config.p, 1 - config.q).to(dtype)
     return transition_matrix(config, dtype).to(x.device)[prev]
 
 
 def _cross_entropy(config: MarkovConfig, logits: torch.Tensor, target: torch.Tensor, soft: bool):
-    if config.binary:
+    if config.scalar_head:
         return F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype))
     logp = torch.log_softmax(logits, dim=-1)
     if soft:
@@ -281,7 +295,7 @@ def stacked_train_loss(config: MarkovConfig) -> StackedLoss:
 
     def loss(params: Params, x: torch.Tensor) -> torch.Tensor:
         logits = stacked_forward(params, x)[:, :, :-1]
-        if config.binary:
+        if config.scalar_head:
             target = (_target_probs(config, x, logits.dtype) if config.soft_targets
                       else x[..., 1:].to(logits.dtype))
             ce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
@@ -311,7 +325,7 @@ def _gaussian(config: MarkovConfig, g: torch.Generator, std: float, dtype, devic
 
     proj = std / math.sqrt(2.0)  # GPT-2 scaling of c_proj weights, n_layer = 1 (the authors' ``base`` init)
     params = {
-        "wte": normal(d) if config.binary else normal(s, d),
+        "wte": normal(d) if config.scalar_head else normal(s, d),
         "wpe": normal(n, d),
         "wq": normal(d, d),
         "wk": normal(d, d),
@@ -320,7 +334,7 @@ def _gaussian(config: MarkovConfig, g: torch.Generator, std: float, dtype, devic
         "w1": normal(4 * d, d),
         "w2": normal(d, 4 * d, scale=proj),
         "b": torch.zeros((), dtype=dtype, device=device)
-        if config.binary
+        if config.scalar_head
         else torch.zeros(s, dtype=dtype, device=device),
     }
     return params
@@ -335,17 +349,31 @@ def init_gaussian(
     return lambda g: _gaussian(config, g, std, dtype, device)
 
 
+# The authors' ``good`` initialisation constants (wte, wpe, W_1 = mlp.c_fc, W_2 = mlp.c_proj)
+# by the commit of their code (Markov-Simple/src/models/base.py): ``authors`` is their
+# repository today (commit 446eaa1); ``authors_fig4`` the constants of commit f3a2ec1
+# (2024-08-05), which committed Fig. 4's plot script and loss_avg.pdf (before it, commit
+# 5807025 had 0.5 / -0.25 / 1 / -1).
+GOOD_INIT = {
+    "authors": (-1.0, 0.5, 2.0, -2.0),
+    "authors_fig4": (0.5, -0.25, 2.0, -2.0),
+}
+
+
 def init_authors(
-    config: MarkovConfig, dtype=torch.float64, device="cpu"
+    config: MarkovConfig, dtype=torch.float64, device="cpu",
+    constants: tuple[float, float, float, float] = GOOD_INIT["authors"],
 ) -> Callable[[torch.Generator], Params]:
-    """The authors' ``good`` initialisation: wte = -1, wpe = 0.5, W_1 = 2, W_2 = -2 (their code)."""
+    """The authors' ``good`` initialisation: wte, wpe, W_1, W_2 set to the constants
+    (default wte = -1, wpe = 0.5, W_1 = 2, W_2 = -2, their code today; :data:`GOOD_INIT`)."""
+    c_wte, c_wpe, c_w1, c_w2 = constants
 
     def init(g: torch.Generator) -> Params:
         params = _gaussian(config, g, 0.02, dtype, device)
-        params["wte"] = torch.full_like(params["wte"], -1.0)
-        params["wpe"] = torch.full_like(params["wpe"], 0.5)
-        params["w1"] = torch.full_like(params["w1"], 2.0)
-        params["w2"] = torch.full_like(params["w2"], -2.0)
+        params["wte"] = torch.full_like(params["wte"], c_wte)
+        params["wpe"] = torch.full_like(params["wpe"], c_wpe)
+        params["w1"] = torch.full_like(params["w1"], c_w1)
+        params["w2"] = torch.full_like(params["w2"], c_w2)
         return params
 
     return init
@@ -359,7 +387,7 @@ def init_rank_one(
     alpha in {+-1}^d random: wte = e0/sqrt(d) alpha, wpe_n = -e0/(2 sqrt(d)) alpha,
     W_1 = |w0|/d 1 alpha^T, W_2 = sign(w0)|w0|/d alpha 1^T, W_V = 0; W_Q, W_K, W_O Gaussian.
     """
-    if not config.binary:
+    if not config.scalar_head:
         raise ValueError("states must be 2 for the rank-one initialisation")
     if not e0 > 0:
         raise ValueError(f"e0 must be > 0 for the rank-one map to be exact, got {e0}")
@@ -404,8 +432,8 @@ def canonical(params: Params, x: torch.Tensor, chunk: int | None = None) -> torc
 
     Procedure (our proposal; the authors' code has no extractor): alpha = top right singular vector of W_1 (sign chosen so that
     e = <wte, alpha> >= 0); f0, f1 = mean logit over positions with x_n = 0, 1 on the
-    contexts ``x`` [B, N]; u = f1 - f0; b = f0 + e^2/2; w from the FF gain
-    2 w|w| = u/e^2 - 1; position = mean_n <wpe_n, alpha> (the paper ties it to -e/2);
+    contexts ``x`` [B, N]; u = f1 - f0; (w, b) from theory.markov.canonical_from_logits
+    (b = f0 + e^2/2, w from the FF gain 2 w|w| = u/e^2 - 1); position = mean_n <wpe_n, alpha> (the paper ties it to -e/2);
     energy_* = top-singular-value energy fraction of W_V and W_1.  ``chunk``: evaluate the
     logits ``chunk`` sequences at a time (:func:`_chunked_forward`; same values).
     """
@@ -419,11 +447,10 @@ def canonical(params: Params, x: torch.Tensor, chunk: int | None = None) -> torc
     f1 = (logits * ones).sum() / ones.sum().clamp_min(1.0)
     f0 = (logits * (1 - ones)).sum() / (1 - ones).sum().clamp_min(1.0)
     u = f1 - f0
-    gain = u / (e**2).clamp_min(1e-300) - 1
-    w = torch.sign(gain) * torch.sqrt(torch.abs(gain) / 2)
+    w, b = tm.canonical_from_logits_torch(e, f0, f1)
     position = (params["wpe"][: x.shape[-1]] @ alpha).mean()
     return torch.stack(
-        [e, w, u, f0 + e**2 / 2, f0, f1, position, rank_energy(params["wv"]), rank_energy(params["w1"])]
+        [e, w, u, b, f0, f1, position, rank_energy(params["wv"]), rank_energy(params["w1"])]
     )
 
 
@@ -464,16 +491,21 @@ def one_cycle(
 
 
 # The authors' AdamW parameter groups (their ``get_parameter_group_specs``, nanoGPT's rule):
-# biases, the output bias b and the embeddings wte, wpe get no weight decay; the
-# attention and feed-forward matrices are decayed.  (In Markov-Simple2, where wte is a
-# bias-free Linear(1, d), their rule would decay wte; we follow Markov-Simple, the d = 8
-# setting of the paper, where wte is an Embedding.)
-NO_DECAY = ("wte", "wpe", "b")
+# ``Linear`` weights are decayed, biases and ``Embedding`` weights are not.  The model
+# simulated here is their Markov-Simple2 (binary, input x_n * wte through a bias-free
+# ``Linear(1, d)``, tied output, scalar bias b): there wte *is* decayed, and only the
+# position table wpe (an ``Embedding``) and b are exempt.  (Markov-Simple, the vocabulary
+# model with a two-row ``Embedding`` and a softmax head, exempts its wte; it is not the
+# model simulated here.)
+NO_DECAY = ("wpe", "b")
+# Markov-Simple (embedding "table"): wte is an Embedding tied to the head's Linear, and
+# their rule drops the tied head weight from the decay set, so wte is exempt as well.
+NO_DECAY_TABLE = ("wte", "wpe", "b")
 
 
-def authors_adamw() -> OptimizerConfig:
+def authors_adamw(no_decay: tuple[str, ...] = NO_DECAY) -> OptimizerConfig:
     """AdamW with the authors' betas (0.9, 0.95), weight decay 1e-3 on their decay group."""
-    return OptimizerConfig("adam", betas=(0.9, 0.95), weight_decay=1e-3, no_decay=NO_DECAY)
+    return OptimizerConfig("adam", betas=(0.9, 0.95), weight_decay=1e-3, no_decay=no_decay)
 
 
 # ---------------------------------------------------------------------- full-model runs
@@ -506,14 +538,19 @@ class FullRun:
     eval_batch: int = 256
     member_chunk: int | None = None
     eval_chunk: int | None = None
+    schedule_steps: int | None = None
 
     def __post_init__(self) -> None:
+        if self.schedule_steps is not None and self.schedule_steps < self.steps:
+            raise ValueError("schedule_steps must be >= steps (a run may stop early in its "
+                             f"schedule, not run past it), got {self.schedule_steps}")
         for name in ("member_chunk", "eval_chunk"):
             v = getattr(self, name)
             if v is not None and (int(v) != v or v < 1):
                 raise ValueError(f"{name} must be None or an integer >= 1, got {v}")
-        if self.init not in ("gaussian", "authors", "rank_one"):
-            raise ValueError(f"init must be gaussian, authors or rank_one, got {self.init!r}")
+        if self.init not in ("gaussian", "rank_one", *GOOD_INIT):
+            raise ValueError(f"init must be gaussian, rank_one or one of {tuple(GOOD_INIT)}, "
+                             f"got {self.init!r}")
         if self.optimizer not in ("adam", "gd"):
             raise ValueError(f"optimizer must be adam or gd, got {self.optimizer!r}")
         if self.members < 1 or self.steps < 2:
@@ -550,7 +587,7 @@ def per_sequence_loss(params: Params, x: torch.Tensor, config: MarkovConfig,
     ``chunk``: ``chunk`` sequences at a time (:func:`_chunked_forward`; same values)."""
     logits = _chunked_forward(params, x, chunk)[:, :-1]
     target = _target_probs(config, x, logits.dtype)
-    if config.binary:
+    if config.scalar_head:
         ce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
     else:
         ce = -(target * torch.log_softmax(logits, dim=-1)).sum(-1)
@@ -565,8 +602,8 @@ def _init_for(run: FullRun, dtype, device) -> Callable[[torch.Generator], Params
     cfg = run.config
     if run.init == "gaussian":
         return init_gaussian(cfg, dtype=dtype, device=device)
-    if run.init == "authors":
-        return init_authors(cfg, dtype=dtype, device=device)
+    if run.init in GOOD_INIT:
+        return init_authors(cfg, dtype=dtype, device=device, constants=GOOD_INIT[run.init])
     if run.canonical0 is None:
         raise ValueError("canonical0 = (e0, w0, b0) is needed for the rank-one init")
     return init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
@@ -591,15 +628,16 @@ def run_full(run: FullRun, *, device: str = "cpu") -> FullRunResult:
         "wv": lambda p: _cumulative_energy(p["wv"]),
         "w1": lambda p: _cumulative_energy(p["w1"]),
     }
-    if cfg.binary:
+    if cfg.scalar_head:
         observables["canonical"] = lambda p: canonical(p, x_eval, run.eval_chunk)
-    opt = authors_adamw() if run.optimizer == "adam" else OptimizerConfig("sgd")
+    opt = (authors_adamw(NO_DECAY if cfg.scalar_head else NO_DECAY_TABLE)
+           if run.optimizer == "adam" else OptimizerConfig("sgd"))
     config = TrainConfig(
         steps=run.steps,
         lr=run.lr,
         optimizer=opt,
         record_every=run.record_every,
-        schedule=one_cycle(run.steps) if run.schedule else None,
+        schedule=one_cycle(run.schedule_steps or run.steps) if run.schedule else None,
         description=f"markov {run.init} p={cfg.p} q={cfg.q}",
         member_chunk=run.member_chunk,
     )
@@ -634,44 +672,78 @@ class Budget:
     record_every: int = 50
     member_chunk: int | None = None
     eval_chunk: int | None = None
+    lr: float = 2e-3
+    embedding: str = "linear"
+    schedule_steps: int | None = None
+    paper: bool = False
 
 
 _TEST = Budget(steps=300, members=4, d=4, seq_len=16, batch=8, eval_batch=64, record_every=20)
 _QUICK = Budget(steps=1000, members=8, d=4, seq_len=32, batch=16, eval_batch=128,
                 record_every=50)
-_PAPER = Budget(steps=1000, members=1000, d=8, seq_len=1024, batch=16, eval_batch=64,
-                record_every=50, member_chunk=200, eval_chunk=2)
+# The authors' Markov-Simple2 configuration (its src/config/markov.py defaults): d = 4,
+# N = 1024, batch 16, 1000 iterations, lr 2e-3; 1000 seeds stacked (sized for one GPU).
+_SIMPLE2 = Budget(steps=1000, members=1000, d=4, seq_len=1024, batch=16, eval_batch=64,
+                  record_every=50, member_chunk=200, eval_chunk=2, paper=True)
+# Fig. 4 (loss_avg.pdf, committed with its script at f3a2ec1): the Markov-Simple model (a
+# two-row Embedding wte and a tied softmax head, d = 8 by its config), N = 1024, batch 16,
+# its launch script's lr 1e-3 and 5000-iteration schedule (schedule2.sh, project
+# markov-simple-init-good-new, p = 0.5, q = 0.8), plotted over iterations 0-600: the run
+# stops at 600 of that schedule.
+_FIG4_PAPER = Budget(steps=600, schedule_steps=5000, lr=1e-3, embedding="table", members=16,
+                     d=8, seq_len=1024, batch=16, eval_batch=64, record_every=50,
+                     member_chunk=16, eval_chunk=2, paper=True)
+# Fig. 5 (energy1.py; launch script schedule.sh, project markov-simple-init-energy): the
+# Markov-Simple model, d = 8, N = 1024, lr 2e-3, 5000 iterations, p = 0.2, q = 0.3.
+_FIG5_PAPER = Budget(steps=5000, lr=2e-3, embedding="table", members=16, d=8, seq_len=1024,
+                     batch=16, eval_batch=64, record_every=100, member_chunk=16,
+                     eval_chunk=2, paper=True)
 
 # The row's one size table, read by the claims (verify/markov.py) and the figures at the same
 # profile, so that figures after a verify train nothing new.  Fallback: ci -> quick,
-# thorough -> ci (numerics.context).
+# thorough -> ci (numerics.context).  ``paper=True`` marks a size that is the authors'
+# configuration of the claim's figure (which folder of their code it reproduces is said
+# beside it); a claim about that figure judges only there and reports other sizes.
 #
-# full: the full-model AdamW runs (adam_run_config).  test: smoke size; quick (and ci):
-# d = 4 (the authors' Markov-Simple2 default), N = 32, batch 16, 1000 iterations, 8 seeds
-# stacked in one run (the chain is first order, so N only sets the tokens per batch; 8 seeds
-# make the seed-level intervals informative).  thorough: the authors' configuration (their
-# Markov-Simple/src/config/markov.py): N = 1024, batch 16, 1000 iterations, d = 8
-# (Markov-Simple, the d of their saved weights; whether the NeurIPS runs used Simple, d = 8,
-# or Simple2, d = 4, is open), 1000 seeds (Fig. 4 averages runs).  Evaluation: 64 shared
-# sequences every 50th iteration (the authors evaluate 1024 sequences every iteration; 64
-# keep the evaluation a small share of the training FLOPs).  Memory: member_chunk 200
-# bounds the gradient's memory per chunk even if the attention falls back to torch's math
-# kernel (N x N scores stored), and eval_chunk 2 bounds the vmapped observables (explicit
-# scores per member and sequence); sized for one GPU.
-# full_multi: the S-state chains of markov.multi_state; thorough is the authors' multi-state
-# run (Markov-Simple/figures/loss-states.py: S = 5, 5000 iterations) in the configuration
-# above, at the default lr 2e-3 of their config (its own rate is not recorded).
+# full: the Markov-Simple2 model (binary, x_n * wte, tied scalar logit, BCE; the model this
+# module simulates by default) with AdamW as the authors'.  test: smoke size; quick (and
+# ci): d = 4 (Markov-Simple2's default), N = 32 (not the authors' 1024: the chain is first
+# order, so N only sets the tokens per batch), batch 16, 1000 iterations, 8 seeds stacked in
+# one run.  thorough: Markov-Simple2's own configuration (_SIMPLE2).
+# fig4 / fig5: the Markov-Simple runs behind Fig. 4 and Fig. 5 (above); quick keeps their
+# model, d, constants, lr and schedule and shrinks N to 32 and the seeds to 8 (reported, not
+# judged: not the figure's N); thorough is the figure's configuration with 16 seeds.
+# full_multi: the S-state chains of markov.multi_state, the Markov-Simple model (S-row
+# Embedding, softmax head, d = 8); ci and thorough run the authors' 5000 iterations
+# (Markov-Simple/src/schedule3.sh and figures/loss-states.py: S = 5, 5000 iterations) at
+# the default lr 2e-3 of their config (the launch script sets no other).
 SIZES = SizeTable({
     "full": {
         "test": _TEST,
         "quick": _QUICK,
-        "thorough": _PAPER,
+        "thorough": _SIMPLE2,
+    },
+    "fig4": {
+        "test": Budget(steps=60, schedule_steps=5000, lr=1e-3, embedding="table", members=4,
+                       d=8, seq_len=16, batch=8, eval_batch=64, record_every=20),
+        "quick": Budget(steps=600, schedule_steps=5000, lr=1e-3, embedding="table",
+                        members=8, d=8, seq_len=32, batch=16, eval_batch=128,
+                        record_every=50),
+        "thorough": _FIG4_PAPER,
+    },
+    "fig5": {
+        "test": _TEST,
+        "quick": _QUICK,
+        "thorough": _FIG5_PAPER,
     },
     "full_multi": {
         "test": _TEST,
         "quick": _QUICK,
-        "thorough": Budget(steps=5000, members=1000, d=8, seq_len=1024, batch=16,
-                           eval_batch=64, record_every=50, member_chunk=200, eval_chunk=2),
+        "ci": Budget(steps=5000, members=8, d=8, seq_len=32, batch=16, eval_batch=128,
+                     record_every=100),
+        "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
+                           eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
+                           paper=True),
     },
     # (states, p, q) of markov.multi_state (q is used by the binary chain only)
     "multi_cases": {
@@ -690,6 +762,9 @@ SIZES = SizeTable({
         "ci": {"seq_len": 64, "t_cap": 10.0, "steps": (0.2, 0.1, 0.05, 0.025),
                "min_points": 9},
     },
+    # markov.canonical_ode_resembles_full: gradient-flow time, GD step, sequence length
+    "resemble": {"test": {"t_end": 100.0, "lr": 0.4, "seq_len": 16},
+                 "quick": {"t_end": 200.0, "lr": 0.4, "seq_len": 64}},
     # figures: grid sizes of the phase portraits and basin maps, and the rank-one GD runs
     # of full_vs_reduced (drawn to t = 30, past the claims' comparison window)
     "phase_grid": {"test": 41, "quick": 121},
@@ -702,17 +777,17 @@ SIZES = SizeTable({
 def full_config(p: float, q: float, budget: Budget, states: int = 2, **kw) -> MarkovConfig:
     d = budget.d if states == 2 else max(budget.d, 8)
     return MarkovConfig(p=p, q=q, states=states, d=d, seq_len=budget.seq_len,
-                        batch=budget.batch, **kw)
+                        batch=budget.batch, embedding=budget.embedding, **kw)
 
 
 def adam_run_config(p: float, q: float, init: str, budget: Budget, seed: int = 0,
                     states: int = 2) -> FullRun:
     """The authors' optimiser and schedule on the full model (module doc)."""
     return FullRun(full_config(p, q, budget, states=states), init=init,
-                   members=budget.members, seed=seed, steps=budget.steps, lr=2e-3,
+                   members=budget.members, seed=seed, steps=budget.steps, lr=budget.lr,
                    optimizer="adam", record_every=budget.record_every,
                    eval_batch=budget.eval_batch, member_chunk=budget.member_chunk,
-                   eval_chunk=budget.eval_chunk)
+                   eval_chunk=budget.eval_chunk, schedule_steps=budget.schedule_steps)
 
 
 # ---------------------------------------------------------------------- rank-one GD

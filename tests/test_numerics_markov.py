@@ -117,7 +117,26 @@ def test_authors_adamw_decays_only_their_decay_group():
             torch.testing.assert_close(after, before, rtol=0, atol=0)
         else:
             torch.testing.assert_close(after, before * (1 - 0.5 * 1e-3), rtol=1e-12, atol=0)
-    assert set(nm.NO_DECAY) == {"wte", "wpe", "b"}
+    # Markov-Simple2 (the simulated model): wte is a Linear and decayed; Markov-Simple's
+    # Embedding wte (embedding "table") is exempt
+    assert set(nm.NO_DECAY) == {"wpe", "b"}
+    assert set(nm.NO_DECAY_TABLE) == {"wte", "wpe", "b"}
+
+
+def test_table_embedding_is_the_vocabulary_model():
+    """embedding "table" (Markov-Simple): a two-row wte, a softmax head over two classes;
+    its conditional loss is the binary chain's cross-entropy, and the Fig. 4 constants give
+    every token the same embedding."""
+    cfg = nm.MarkovConfig(p=0.5, q=0.8, d=8, seq_len=16, batch=4, embedding="table")
+    assert not cfg.scalar_head and cfg.binary
+    params = nm.init_authors(cfg, constants=nm.GOOD_INIT["authors_fig4"])(
+        torch.Generator().manual_seed(0))
+    assert params["wte"].shape == (2, 8) and params["b"].shape == (2,)
+    x = nm.sample_chains(cfg, [torch.Generator().manual_seed(1)])[0]
+    logits = nm.forward(params, x)
+    assert logits.shape == (4, 16, 2)
+    # both rows of wte equal: the two classes get the same logit, the loss is ln 2
+    assert float(nm.conditional_loss(params, x, cfg)) == pytest.approx(math.log(2), abs=1e-9)
 
 
 def test_per_sequence_loss_averages_to_conditional_loss():
@@ -260,9 +279,16 @@ def test_sizes_table_falls_back_and_budgets_are_the_runs_sizes():
     """One size table: ci reads quick's full-model runs, thorough the paper's; the tracks
     step ladder halves at ci (and thorough falls back to it)."""
     assert nm.SIZES.at("full", "ci") == nm.SIZES.at("full", "quick")
-    paper = nm.SIZES.at("full", "thorough")
-    assert (paper.d, paper.seq_len, paper.batch, paper.members) == (8, 1024, 16, 1000)
+    paper = nm.SIZES.at("full", "thorough")  # Markov-Simple2's own defaults
+    assert (paper.d, paper.seq_len, paper.batch, paper.members) == (4, 1024, 16, 1000)
+    assert paper.paper and not nm.SIZES.at("full", "quick").paper
+    fig4 = nm.SIZES.at("fig4", "thorough")  # Fig. 4's Markov-Simple run, to iteration 600
+    assert (fig4.embedding, fig4.d, fig4.seq_len, fig4.lr, fig4.steps, fig4.schedule_steps) == (
+        "table", 8, 1024, 1e-3, 600, 5000) and fig4.paper and fig4.members >= 8
+    fig5 = nm.SIZES.at("fig5", "thorough")
+    assert (fig5.embedding, fig5.d, fig5.seq_len, fig5.steps) == ("table", 8, 1024, 5000)
     assert nm.SIZES.at("full_multi", "thorough").steps == 5000
+    assert nm.SIZES.at("full_multi", "ci").steps == 5000  # the authors' length at ci
     assert nm.SIZES.at("tracks", "thorough") == nm.SIZES.at("tracks", "ci")
     run = nm.adam_run_config(0.5, 0.8, "gaussian", nm.SIZES.at("full", "quick"), seed=3)
     assert (run.members, run.steps, run.seed, run.config.seq_len) == (8, 1000, 3, 32)

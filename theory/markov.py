@@ -67,9 +67,12 @@ __all__ = [
     "attention_gap",
     "attention_invariant",
     "attention_system",
+    "authors_optimal_bias",
     "basin",
     "bigram_loss",
     "binary_entropy",
+    "canonical_from_logits",
+    "canonical_from_logits_torch",
     "critical_type",
     "energy",
     "energy_twin",
@@ -80,6 +83,7 @@ __all__ = [
     "gap_gradient",
     "gap_gradient_twin",
     "gap_twin",
+    "global_min_curvature",
     "logits",
     "logits_twin",
     "loss_from_logits",
@@ -98,6 +102,7 @@ __all__ = [
     "reduced_loss",
     "saddle_point",
     "separatrix_energy",
+    "small_init_trapped",
     "stable_profile_loss",
     "stationary_distribution",
     "stationary_twin",
@@ -105,8 +110,18 @@ __all__ = [
     "symmetric_bigram_loss",
     "symmetric_unigram_loss",
     "system",
+    "unigram_curvature",
     "unigram_loss",
 ]
+
+# ``tdcheck mutate``: public functions no claim can judge, with the reason (they still count
+# as survivors).  No function needs a delta other than the engine's 5 %.
+UNJUDGED = {
+    "attention_invariant": "a conserved quantity is fixed only up to a non-zero factor: "
+                           "every mutant the engine makes of it (a scale, a sign) is "
+                           "conserved as well; its content, the 2 (a + 4)^2 coefficient, is "
+                           "what markov.attention_invariants' negative control changes",
+}
 
 # State and parameter symbols.  Upper-case names are the public handles.
 E = sp.Symbol("e", real=True)
@@ -293,6 +308,18 @@ def optimal_bias(e, w, p, q) -> sp.Expr:
     return _real("e", e) ** 2 / 2 + optimal_logit0(gap(e, w), p, q)
 
 
+def authors_optimal_bias(e, w, p, q) -> sp.Expr:
+    """b*(e, w) as the authors' code writes it (Markov-Fixed/energy/contour_plot.py):
+    ``e^2/2 + ln[(p - q + sqrt((p - q)^2 + 4 p q K)) / (2 q K)]``, ``K = exp(u(e, w))``.
+
+    Typed from their closed form, not derived: an independent reference for
+    :func:`optimal_bias`, which solves dL/db = 0 with sympy."""
+    p, q = _pq(p, q)
+    e = _real("e", e)
+    k = sp.exp(gap(e, w))
+    return e**2 / 2 + sp.log((p - q + sp.sqrt((p - q) ** 2 + 4 * p * q * k)) / (2 * q * k))
+
+
 def profile_loss(u, p, q) -> sp.Expr:
     """l(u) = min_b L: the loss as a function of the gap alone (the paper's L(e, w))."""
     f0 = optimal_logit0(u, p, q)
@@ -324,6 +351,22 @@ def profile_curvature_at_optimum(p, q) -> sp.Expr:
     """l''(u*), from the derived profile (equal to pq(1-p)(1-q)/((p+q)(2-p-q)), our derivation)."""
     p, q = _pq(p, q)
     return _curvature_generic().subs({P: p, Q: q}, simultaneous=True)
+
+
+def unigram_curvature(w, p, q) -> sp.Expr:
+    """The non-zero Hessian eigenvalue of L(e, w) = l(u(e, w)) at the unigram point (0, w):
+    ``2 l'(0) (1 + 2 w|w|)`` (our derivation: at e = 0, d^2 u/de^2 = 2 (1 + 2w|w|) and every
+    other second derivative of u, and du/de, vanish, so the Hessian is diagonal with this
+    e-entry and a zero w-entry)."""
+    return 2 * profile_slope_at_zero(p, q) * ff_gain(w)
+
+
+def global_min_curvature(e, w, p, q) -> sp.Expr:
+    """The non-zero Hessian eigenvalue of L(e, w) on Gamma* = {u = u*}: ``l''(u*) |grad u|^2``
+    (our derivation: the Hessian is l''(u) grad u grad u^T + l'(u) Hess u, and l'(u*) = 0,
+    so it is rank one along grad u; the tangent of Gamma* is the flat direction)."""
+    du_de, du_dw = gap_gradient(e, w)
+    return profile_curvature_at_optimum(p, q) * (du_de**2 + du_dw**2)
 
 
 # ---------------------------------------------------------------------- energy
@@ -471,8 +514,8 @@ def basin(e0, w0, p, q) -> Literal["global", "local"]:
     if e0 == 0:
         return "local"  # the unigram line is invariant
     w_saddle, e_sep = _saddle_floats()
-    # E = e^2 - k(|w|) on w < 0, evaluated in floats (this function is called on grids).
-    below_separatrix = w0 < 0 and e0**2 - w0**2 + math.log(-w0) < e_sep
+    # E = e^2 - k(|w|) on w < 0, the energy's float twin (this function is called on grids)
+    below_separatrix = w0 < 0 and float(energy_twin(e0, w0)) < e_sep
     if s > 1:
         if w0 >= 0:
             return "local"
@@ -488,6 +531,40 @@ def basin(e0, w0, p, q) -> Literal["global", "local"]:
 @lru_cache(maxsize=1)
 def _saddle_floats() -> tuple[float, float]:
     return float(saddle_point()[1]), float(separatrix_energy())
+
+
+def _transition_trace(p, q, states=2) -> sp.Expr:
+    """tr P of the chain: ``2 - p - q`` for the binary kernel, ``S (1 - p)`` for the symmetric
+    S-state kernel (stay 1 - p, move to each other state with p/(S - 1); the authors' code,
+    Markov-Simple).  For S = 2 both forms agree when p = q."""
+    states = _num(states)
+    if states == 2:
+        p, q = _pq(p, q)
+        return 2 - p - q
+    symmetric_unigram_loss(states)  # validates states
+    return states * (1 - _prob("p", p))
+
+
+def small_init_trapped(p, q, states=2) -> bool:
+    """Whether a small initialisation near the origin ends at the unigram level.
+
+    Binary chain (the paper, Fig. 1b/d): a small init lies in the local basin I_min iff the
+    unigram line is a local minimum next to the origin, i.e. the profile slope l'(0) > 0
+    (its sign is that of p + q - 1, i.e. tr P < 1).  Symmetric S-state chain: the
+    conjectured analogue, tr P = S (1 - p) < 1, i.e. p > (S - 1)/S (our hypothesis for the
+    reviewers' question; not stated by the paper)."""
+    if int(states) == 2:
+        return bool(float(profile_slope_at_zero(p, q)) > 0)
+    return bool(float(_transition_trace(p, q, states)) < 1)
+
+
+def canonical_from_logits(e, f0, f1) -> tuple[sp.Expr, sp.Expr]:
+    """(w, b) of the canonical model with token scalar ``e`` and logits (f0, f1): the
+    inverse of :func:`logits` (b = f0 + e^2/2, and w from the FF gain 2 w|w| = u/e^2 - 1;
+    our reading of the canonical map, applied to a full model's measured logits)."""
+    e, f0, f1 = _real("e", e), _real("f0", f0), _real("f1", f1)
+    g = (f1 - f0) / e**2 - 1
+    return sp.sign(g) * sp.sqrt(sp.Abs(g) / 2), f0 + e**2 / 2
 
 
 # ---------------------------------------------------------------------- rank-one restriction
@@ -558,6 +635,17 @@ energy_twin = Twin(energy, E, W)
 stationary_twin = Twin(stationary_distribution, P, Q)
 rank_one_logits_twin = Twin(rank_one_logits, E, S_POS, C1, C2, B)
 rank_one_kinks_twin = Twin(rank_one_kinks, E, S_POS)
+_F0, _F1 = sp.Symbol("f0", real=True), sp.Symbol("f1", real=True)
+
+
+def _torch_sqrt(x):
+    import torch
+
+    return torch.sqrt(x) if isinstance(x, torch.Tensor) else math.sqrt(x)
+
+
+canonical_from_logits_torch = Twin(canonical_from_logits, E, _F0, _F1,
+                                   modules=[{"sqrt": _torch_sqrt}, "torch"])
 
 
 # ---------------------------------------------------------------------- equations

@@ -8,16 +8,18 @@ control.  Sources name the paper's objects and figures, or the authors' code
 (github.com/Bond1995/Markov) where the paper's own numbering was unavailable to us.  Every
 prediction comes from ``theory.markov`` (closed forms, its reduced systems, float twins).
 
-Full-model runs (numerics/markov.py) use the authors' optimiser exactly: AdamW, lr 2e-3,
-betas (0.9, 0.95), weight decay 1e-3 on the attention and feed-forward matrices only (no
-decay on wte, wpe, b), and torch's OneCycleLR(pct_start 0.02, div_factor 100,
-final_div_factor 0.05, cos), 1000 iterations.  Their sizes by profile are the row's one
-table, ``numerics.markov.SIZES`` (reasons there): ``thorough`` runs every full-model training
-claim (gaussian_init_trap, good_init_escapes, low_rank_emerges, multi_state, and their
-positive controls) at the paper's configuration with 1000 seeds stacked in one run (sized
-for one GPU); ``quick`` / ``ci`` at d = 4, N = 32 with 8 seeds; ``test`` at smoke size.  The
-rank-one GD claims (canonical_*_tracks_full) run deterministic GD on the exact population
-loss at their own ``tracks`` sizes.
+Full-model runs (numerics/markov.py) use the authors' optimiser exactly: AdamW, betas
+(0.9, 0.95), weight decay 1e-3 on the decay group of the model they run (Markov-Simple2:
+every Linear weight, wte included; Markov-Simple: wte exempt), and torch's
+OneCycleLR(pct_start 0.02, div_factor 100, final_div_factor 0.05, cos).  Their sizes by
+profile are the row's one table, ``numerics.markov.SIZES``, which says which of the
+authors' folders each configuration reproduces: ``full`` is Markov-Simple2 (binary, x_n *
+wte; thorough: its own defaults d = 4, N = 1024); ``fig4`` / ``fig5`` are the Markov-Simple
+runs behind Fig. 4 and Fig. 5 (two-row Embedding, softmax head, d = 8, N = 1024; Fig. 4 at
+lr 1e-3 over a 5000-iteration schedule, to iteration 600).  A claim about a figure judges
+only at the figure's configuration (thorough) and reports the smaller quick runs without
+judging them.  The rank-one GD claims run deterministic GD on the exact population loss at
+their own ``tracks`` / ``resemble`` sizes.
 
 Evaluation uses the Rao-Blackwellised loss (expected loss given x_n) on shared evaluation
 sequences; its standard error over sequences is added in quadrature to the seed-level
@@ -34,13 +36,16 @@ Tolerances and why:
 * low rank: the paper's rank-one structure quantified as the authors' saved weights show it
   (their random-init run at iteration 100): at most 10% of the squared singular values
   outside the top direction;
-* full vs reduced: first-order convergence in the step (an order test, not a threshold).
+* full vs reduced: first-order convergence in the step for the exact rank-one restriction
+  (an order test, not a threshold); for the paper's (e, w, b) ODE, which is a reparametrised
+  flow, the basin and the end set (u -> u* or 0, allowance 0.05 in the gap).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache, lru_cache, partial
 
 import numpy as np
@@ -51,9 +56,9 @@ from hypothesis import strategies as st
 from numerics import markov as nm
 from numerics.ode import integrate
 from theory import markov as tm
-from theory.flow import ReducedSystem
+from theory.flow import ReducedSystem, numeric
 from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
-from verify.error_models import exact, log_slope, over_seeds
+from verify.error_models import exact, identically_zero, log_slope, over_seeds
 
 __all__ = ["claims"]
 
@@ -106,6 +111,13 @@ def _mp(key: str) -> Callable:
     raise KeyError(key)
 
 
+@cache
+def _float_loss() -> Callable:
+    """L(e, w, b, p, q) in double precision (numpy), from theory.markov.reduced_loss."""
+    expr = tm.reduced_loss(tm.E, tm.W, tm.B, tm.P, tm.Q)
+    return sp.lambdify((tm.E, tm.W, tm.B, tm.P, tm.Q), expr, "numpy")
+
+
 def _hp(*values, dps: int = _DPS) -> list:
     """Exact decimal inputs (or sympy expressions evaluated to ``dps`` digits) as mpmath."""
     import mpmath
@@ -129,7 +141,8 @@ def _wrong_bias(e, w, p, q):
 
 @claim(
     id="bias_optimum",
-    statement="dL/db vanishes at the closed-form optimal bias b*(e, w)",
+    statement="the derived optimal bias b*(e, w) is the authors' closed form, the root of "
+              "dL/db, and the numeric minimiser of L(e, w, b) over b",
     source="the paper's b*(e, w) (the authors' code, Markov-Fixed/energy/contour_plot.py); "
            "its derivation here is ours",
     kind="symbolic",
@@ -150,14 +163,44 @@ def _check_bias(params: dict, ctx: Context, *, bias: Callable) -> Evidence:
     grad = _eval_hp(_mp("dL/db"), e, w, b_star, p, q, dps=dps)
     curv = _eval_hp(_mp("d2L/db2"), e, w, b_star, p, q, dps=dps)
     newton = abs(grad) / curv  # distance from b* to the true root, to first order
+    # independent closed form: the authors' formula (typed from their code, not derived)
+    import mpmath
+
+    with mpmath.workdps(dps):
+        authors = sp.N(tm.authors_optimal_bias(e, w, p, q), dps)
+        closed_gap = abs(float(sp.N(b_star - authors, dps)))
+    # numeric minimiser of the loss in b (double precision, bracket fixed, not centred on
+    # any theory's b*): L is convex in b with curvature ``curv`` at the minimum
+    from scipy.optimize import minimize_scalar
+
+    loss_b = _float_loss()
+    pf, qf, ef, wf = (float(params[k]) for k in ("p", "q", "e", "w"))
+    res = minimize_scalar(lambda b: loss_b(ef, wf, b, pf, qf), bounds=(-250.0, 250.0),
+                          method="bounded", options={"xatol": 1e-12})
+    level = abs(float(loss_b(ef, wf, float(res.x), pf, qf)))
+    # a flat minimum is located to sqrt(2 eps |L| / L_bb) (eps = 2.2e-16, double rounding
+    # of L); 10x that plus the bracket's xatol 1e-12 and 1e-12 (1 + |b*|) for b*'s rounding
+    argmin_tol = 10 * math.sqrt(2 * 2.2e-16 * max(level, 1e-300) / curv) + 1e-12 * (
+        2 + abs(float(b_star)))
     return Evidence((exact(
+        "b* vs the authors' closed form", 0.0, closed_gap,
+        1e-25 * (1 + abs(float(b_star))),
+        "both evaluated to the working precision (>= 60 digits) from the same decimal "
+        "inputs; 1e-25 (1 + |b*|) bounds the evaluation of either form",
+        details={"authors": float(authors)}), exact(
+        "numeric argmin of L over b vs b*", float(b_star), float(res.x), argmin_tol,
+        "bounded Brent on the double-precision loss, bracket [-250, 250] (every b* on the "
+        "drawn box lies inside: |b*| <= e^2/2 + |u| + ln 49 < 200): the argmin of a convex "
+        "function rounded to double is located to sqrt(2 eps |L| / L_bb); allowance 10x "
+        "that plus the bracket tolerance",
+        details={"L_bb": curv, "loss_at_argmin": level}), exact(
         "Newton distance from b* to the root of dL/db", 0.0, newton,
         tolerance=1e-25 * (1 + abs(float(b_star))) + 1e-45 / curv,
         error_model="|dL/db| / (d2L/db2) at b* (L is convex in b), in 50-digit arithmetic "
                     "from exact decimal inputs: the gradient's rounding (< 1e-45) divided "
                     "by the curvature, plus 1e-25 (1 + |b*|) for the 50-digit evaluation "
                     "of b* itself",
-        details={"b_star": float(b_star), "dL_db": grad}),))
+        details={"b_star": float(b_star), "dL_db": grad})))
 
 
 # ---------------------------------------------------------------------- 2. profile extremes
@@ -214,10 +257,73 @@ def _check_profile(params: dict, ctx: Context, *, u_star: Callable) -> Evidence:
     ))
 
 
+# ---------------------------------------------------------------------- 2b. plotted lines
+# The reference lines the authors draw in their plot scripts (value as printed, to three
+# decimals), and which level of which chain each names.
+_PLOTTED_LINES = {
+    "fig4_unigram": (0.665, "unigram", (2, 0.5, 0.8), "Fig. 4 (Markov-Simple/figures/loss.py)"),
+    "fig4_bigram": (0.624, "bigram", (2, 0.5, 0.8), "Fig. 4 (Markov-Simple/figures/loss.py)"),
+    "comparison_bigram": (0.545, "bigram", (2, 0.2, 0.3),
+                          "loss-comparison.pdf (Markov-Simple/figures/loss-comparison.py)"),
+    "states_bigram": (0.464, "bigram", (5, 0.1, None),
+                      "loss01.pdf (Markov-Simple/figures/loss-states.py), S = 5, p = 0.1"),
+}
+
+
+def _paper_levels(states: int, p: float, q: float | None) -> dict:
+    if states == 2:
+        return {"unigram": float(tm.unigram_loss(p, q)), "bigram": float(tm.bigram_loss(p, q))}
+    return {"unigram": float(tm.symmetric_unigram_loss(states)),
+            "bigram": float(tm.symmetric_bigram_loss(p, states))}
+
+
+def _swapped_levels(states: int, p: float, q: float | None) -> dict:
+    """Control: unigram and bigram swapped (a line read as the other level)."""
+    lv = _paper_levels(states, p, q)
+    return {"unigram": lv["bigram"], "bigram": lv["unigram"]}
+
+
+@claim(
+    id="plotted_reference_lines",
+    statement="the unigram and bigram lines the authors plot equal H(pi) and H_rate of "
+              "the plotted chain (and h(p) + p ln(S - 1) for the S-state chain), to the "
+              "three decimals printed",
+    source="the authors' plot scripts: Markov-Simple/figures/loss.py (Fig. 4), "
+           "loss-comparison.py, loss-states.py",
+    kind="published-number",
+    strategy=st.just({"lines": tuple(_PLOTTED_LINES)}),
+    theory={"levels": _paper_levels},
+    control={"levels": _swapped_levels},
+    control_description="unigram and bigram levels swapped",
+    expected="refuted",
+    examples=(Example({"lines": tuple(_PLOTTED_LINES)}, via="every line the scripts draw"),),
+    positive=Positive(
+        {"lines": ("comparison_bigram", "states_bigram")},
+        "the same check on the two lines of the authors' later scripts, so the check can "
+        "pass where the plotted value is the level it names"),
+    notes="Finding: both of Fig. 4's lines are off the chain's levels by more than the "
+          "printed rounding, the bigram line (0.624 against H_rate of p = 0.5, q = 0.8) more "
+          "than the unigram line (0.665 against H(pi)); the part's numbers.  The other lines "
+          "match to the printed decimals.  A plotted line is a drawing aid, so this is a "
+          "finding about the figure, not about the theory.",
+)
+def _check_lines(params: dict, ctx: Context, *, levels: Callable) -> Evidence:
+    parts = []
+    for key in params["lines"]:
+        value, level, (states, p, q), where = _PLOTTED_LINES[key]
+        theory_value = levels(states, p, q)[level]
+        parts.append(exact(
+            f"{key}: plotted {level} line vs theory", theory_value, value, 5e-4,
+            "a value printed to three decimals is the true value rounded: |error| <= 5e-4",
+            details={"where": where}))
+    return Evidence(tuple(parts))
+
+
 # ---------------------------------------------------------------------- 3. energy
 def _perturbed_energy(e, w):
-    """Control: the energy with the ln|w| coefficient perturbed from 1 to 9/10."""
-    return e**2 - w**2 - sp.Rational(9, 10) * sp.sign(w) * sp.log(sp.Abs(w))
+    """Control: the paper's energy with its e^2 coefficient perturbed from 1 to 9/10
+    (theory.markov.energy at sqrt(9/10) e)."""
+    return tm.energy(sp.sqrt(sp.Rational(9, 10)) * e, w)
 
 
 @lru_cache(maxsize=8)
@@ -263,7 +369,7 @@ def _energy_point(draw):
     strategy=_energy_point(),
     theory={"energy": tm.energy},
     control={"energy": _perturbed_energy},
-    control_description="E with the ln|w| coefficient 9/10 instead of 1",
+    control_description="E with the e^2 coefficient 9/10 instead of 1",
     examples=(Example({"p": 0.5, "q": 0.8, "e": 1.0, "w": -1.0},
                       via=f"{_FIG4}, from (e, w) = (1, -1) in the global basin"),),
 )
@@ -284,13 +390,119 @@ def _check_energy(params: dict, ctx: Context, *, energy: Callable) -> Evidence:
                    "LSODA rtol 1e-10 / atol 1e-12 over t in [0, 100]: accumulated local error "
                    "< 200 steps x 1e-10 relative, bounded by 1e-6 (1 + |E0|)",
                    details={"moved": float(np.hypot(*(sol.y[:, -1] - sol.y[:, 0])))})
-    return Evidence((symbolic, numeric))
+    any_profile = identically_zero(
+        "symbolic drift dE/dt, any profile l", _drift_structured(energy),
+        "exact: along theory.markov.structured_system (L = l(u(e, w)), its l'(u) replaced by "
+        "an arbitrary symbol), the squared drift summed over both branches of sign(w) must "
+        "simplify to 0")
+    return Evidence((symbolic, any_profile, numeric))
+
+
+@lru_cache(maxsize=8)
+def _drift_structured(energy: Callable) -> sp.Expr:
+    """dE/dt along theory.markov.structured_system, with l'(u) (a derivative of the
+    abstract profile) replaced by a free symbol, summed in squares over both branches."""
+    base = tm.structured_system()
+    slope = sp.Symbol("g", real=True)
+    rhs = [r.replace(lambda x: isinstance(x, (sp.Derivative, sp.Subs)), lambda x: slope)
+           for r in base.rhs]
+    inv = energy(tm.E, tm.W)
+    rate = sum((sp.diff(inv, x) * r for x, r in zip(base.state, rhs, strict=True)), sp.S.Zero)
+    w_abs = sp.Symbol("w_abs", positive=True)
+    return sum((numeric(rate.subs(tm.W, sgn * w_abs)) ** 2 for sgn in (1, -1)), sp.S.Zero)
+
+
+# ---------------------------------------------------------------------- 3b. attention reconstruction
+def _perturbed_attention_invariant(e, a):
+    """Control: the attention invariant with its (a + 4)^2 coefficient 9/10 of the
+    derived one (theory.markov.attention_invariant at a shifted a)."""
+    return tm.attention_invariant(e, sp.sqrt(sp.Rational(9, 10)) * (a + 4) - 4)
+
+
+@lru_cache(maxsize=8)
+def _attention_drifts(invariant: Callable) -> tuple[sp.Expr, sp.Expr]:
+    """d/dt of E and of ``invariant`` along the (e, w, a) flow with the profile l left
+    abstract (L = l(u(e, w, a)), u = theory.markov.attention_gap, so the flow is -l'(u)
+    grad u with l'(u) an arbitrary symbol): zero for every l."""
+    slope = sp.Symbol("g", real=True)  # l'(u), an arbitrary value: rhs = -l'(u) grad u
+    u = tm.attention_gap(tm.E, tm.W, tm.A)
+    state = (tm.E, tm.W, tm.A)
+    rhs = [-slope * sp.diff(u, x) for x in state]
+    w_abs = sp.Symbol("w_abs", positive=True)
+    out = []
+    for inv in (tm.energy(tm.E, tm.W), invariant(tm.E, tm.A)):
+        rate = sum((sp.diff(inv, x) * r for x, r in zip(state, rhs, strict=True)), sp.S.Zero)
+        # on each branch of sign(w) (w = +|w|, w = -|w|), where sign and |.| are smooth
+        out.append(sum((numeric(rate.subs(tm.W, s * w_abs)) ** 2 for s in (1, -1)),
+                       sp.S.Zero))
+    return tuple(out)
+
+
+@cache
+def _attention_numeric(invariant: Callable) -> tuple[Callable, Callable, Callable]:
+    """The concrete flow (theory.markov.attention_system, p and q as parameters) and the
+    gradients of E and of ``invariant``, lambdified."""
+    sys = tm.attention_system()
+    rhs = sys.lambdify("numpy")
+    grads = []
+    for inv in (tm.energy(tm.E, tm.W), invariant(tm.E, tm.A)):
+        g = [numeric(sp.diff(inv, x)) for x in (tm.E, tm.W, tm.A)]  # drops DiracDelta(w)
+        grads.append(sp.lambdify((tm.E, tm.W, tm.A), g, "numpy"))
+    return rhs, grads[0], grads[1]
+
+
+_ATTENTION_A = (-3.0, -0.5, 1.0, 2.5)  # attention scalars probed at the drawn (e, w)
+
+
+@claim(
+    id="attention_invariants",    statement="our reconstruction of the paper's (e, w, a) model (unverified against the "
+              "paper): its b*-flow conserves the energy E(e, w) and Q = e^2 - 2 (a + 4)^2, "
+              "and at a = 0 its gap is the (e, w) model's",
+    source="the paper's L(e, w, a) and Fig. 2 as the reviews describe them (attention score "
+           "a (x_n - 1/2)(x_i - 1/2), the paper's Eq. 45); the reduction and both invariants "
+           "are our derivation (theory.markov module doc)",
+    kind="symbolic",
+    strategy=_energy_point(),
+    theory={"invariant": tm.attention_invariant},
+    control={"invariant": _perturbed_attention_invariant},
+    control_description="Q with the (a + 4)^2 coefficient 9/10 of the derived one",
+    examples=(Example({"p": 0.2, "q": 0.3, "e": 1.0, "w": -1.0},
+                      via=f"{_COMPARISON}, at (e, w) = (1, -1)"),),
+)
+def _check_attention(params: dict, ctx: Context, *, invariant: Callable) -> Evidence:
+    d_energy, d_att = _attention_drifts(invariant)
+    p, q, e, w = (params[k] for k in ("p", "q", "e", "w"))  # |w| >= 0.05: E is defined
+    rhs, grad_e, grad_q = _attention_numeric(invariant)
+    rel = {"E": 0.0, "Q": 0.0}
+    for a in _ATTENTION_A:
+        flow = np.asarray(rhs(0.0, np.array([e, w, a]), p, q), float)
+        for label, grad in (("E", grad_e), ("Q", grad_q)):
+            g = np.asarray(grad(e, w, a), float)
+            scale = float(np.linalg.norm(g) * np.linalg.norm(flow)) or 1.0
+            rel[label] = max(rel[label], abs(float(g @ flow)) / scale)
+    at_zero = float(tm.attention_gap(e, w, 0))
+    return Evidence((
+        identically_zero("symbolic drift of E, any profile l", d_energy),
+        identically_zero("symbolic drift of Q, any profile l", d_att),
+        exact("drift of E along the concrete flow, relative", 0.0, rel["E"], 1e-10,
+              "grad E . (e, w, a)' / (|grad E| |flow|) at a in (-3, -0.5, 1, 2.5) in double "
+              "precision: a cosine of two O(1)-conditioned vectors, rounding < 1e-13; "
+              "allowance 1e-10"),
+        exact("drift of Q along the concrete flow, relative", 0.0, rel["Q"], 1e-10,
+              "as for E"),
+        exact("gap at a = 0 vs the (e, w) gap", float(tm.gap(e, w)), at_zero,
+              1e-12 * (1 + abs(at_zero)), "two closed forms in double precision"),
+    ))
 
 
 # ---------------------------------------------------------------------- 4. critical set
-def _paper_critical(p: float, q: float) -> tuple[float, Callable]:
-    """The paper's critical set: Gamma* = {u = u*} and the type rule on e = 0."""
-    return float(tm.optimal_gap(p, q)), lambda w: tm.critical_type(w, p, q)
+def _paper_critical(p: float, q: float) -> tuple[float, Callable, Callable, Callable]:
+    """The paper's critical set: Gamma* = {u = u*}, the type rule on e = 0, and the non-zero
+    Hessian eigenvalues there (theory.markov.unigram_curvature on e = 0,
+    theory.markov.global_min_curvature on Gamma*)."""
+    return (float(tm.optimal_gap(p, q)), lambda w: tm.critical_type(w, p, q),
+            lambda w: float(tm.unigram_curvature(w, p, q)),
+            lambda e, w: float(tm.global_min_curvature(e, w, p, q)))
 
 
 def _other_regime_critical(p: float, q: float) -> tuple[float, Callable]:
@@ -314,7 +526,8 @@ def _critical_params(draw):
 @claim(
     id="critical_set",
     statement="critical points lie on Gamma* = {u = u*} or on e = 0; on e = 0 the "
-              "Hessian type is the sign of (p+q-1)(1+2w|w|)",
+              "Hessian's non-zero eigenvalue is 2 l'(0)(1+2w|w|) (type: its sign), on "
+              "Gamma* it is l''(u*) |grad u|^2",
     source="the paper's critical set (the Fig. 1a/c markers; the authors' code, "
            "energy_lines1/2.pdf); the classification is our derivation",
     kind="symbolic",
@@ -328,7 +541,7 @@ def _critical_params(draw):
 )
 def _check_critical(params: dict, ctx: Context, *, theory: Callable) -> Evidence:
     p, q = params["p"], params["q"]
-    us, type_rule = theory(p, q)
+    us, type_rule, uni_curv, star_curv = theory(p, q)
     sys = _flow("optimal")
     vals = _pq_values(p, q)
     found = sys.stationary_points(vals, box=[(-3, 3), (-3, 3)],
@@ -380,20 +593,80 @@ def _check_critical(params: dict, ctx: Context, *, theory: Callable) -> Evidence
                  "exact: the signs of Hessian eigenvalues >= 1e-4 are decided without error; "
                  "at least one point must be classified (else the part fails)",
                  details={"classified": checked})
-    return Evidence((location, types))
+    # eigenvalue sizes: the Hessian's largest-|.| eigenvalue against the theory's non-zero
+    # eigenvalue, relative error, on e = 0 (grid points, exact) and on Gamma* (roots)
+    def size_part(name, rows, tol, why):
+        if not rows:
+            return Part(name, math.nan, math.nan, math.inf, tol, why + " (no point)")
+        rel = [abs(obs - pred) / abs(pred) for pred, obs in rows]
+        k = int(np.argmax(rel))
+        return Part(name, rows[k][0], rows[k][1], rel[k], tol, why,
+                    details={"points": len(rows), "relative_errors": rel})
+
+    def top_eig(e, w):
+        ev = np.linalg.eigvalsh(hess(0.0, np.array([e, w]), p, q))
+        return float(ev[np.argmax(np.abs(ev))])
+
+    uni_rows = [(uni_curv(w), top_eig(0.0, w)) for w in _UNIGRAM_W]
+    star_rows = [(star_curv(e, w), top_eig(e, w)) for e, w in found
+                 if abs(tm.gap_twin(e, w) - us) < 1e-9 and abs(e) > 1e-3]
+    return Evidence((location, types, size_part(
+        "eigenvalue on e = 0 vs 2 l'(0)(1 + 2w|w|), relative", uni_rows, 1e-6,
+        "the lambdified exact Hessian at the fixed points (0, w), |1 + 2w|w|| >= 0.28: "
+        "double rounding of closed-form expressions (< 1e-12 relative); allowance 1e-6 "
+        "relative"), size_part(
+        "eigenvalue on Gamma* vs l''(u*) |grad u|^2, relative", star_rows, 1e-5,
+        "judged on roots with |u - u*| < 1e-9 and |e| > 1e-3: there l'(u) = l''(u*)(u - u*) "
+        "to first order, so the Hessian's extra term l'(u) Hess u moves the eigenvalue by at "
+        "most |u - u*| |Hess u| / |grad u|^2 relative, < 1e-9 * 90 / 0.018 = 5e-6 on the box "
+        "(|Hess u| <= 90 for |e|, |w| <= 3; |grad u| >= 2|u*|/|e| >= 0.13 on Gamma* for "
+        "|p + q - 1| >= 0.05); allowance 1e-5 relative")))
 
 
 # ---------------------------------------------------------------------- 5. basins
+_SEP_BAND = 1e-3  # closest approach to the separatrix level drawn (in E)
+
+
+def _on_level(w: float, energy_level: float) -> float | None:
+    """|e| of the point at ``w`` < 0 whose energy is ``energy_level``: E(e, w) = e^2 +
+    E(0, w) (theory.markov.energy), or None where no such e exists."""
+    e2 = energy_level - float(tm.energy(0, w))
+    return math.sqrt(e2) if e2 > 0 else None
+
+
 @st.composite
 def _basin_params(draw):
-    # Away from p + q = 1 (degenerate), from w = 0 and e = 0 (invariant lines where E is
-    # undefined or the start is already critical), and from the separatrix (a band of
-    # 0.05 in E: the separatrix itself flows into the saddle).
+    """Starts where the rule is easy and where it is hard.
+
+    Away from p + q = 1 (degenerate) and from w = 0, e = 0 (invariant lines where E is
+    undefined or the start already critical).  Half the draws are uniform on the box; the
+    rest sit where the rule's answer changes: at an energy within 10^-3 .. 10^-1 of the
+    separatrix level, on either side, at any w < 0 (the boundary of I_min for both
+    regimes), or within 0.05 of w = -1/sqrt 2 (where the p + q > 1 rule switches on w
+    alone).  The separatrix itself (|E - E_sep| < 1e-3) flows into the saddle: excluded."""
     p, q = draw(_pq(0.05))
-    e = draw(st.floats(0.05, 3)) * draw(st.sampled_from([-1, 1]))
-    w = draw(st.floats(0.05, 3)) * draw(st.sampled_from([-1, 1]))
+    sign_e = draw(st.sampled_from([-1, 1]))
+    where = draw(st.sampled_from(["box", "box", "separatrix", "saddle_w"]))
+    e_sep = float(tm.separatrix_energy())
+    if where == "separatrix":
+        w = -draw(st.floats(0.05, 3))
+        delta = 10 ** draw(st.floats(-3, -1)) * draw(st.sampled_from([-1, 1]))
+        e = _on_level(w, e_sep + delta)
+        assume(e is not None and 0.05 <= e <= 3)
+        return {"p": p, "q": q, "e": sign_e * e, "w": w}
+    if where == "saddle_w":
+        w = float(tm.saddle_point()[1]) + draw(st.floats(-0.05, 0.05))
+        e = sign_e * draw(st.floats(0.05, 3))
+    else:
+        e = sign_e * draw(st.floats(0.05, 3))
+        w = draw(st.floats(0.05, 3)) * draw(st.sampled_from([-1, 1]))
     if w < 0:
-        assume(abs(float(tm.energy(e, w)) - float(tm.separatrix_energy())) >= 0.05)
+        assume(abs(float(tm.energy(e, w)) - e_sep) >= _SEP_BAND)
+    return {"p": p, "q": q, "e": e, "w": w}
+
+
+def _near_separatrix(p: float, q: float, w: float, delta: float) -> dict:
+    e = _on_level(w, float(tm.separatrix_energy()) + delta)
     return {"p": p, "q": q, "e": e, "w": w}
 
 
@@ -426,7 +699,8 @@ def _swapped_basin(e, w, p, q):
 @claim(
     id="basins",
     statement="the energy argument's basin (global / local) agrees with where the "
-              "integrated b*-flow ends, for starts away from the separatrix",
+              "integrated b*-flow ends, for starts off the separatrix (|E - E_sep| >= 1e-3), "
+              "drawn densely near it and near w = -1/sqrt 2",
     source="paper Fig. 1b/d (the authors' code, regions1/2.pdf); the energy rule is our "
            "derivation",
     kind="symbolic",
@@ -439,7 +713,19 @@ def _swapped_basin(e, w, p, q):
               Example({"p": 0.2, "q": 0.3, "e": 0.3, "w": -1.5},
                       via=f"{_COMPARISON}: a start below the separatrix (local)"),
               Example({"p": 0.5, "q": 0.8, "e": 0.1, "w": 0.1},
-                      via=f"{_FIG4}: a small init near the origin, the trap of Fig. 1d")),
+                      via=f"{_FIG4}: a small init near the origin, the trap of Fig. 1d"),
+              Example(_near_separatrix(0.5, 0.8, -0.4, 2e-3),
+                      via=f"{_FIG4}: 2e-3 above the separatrix level at w = -0.4 (global)"),
+              Example(_near_separatrix(0.5, 0.8, -0.4, -2e-3),
+                      via=f"{_FIG4}: 2e-3 below the separatrix level at w = -0.4 (local)"),
+              Example(_near_separatrix(0.2, 0.3, -1.5, 2e-3),
+                      via=f"{_COMPARISON}: 2e-3 above the separatrix level at w = -1.5 "
+                          "(global)"),
+              Example(_near_separatrix(0.2, 0.3, -1.5, -2e-3),
+                      via=f"{_COMPARISON}: 2e-3 below the separatrix level at w = -1.5 "
+                          "(local)"),
+              Example({"p": 0.5, "q": 0.8, "e": 0.3, "w": -0.72},
+                      via=f"{_FIG4}: just left of w = -1/sqrt 2 (global for p + q > 1)")),
 )
 def _check_basin(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     p, q, e, w = params["p"], params["q"], params["e"], params["w"]
@@ -494,20 +780,14 @@ def _distinguishable_pq(draw):
 
 # ---------------------------------------------------------------------- 6. Gaussian trap
 def _trapped(states: int, p: float, q: float) -> bool:
-    """The paper (binary) and its conjectured S-state analogue: trapped at the unigram
-    level iff the chain is anti-persistent.  Binary, from theory.markov at call time: a
-    small init near the origin lies in the local basin I_min iff the profile slope
-    l'(0) > 0 (the unigram line is then a local minimum next to the origin, Fig. 1b/d),
-    i.e. p + q > 1, i.e. tr P = 2 - p - q < 1.  Symmetric S-state (the conjecture this row
-    tests for the reviewers' question): tr P = S (1 - p) < 1, i.e. p > (S - 1)/S."""
-    if states == 2:
-        return float(tm.profile_slope_at_zero(p, q)) > 0
-    return states * (1 - p) < 1
+    """The paper's rule (binary) and its conjectured S-state analogue,
+    theory.markov.small_init_trapped."""
+    return tm.small_init_trapped(p, q, states)
 
 
 def _not_trapped(states: int, p: float, q: float) -> bool:
     """Control: the regimes swapped (trapped iff tr P > 1)."""
-    return not _trapped(states, p, q)
+    return not tm.small_init_trapped(p, q, states)
 
 
 @claim(
@@ -535,47 +815,79 @@ def _check_trap(params: dict, ctx: Context, *, trapped: Callable) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 7. authors' init
-_CHECKPOINT = 0.6  # Fig. 4 (loss_avg.pdf) plots iterations 0-600 of the authors' 1000
+_CHECKPOINT = 600  # Fig. 4 (loss_avg.pdf) plots iterations 0-600
+
+
+def _reported(part: Part, why: str) -> Part:
+    """``part`` measured but not judged here (inconclusive), with the reason: the size is
+    not the configuration the paper's statement is about."""
+    return replace(part, measured=False,
+                   error_model=f"reported, not judged: {why}.  {part.error_model}")
+
+
+def _judged(budget: nm.Budget, params: dict) -> bool:
+    """A statement about a figure is judged at that figure's configuration (``paper`` in
+    SIZES), or where the check is asked to judge the size it runs (a positive control)."""
+    return bool(budget.paper or params.get("judge_reduced", False))
+
+
+_NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZES says "
+               "what it shrinks); the figure's own configuration is the thorough profile")
 
 
 @claim(
     id="good_init_escapes",
-    statement="from the authors' initialisation the full model is at the bigram loss "
-              "by iteration 600 of 1000 AdamW iterations and stays there, p = 0.5, q = 0.8",
-    source="paper Fig. 4 (the authors' code, Markov-Simple/figures/loss.py -> loss_avg.pdf, "
-           "iterations 0-600)",
+    statement="from the authors' initialisation the full model is at the bigram loss by "
+              "iteration 600 (Fig. 4's range), p = 0.5, q = 0.8",
+    source="paper Fig. 4 (the authors' code at commit f3a2ec1: Markov-Simple/figures/loss.py "
+           "-> loss_avg.pdf, iterations 0-600; runs of src/schedule2.sh, Markov-Simple, "
+           "lr 1e-3, 5000 iterations)",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"seed": st.integers(0, 10_000)}),
     theory={"target": "bigram"},
     control={"target": "unigram"},
     control_description="the wrong stationary point: predicts the unigram loss",
-    expected="refuted",
+    expected="holds",
+    expected_at={"test": "inconclusive", "quick": "inconclusive", "ci": "inconclusive"},
+    measured_at="thorough",
     cost="slow",
     examples=(Example({"seed": 0}, via="Fig. 4's run"),),
     positive=Positive(
-        {"seed": 0, "p": 0.2, "q": 0.3, "init": "gaussian"},
-        "the same check on standard Gaussian init at p = 0.2, q = 0.3, where training "
-        "is known to reach the bigram loss by iteration 300 (markov.gaussian_init_trap)"),
-    notes="Finding, at the quick size as at the paper's own configuration with one seed (a "
-          "run outside the current profiles): the loss leaves the unigram plateau but is "
-          "still on the unigram side of the midpoint at iteration 600 (Fig. 4's last "
-          "iteration); at iteration 1000 it is near the midpoint (see the final-loss part), "
-          "still decreasing.  Profile thorough (the paper's configuration with 1000 seeds) "
-          "settles it at the paper's size; not yet measured.",
+        {"seed": 0, "p": 0.2, "q": 0.3, "init": "gaussian", "size": "full",
+         "judge_reduced": True},
+        "the same check, judged at the size it runs (the quick Markov-Simple2 runs of "
+        "markov.gaussian_init_trap), on standard Gaussian init at p = 0.2, q = 0.3, where "
+        "training reaches the bigram loss well before iteration 600"),
+    notes="Set up at Fig. 4's own configuration, read from the authors' repository history: "
+          "loss_avg.pdf and its script were committed (f3a2ec1) when their good "
+          "initialisation was wte = 0.5, wpe = -0.25, W_1 = 2, W_2 = -2 (numerics.markov."
+          "GOOD_INIT['authors_fig4']; the constants in their repository today, -1 / 0.5 / "
+          "2 / -2, came later), on their Markov-Simple model (a two-row Embedding and a tied "
+          "softmax head, d = 8), with the launch script's lr 1e-3 over a 5000-iteration "
+          "one-cycle schedule, plotted to iteration 600.  The earlier refutation ran other "
+          "constants on another model at d = 4, N = 32, so it was withdrawn: quick runs the "
+          "figure's model, d, constants, lr and schedule at N = 32 with 8 seeds and reports "
+          "the result without judging it; thorough (N = 1024, 16 seeds) judges.",
 )
 def _check_escape(params: dict, ctx: Context, *, target: str) -> Evidence:
-    """Fig. 4: from the authors' init the loss is at the bigram level by iteration 600 and
-    stays there.  ``params`` may name another (p, q, init) for the positive control."""
+    """Fig. 4: from the authors' init the loss is at the bigram level by iteration 600.
+    ``params`` may name another (p, q, init, size) for the positive control."""
     p, q = params.get("p", 0.5), params.get("q", 0.8)
-    res = _adam(ctx, p, q, params.get("init", "authors"), seed=params["seed"])
+    budget = ctx.size(nm.SIZES, params.get("size", "fig4"))
+    config = nm.adam_run_config(p, q, params.get("init", "authors_fig4"), budget,
+                                params["seed"])
+    res = nm.run_full(config, cache=ctx.cache, device=ctx.device)
     uni, bi = _levels(2, p, q)
     pred, other = (bi, uni) if target == "bigram" else (uni, bi)
-    at = int(np.searchsorted(res.steps, _CHECKPOINT * res.run.steps))
-    return Evidence((
-        _level_part("loss at iteration 600/1000 vs predicted level", pred, other, res, at),
-        _level_part("final loss vs predicted level", pred, other, res, -1),
-    ), {"unigram": uni, "bigram": bi, "seconds": res.seconds,
-        "mean_loss_curve": [float(x) for x in res.eval_loss.mean(0)]})
+    at = int(np.searchsorted(res.steps, min(_CHECKPOINT, res.run.steps)))
+    part = _level_part("loss at iteration 600 vs predicted level", pred, other, res, at)
+    if not _judged(budget, params):
+        part = _reported(part, _NOT_FIGURE)
+    return Evidence((part,), {"unigram": uni, "bigram": bi, "seconds": res.seconds,
+                              "model": "table" if not config.config.scalar_head else "linear",
+                              "d": config.config.d, "N": config.config.seq_len,
+                              "steps": res.steps.tolist(),
+                              "mean_loss_curve": [float(x) for x in res.eval_loss.mean(0)]})
 
 
 # ---------------------------------------------------------------------- 8/9. full vs reduced
@@ -678,34 +990,6 @@ _TRACKS_WINDOW = ("Compared up to the first ReLU kink of the restriction (s = 0 
     examples=_TRACKS_EXAMPLES,
     notes=_TRACKS_WINDOW,
 )
-@claim(
-    id="canonical_ode_tracks_full",
-    statement="the paper's canonical (e, w, b) ODE is the full model's dynamics from "
-              "the rank-one init: full-model GD approaches it as the step shrinks",
-    source="the paper's canonical (e, w, b) model (the authors' code, Markov-Fixed); their "
-           "loss-comparison.pdf compares loss curves only",
-    kind="reduced-vs-full",
-    strategy=_rank_one_params(),
-    theory={"theory": "ewb"},
-    control={"theory": "rank_one_position_rate_1"},
-    control_description="the rank-one restriction with the position scalar at rate 1",
-    expected="refuted",
-    cost="slow",
-    examples=_TRACKS_EXAMPLES[:2],
-    positive=Positive(
-        _TRACKS_EXAMPLES[1].params,
-        "the same check with the exact rank-one restriction as the theory, at "
-        "p = 0.5, q = 0.8, (e0, w0, b0) = (1, -1, 0): there the step error is known "
-        "to be first order (markov.canonical_tracks_full)",
-        theory={"theory": "rank_one"}),
-    notes="Finding: the (e, w, b) ODE ties the position scalar to -e/2 and the two FF "
-          "factors to 2|w| and 2w; full GD moves them separately (position at rate "
-          "1/N'), so its logits depart from the ODE by an amount that does not "
-          "shrink with the step (details: max_abs_u_gap_smallest_step).  Compared "
-          "on the window where the full flow is smooth (up to its first ReLU kink, "
-          "details.window), as markov.canonical_tracks_full: the departure is not "
-          "made of the sliding mode beyond it.",
-)
 def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     """Full-model GD from a rank-one init with inert attention vs a reduced theory.
 
@@ -755,6 +1039,10 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     dev_hi = max(abs(lo_s - 1), abs(hi_s - 1))
     extrapolated = 2 * errors[-1] - errors[-2]
     full_u = runs[-1].logits[: len(times), 1] - runs[-1].logits[: len(times), 0]
+    f0_init, f1_init = (float(v) for v in runs[-1].logits[0])
+    w_read, b_read = (float(v) for v in tm.canonical_from_logits(
+        float(runs[-1].state[0, 0]), f0_init, f1_init))
+    read_err = max(abs(w_read - w0), abs(b_read - b0))
     theory_u = f_theory[:, 1] - f_theory[:, 0]
     return Evidence((
         Part.bounded(
@@ -777,10 +1065,107 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
               "exact invariance (every gradient stays in the rank-one directions, attention "
               "gradients vanish with W_V = W_O = 0): float64 rounding over <= 1e3 steps "
               "of O(1) parameters (< 1e-12) with a 1000x margin"),
+        exact("canonical read-out of the initial full model vs (w0, b0)", 0.0, read_err, 1e-9,
+              "the rank-one init realises the canonical logits exactly (numerics.markov."
+              "init_rank_one), so theory.markov.canonical_from_logits applied to the full "
+              "model's e and logits at t = 0 returns (w0, b0): float64 rounding of O(1) "
+              "values (< 1e-14), 1e5 margin",
+              details={"w_read": w_read, "b_read": b_read}),
     ), {"window": info["window"], "times": times.tolist(),
         "u_full_smallest_step": full_u.tolist(), "u_theory": theory_u.tolist(),
         "max_abs_u_gap_smallest_step": float(np.max(np.abs(full_u - theory_u))),
         "u_star": float(tm.optimal_gap(p, q))})
+
+
+# ---------------------------------------------------------------------- 9. canonical ODE
+_END_GAP_TOL = 0.05  # |u_end - u_target| allowed at the end of the run (spec P-a4's 0.05)
+_ODE_T = 1e5  # the ODE is integrated to its limit (LSODA; cheap), full GD to SIZES t_end
+
+
+@st.composite
+def _resemble_params(draw):
+    # the draws of the tracks claim, off a band of 0.1 around the separatrix level: the
+    # (e, w, b) flow trains b from b0 != b*(e0, w0), so it does not conserve E while b
+    # relaxes, and a start that close to the boundary may cross it (the model mismatch
+    # between the b*-flow, whose basins the rule gives, and the trained-bias flow)
+    params = draw(_rank_one_params())
+    if params["w"] < 0:
+        assume(abs(float(tm.energy(params["e"], params["w"]))
+                   - float(tm.separatrix_energy())) >= 0.1)
+    return params
+
+
+def _end_set(u: float, u_star: float) -> str:
+    """The critical set an end point is on: Gamma* (u = u*) or the unigram line (u = 0)."""
+    return "global" if abs(u - u_star) < abs(u) else "local"
+
+
+def _swapped_rule(e, w, p, q):
+    """Control: the basin rule of the other regime (p, q) -> (1 - p, 1 - q)."""
+    return tm.basin(e, w, 1 - p, 1 - q)
+
+
+@claim(
+    id="canonical_ode_resembles_full",
+    statement="from a rank-one init the paper's canonical (e, w, b) ODE and full-model GD "
+              "closely resemble each other: both end in the basin the energy rule gives, "
+              "on its critical set (u -> u* on Gamma*, u -> 0 on the unigram line)",
+    source="the paper's canonical (e, w, b) model (the authors' code, Markov-Fixed) and its "
+           "statement that the canonical dynamics closely resemble the full model's "
+           "(loss-comparison.pdf, their rebuttal); the basin rule is Fig. 1b/d",
+    kind="reduced-vs-full",
+    strategy=_resemble_params(),
+    theory={"rule": tm.basin},
+    control={"rule": _swapped_rule},
+    control_description="the basin rule of the other regime (p+q > 1 <-> p+q < 1)",
+    cost="slow",
+    examples=_TRACKS_EXAMPLES,
+    notes="Replaces the order-of-convergence test of the (e, w, b) ODE against full GD, "
+          "which failed by construction (the ODE is a reparametrised flow with another "
+          "metric: it ties the position scalar to -e/2 and both FF factors to w, which full "
+          "GD moves separately), so no error in the ODE could be caught by it.  What the "
+          "paper says is that the two closely resemble each other: same basin, same end "
+          "set.  Not tested here: the path under the time change that the two metrics imply "
+          "(the full model's u(t) against the ODE's u(t) after reparametrising time).",
+)
+def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
+    """Integrate the (e, w, b) ODE (b trained, theory.markov.system) and run full-model GD
+    from the same rank-one init to the same time; both must end on the critical set of the
+    basin ``rule`` predicts."""
+    p, q, e0, w0, b0 = (params[k] for k in ("p", "q", "e", "w", "b"))
+    size = ctx.size(nm.SIZES, "resemble")
+    t_end, lr = size["t_end"], size["lr"]
+    predicted = rule(e0, w0, p, q)
+    u_star = float(tm.optimal_gap(p, q))
+    target = u_star if predicted == "global" else 0.0
+    sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q))
+    u_ode = float(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
+    res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=lr, t_end=t_end,
+                                        record_dt=t_end / 10, seq_len=size["seq_len"]),
+                          cache=ctx.cache, device=ctx.device)
+    u_full = float(res.logits[-1, 1] - res.logits[-1, 0])
+    code = {"global": 1.0, "local": 0.0}
+    parts = []
+    for who, u in (("(e, w, b) ODE", u_ode), ("full-model GD", u_full)):
+        seen = _end_set(u, u_star)
+        parts.append(Part(
+            f"{who}: end set vs the rule's basin", code[predicted], code[seen],
+            0.0 if seen == predicted else 1.0, 0.0,
+            "discrete outcome: the end point's gap is nearer u* (Gamma*) or 0 (the unigram "
+            "line)", details={"u_end": u, "u_star": u_star}))
+    parts.append(exact(
+        "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, _END_GAP_TOL,
+        "the ODE integrated to t = 1e5, its limit for every start drawn (the slowest "
+        "approach, e -> 0 on the unigram line, is exponential at rate 4 l'(0)(1 + 2w|w|) in "
+        "u); allowance 0.05 in the gap, the full-vs-canonical allowance the comparison was "
+        "specified with (P-a4).  The full model's end gap is "
+        "reported in details, not judged: its approach to the critical set is slower (the "
+        "position scalar moves at rate 1/N', and past the first ReLU kink GD slides along "
+        "it), and no rate for it is derived here",
+        details={"u_full_end": u_full, "full_gap_to_target": abs(u_full - target)}))
+    return Evidence(tuple(parts), {"predicted": predicted, "t_end": t_end, "lr": lr,
+                                   "ode_end": sol.y[:, -1].tolist(),
+                                   "full_loss_end": float(res.loss[-1])})
 
 
 # ---------------------------------------------------------------------- 10. low rank
@@ -805,25 +1190,27 @@ def _e1_at_init(start: float) -> float:
     theory={"prediction": _rank_one_e1},
     control={"prediction": _e1_at_init},
     control_description="no structure emerges: E_1 stays at its value at init",
-    expected="refuted",
+    expected="holds",
+    expected_at={"test": "inconclusive", "quick": "inconclusive", "ci": "inconclusive"},
+    measured_at="thorough",
     cost="slow",
-    examples=(Example({"p": 0.5, "q": 0.8}, via=_FIG4),
-              Example({"p": 0.2, "q": 0.3}, via=_COMPARISON)),
+    examples=(Example({"p": 0.2, "q": 0.3}, via="Fig. 5's chain (the authors' schedule.sh, "
+                                                "project markov-simple-init-energy)"),
+              Example({"p": 0.5, "q": 0.8}, via=_FIG4)),
     positive=Positive(
-        {"p": 0.5, "q": 0.8, "init": "authors"},
-        "the same check on the authors' initialisation at p = 0.5, q = 0.8 (the run "
-        "of markov.good_init_escapes): W_1 starts exactly rank one (a constant "
-        "matrix, their code) and W_V aligns within the first 100 iterations"),
-    notes="Finding, at the quick size (d = 4, N = 32): E_1 of W_V rises above 0.9 by "
-          "iteration 100 as claimed, but at p = 0.2, q = 0.3 it falls back below 0.9 later "
-          "in training (see the W_V part: each seed's minimum over the window, and details."
-          "mean_E1_over_time); W_1 stays rank one.  At p = 0.5, q = 0.8 W_V holds and W_1 is "
-          "at the edge of 0.9 at iteration 100 (inconclusive with the quick seeds; more "
-          "seeds would settle it).  The authors' saved weights at the paper's size (d = 8, "
-          "N = 1024) stop before the window's end and show no fall-back, and a size scan "
-          "outside this run saw the fall-back shrink as N grows.  So this is a finding about "
-          "the quick configuration, not yet about the paper's: profile thorough (the "
-          "paper's configuration with 1000 seeds, not yet measured) settles it.",
+        {"p": 0.2, "q": 0.3, "matrices": ("W_1",), "judge_reduced": True},
+        "the same check, judged at the size it runs, on W_1 from the same standard Gaussian "
+        "init at p = 0.2, q = 0.3 (random init: no matrix starts rank one), where W_1 "
+        "concentrates on one direction within the first 100 iterations"),
+    notes="The earlier refutation (W_V at p = 0.2, q = 0.3 dipping below 0.9 late in "
+          "training at d = 4, N = 32) was at a size that is not Fig. 5's, and a size scan "
+          "saw the dip shrink as N grows, so it was withdrawn.  Fig. 5's runs (the authors' "
+          "energy1.py over src/schedule.sh) are the Markov-Simple model at d = 8, N = 1024, "
+          "5000 iterations, lr 2e-3: numerics.markov.SIZES fig5 thorough, 16 seeds, judged "
+          "there.  Quick runs the Markov-Simple2 runs of markov.gaussian_init_trap and "
+          "reports them without judging.  The earlier positive control started from the "
+          "authors' constant initialisation, where W_1 is rank one by construction; it is "
+          "replaced by W_1 from Gaussian init.",
 )
 def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evidence:
     """From Gaussian init, E_1 of W_V and W_1 is near 1 (rank one) over the whole window
@@ -837,10 +1224,16 @@ def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evid
     stated confidence (a selection over the recorded times).
     """
     p, q = params["p"], params["q"]
-    res = _adam(ctx, p, q, params.get("init", "gaussian"))
+    budget = ctx.size(nm.SIZES, "fig5")
+    res = nm.run_full(nm.adam_run_config(p, q, "gaussian", budget), cache=ctx.cache,
+                      device=ctx.device)
     window = res.steps >= 100
+    judged = _judged(budget, params)
+    matrices = params.get("matrices", ("W_V", "W_1"))
     parts = []
     for name, spectra in (("W_V", res.spectrum_wv), ("W_1", res.spectrum_w1)):
+        if name not in matrices:
+            continue
         e1 = spectra[:, :, 0]  # [seed, time]
         pred = float(prediction(float(e1[:, 0].mean())))
         worst = e1[:, window].min(axis=1)  # per seed: the lowest E_1 in the window
@@ -853,24 +1246,49 @@ def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evid
             "iteration 100).  Interval: Student-t over seeds on each seed's window minimum",
             details={"seed_argmin_iteration": at.tolist(),
                      "mean_E1_over_time": e1.mean(0).tolist()}))
+        if not judged:
+            parts[-1] = _reported(parts[-1], _NOT_FIGURE)
     return Evidence(tuple(parts), {"steps": res.steps.tolist()})
 
 
 # ---------------------------------------------------------------------- 11. multi-state
+def _split_part(name: str, at_predicted: np.ndarray, **details) -> Part:
+    """The fraction of seeds whose final loss is nearer the predicted level than the other,
+    with a Clopper-Pearson interval (99 %); the hypothesis is that most seeds follow the
+    rule (fraction > 1/2)."""
+    from scipy.stats import beta
+
+    n, k = int(at_predicted.size), int(at_predicted.sum())
+    lo = float(beta.ppf(0.005, k, n - k + 1)) if k > 0 else 0.0
+    hi = float(beta.ppf(0.995, k + 1, n - k)) if k < n else 1.0
+    frac = k / n
+    return Part.bounded(
+        name, 1.0, frac, 1.0 - frac, 1.0 - hi, 1.0 - lo, 0.5,
+        "per seed a two-level decision (the final loss nearer the predicted level than the "
+        "other, the midpoint of the gap between them); the fraction of seeds that follow the "
+        "rule with an exact Clopper-Pearson 99 % interval over seeds.  Allowance 0.5: the "
+        "rule holds if most seeds follow it (an error 1 - fraction below 1/2)",
+        details={"seeds": n, "at_predicted": k, "fraction_at_predicted": frac,
+                 "fraction_interval": [lo, hi], **details})
+
+
 def _check_switching(params: dict, ctx: Context, *, trapped: Callable) -> Evidence:
     """Which level small Gaussian init ends at, for each chain in ``params["cases"]``
-    ((states, p, q); q is used by the binary chain only)."""
+    ((states, p, q); q is used by the binary chain only): the split of the seeds."""
     parts = []
     for states, p, q in params["cases"]:
         res = _adam(ctx, p, q, "gaussian", seed=params["seed"], states=states)
         uni, bi = _levels(states, p, q)
         pred, other = (uni, bi) if trapped(states, p, q) else (bi, uni)
+        final = res.eval_loss[:, -1]
+        at_pred = np.abs(final - pred) < np.abs(final - other)
         label = f"S={states}, p={p}" + (f", q={q}" if states == 2 else "")
-        parts.append(_level_part(f"{label}: final loss vs predicted level", pred, other, res,
-                                 unigram=uni, bigram=bi,
-                                 E_S_minus_1={
-                                     "W_V": float(np.median(res.spectrum_wv[:, -1, states - 2])),
-                                     "W_1": float(np.median(res.spectrum_w1[:, -1, states - 2]))}))
+        parts.append(_split_part(
+            f"{label}: fraction of seeds at the predicted level", at_pred,
+            predicted_level=pred, other_level=other, unigram=uni, bigram=bi,
+            iteration=int(res.steps[-1]), final_loss_per_seed=final.tolist(),
+            E_S_minus_1={"W_V": float(np.median(res.spectrum_wv[:, -1, states - 2])),
+                         "W_1": float(np.median(res.spectrum_w1[:, -1, states - 2]))}))
     return Evidence(tuple(parts))
 
 
@@ -893,8 +1311,12 @@ def _check_switching(params: dict, ctx: Context, *, trapped: Callable) -> Eviden
         {"seed": 0, "cases": ((2, 0.5, 0.8), (2, 0.2, 0.3))},
         "the same check on the binary chains (S = 2) p, q = 0.5, 0.8 and 0.2, 0.3, "
         "where tr(P) < 1 is the paper's p + q > 1 (markov.gaussian_init_trap)"),
-    notes="The rank S - 1 question (the reviewers') is reported in details "
-          "(E_S_minus_1), not tested.",
+    notes="Each case reports the split of the seeds (how many end nearer the predicted level "
+          "than the other) with an exact interval, not the seed-mean loss, whose half-gap "
+          "allowance would hide a split.  The rule is theory.markov.small_init_trapped.  The "
+          "authors' multi-state runs are 5000 iterations (their loss-states.py): ci and "
+          "thorough run that length, quick runs 1000.  The rank S - 1 question (the "
+          "reviewers') is reported in details (E_S_minus_1), not tested.",
 )
 def _check_multi(params: dict, ctx: Context, *, trapped: Callable) -> Evidence:
     """The chains of ``params["cases"]``, else the profile's (``SIZES`` ``multi_cases``)."""
