@@ -100,12 +100,12 @@ class PointResult:
 
 
 def predicted_phase(p: float, q: float) -> str:
-    """The theory's phase from a small initialisation: the unigram line is a local minimum
-    next to the origin iff the profile slope l'(0) > 0 (``theory.markov``), which is
-    p + q > 1; else training reaches the bigram minimum."""
+    """The theory's phase from a small initialisation (``theory.markov.small_init_trapped``:
+    the unigram line is a local minimum next to the origin iff the profile slope l'(0) > 0,
+    which is p + q > 1); else training reaches the bigram minimum."""
     from theory import markov as theory
 
-    return "unigram" if float(theory.profile_slope_at_zero(p, q)) > 0 else "bigram"
+    return "unigram" if theory.small_init_trapped(p, q) else "bigram"
 
 
 def classify(loss: float, unigram: float, bigram: float) -> str:
