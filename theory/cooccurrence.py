@@ -26,6 +26,14 @@ constant, the m1 M r term dropped).  Its asymptotics follow the implicit bias of
 loss on separable data (Soudry et al. 2018): beta/|beta| -> the hard-margin direction,
 ``L(t) ~ 1/(S gamma*^2 t)`` and ``-dG3/dG1 -> R_inf = -beta*_3 / beta*_1``.
 
+The private-token class system (our reduction, :func:`private_system`) adds what the four-class
+system drops: with private random tokens (Assumption 2.3(ii)) and uniform attention, every
+sample of a class keeps the same margin, so the sample-level flow dbeta/dtau = r closes exactly
+on (G1, G2, G3, P1..P4), P_k the G of each random token of class k.  It is the row's
+finite-time prediction for the full model (first classification, the I2/I3 hump, the
+sandwich onset, the class-margin onset, the Lemma 4.5 ratios, L tau and -dG3/dG1 at the end of
+a run, the score drift of Eq. (3)); its limits are the sample-level max margin.
+
 Choices where the paper is ambiguous:
 
 * T_0.5 (Lemma 4.3 / Theorem E.19 says only "there exists") is taken as the first tau with

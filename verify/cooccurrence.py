@@ -7,10 +7,16 @@ module with one function replaced, :class:`_Theory`), so the control runs the sa
 construction.  Sources cite the paper's numbering; "our derivation" marks what the paper does
 not state (the canonical ODE, the four-class reduction, the max-margin constants).
 
+Finite-time predictions come from the private-token class reduction
+(:func:`theory.cooccurrence.private_system`), started from each member's own initial G; the
+allowances for what it leaves out are computed per run: the spread of the samples' random-token
+G(0) within a class (second order), GD's departure from the flow (step x curvature, and the
+geometric step growth's lead g/2), the m1 M r preconditioner (tau_eff/tau - 1), record spacing.
+
 Runs (our choices, Condition 1 respected): the *theory-scaled* configuration n = 60, L = 5,
 private random tokens (Assumption 2.3(ii)), d = 3 + training + validation slots, m = 512,
-m1 = 8, sigma1 = 1/sqrt(m1), sigma0 = 0.05/sqrt(L m) (small enough that |F(0)| << 1; see the
-``initial_output`` claim for why Condition 1's sigma0 = 1/sqrt(L m) is not), two
+m1 = 8, sigma1 = 1/sqrt(m1), sigma0 = 0.05/sqrt(L m) (small enough that |F(0)| << 1; at Condition 1's
+sigma0 = 1/sqrt(L m) without its hidden logs |F(0)| is of order 1, see ``initial_output``), two
 initialisations stacked in one float64 full-batch GD run (:func:`numerics.ensemble.train`)
 with equal tau-steps 0.02 for 50 steps, then a step growing 1.5 % per step (the curvature
 falls like 1/tau), reaching tau = int S dt ~ 2e4 in 700 steps.  m1 is small so that S drifts
