@@ -1375,7 +1375,7 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
 
 # ---------------------------------------------------------------------- 13 initial output
 #: initialisations drawn per example of ``initial_output`` (one forward pass each)
-F0_DRAWS = 700
+F0_DRAWS = 200
 
 
 @claim(
@@ -1396,13 +1396,13 @@ F0_DRAWS = 700
     notes="replaces the former refutation of 'Condition 1 makes |F(0)| <= 0.01', read without "
           "Condition 1's hidden logarithms (sigma0 = 1/sqrt(L m) literally): a reading, not "
           "the paper's statement; Lemma D.8's own bound is tested instead, at Condition 1's "
-          "sigma0 = 1/sqrt(L m), sigma1 = 1/sqrt(m1), delta = 0.01 (the largest |F(0)| over "
+          "sigma0 = 1/sqrt(L m), sigma1 = 1/sqrt(m1), delta = 0.05 (the largest |F(0)| over "
           "the training set, against the 0.01 of the old reading, is in the details)",
 )
 def check_initial_output(params: dict, ctx: Context, *, theory) -> Evidence:
     """Lemma D.8 over F0_DRAWS initialisations; the sd of F(0) against our derivation."""
     seed, m, m1 = int(params.get("seed", 0)), int(params["m"]), int(params["m1"])
-    n, L, delta = 60, 5, 0.01
+    n, L, delta = 60, 5, 0.05
     s0, s1 = 1 / math.sqrt(L * m), 1 / math.sqrt(m1)
     data = nc.make_dataset(n, L, seed)
     d = int(data.tokens.max()) + 1
@@ -1424,14 +1424,14 @@ def check_initial_output(params: dict, ctx: Context, *, theory) -> Evidence:
     return Evidence((
         Part.bounded("lemma_d8_violations", 0.0, over / F0_DRAWS, over / F0_DRAWS, lo, hi,
                      delta, "Lemma D.8: the fraction of initialisations with some |F_i(0)| above "
-                     "the bound (theory.initial_output_bound) is at most delta = 0.01; Wilson "
+                     "the bound (theory.initial_output_bound) is at most delta = 0.05; Wilson "
                      "99 % interval over draws", details={"bound": bound, "draws": F0_DRAWS}),
         over_seeds("G0_variance", 1.0, np.array(var), 0.05,
                    "L x mean G(mu)^2 over the vocabulary in units of sd(F(0))^2 "
                    "(theory.initial_output_sd: Var F = L Var G at uniform attention), one value "
                    "per initialisation, Student-t over initialisations; E G^2 = sigma0^2 E|u|^2 "
                    "holds exactly, so no mismatch is expected: 0.05 is the smallest slip this "
-                   "budget resolves (the interval half-width is about a third of it)"),
+                   "budget resolves (the interval half-width is about half of it)"),
     ), {"max_abs_F0": worst, "old_reading_bound": 0.01, "sd": sd})
 
 
