@@ -119,7 +119,8 @@ def reduced_vs_full(out: Path, ctx: Context) -> list[Path]:
     beta_gd = closure.state[0, :, :3]  # beta comes first in STATE_KEYS
     a21_gd = closure.state[0, :, d + 1 + d * d + d]  # A[1, 0]: after beta [d], S, M [d, d]
     states = nc.integrate_canonical(closure.initial_state, closure.data.tokens,
-                                    closure.data.labels, cfg.m, cfg.m1, t)
+                                    closure.data.labels, cfg.m, cfg.m1, t,
+                                    velocity=tc.canonical_velocity)
     beta_ode = np.array([s["beta"][:3] for s in states])
     a21_ode = np.array([s["A"][1, 0] for s in states])
     for c in range(3):
