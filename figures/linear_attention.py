@@ -110,8 +110,6 @@ def learned_steps(out: Path, ctx: Context) -> list[Path]:
     for m in range(2):
         axes[0, 1].plot(ls, [lo[m] for lo in losses], "o", color=COLORS["sim"],
                         label="trained (Monte Carlo eval)" if m == 0 else None)
-    axes[0, 1].plot([2, 3], [0.3608, 0.1326], "s", mfc="none", color=COLORS["sim2"],
-                    label="companion paper's Monte Carlo")
     axes[0, 1].set_yscale("log")
     axes[0, 1].set_xlabel("depth L")
     axes[0, 1].set_ylabel("loss (no 1/2)")

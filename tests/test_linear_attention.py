@@ -304,3 +304,26 @@ def test_softmax_output_is_bounded_by_the_context_labels(layers, n, scale, seed)
     tf = nl.forward(params, z, "softmax")
     bound = ((1 + 1 / n) ** layers - 1) * z[:, 3, :n].abs().max(1).values
     assert torch.all(tf.abs() <= bound * (1 + 1e-12) + 1e-12)
+
+
+def test_gd_emulation_control_is_the_transpose_slip_alone():
+    from verify import linear_attention as vl
+
+    rng = np.random.default_rng(0)
+    a = [rng.normal(size=(3, 3)) for _ in range(2)]
+    for right, wrong in zip(la.gd_preconditioners(a), vl._gd_steps_wrong(a), strict=True):
+        assert np.allclose(wrong.T, right)  # the sign is right, only the transpose slips
+        assert not np.allclose(wrong, right)
+
+
+def test_balanced_limit_and_its_control_split_gamma_evenly():
+
+    from verify import linear_attention as vl
+
+    lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
+    for limit, gamma in ((la.balanced_limit, la.optimal_preconditioner(lam, 10)),
+                         (vl._wrong_limit, vl.wrong_preconditioner(lam, 10))):
+        u, big_u = limit(lam, 10)
+        g = np.array(gamma.evalf(), dtype=float)
+        assert np.allclose(la.reduced_gamma(float(u), np.array(big_u.evalf(), dtype=float)), g)
+        assert float(u) ** 2 == pytest.approx(float(np.sum(np.array(big_u.evalf(), float) ** 2)))

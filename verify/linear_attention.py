@@ -17,9 +17,9 @@ next to its part:
   shrinks as training converges and needs no constant; "training reached the optimum" and
   "Monte Carlo value = closed form" use 1 % of the value (:data:`PRECISION`), with sampling
   noise in the interval;
-* ZFB tracking and limit (balanced flow): the exact O(lr) gap between the discrete reduced
-  GD map and the flow, plus a resolution: half the change of the predicted path (limit)
-  when n doubles in the theory under test;
+* ZFB tracking and end state (balanced flow): the exact O(lr) gap between the discrete
+  reduced GD map and the paper's flow (the same allowance for check and control); the
+  flow's own limit against the claimed (u_inf, Gamma*), up to the flow's remaining motion;
 * orderings (the optimiser and noise claims): tolerance 0 on the claimed sign, with a
   seed-level interval (``verify.error_models.signed_over_seeds``: a result tied to one seed
   is not a finding).
@@ -62,7 +62,7 @@ from hypothesis import strategies as st
 from numerics import linear_attention as nl
 from numerics import measure
 from numerics.ode import integrate
-from numerics.stats import bootstrap_interval, normal_quantile, t_quantile
+from numerics.stats import bootstrap, normal_quantile, t_quantile
 from theory import linear_attention as la
 from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
 from verify.error_models import signed_over_seeds
@@ -105,27 +105,33 @@ _SYNTHETIC = ("a synthetic 6-seed run with the effect built in at a published si
               "(log-normal seed noise s.d. 0.3)")
 _COMPARISON_NOTE = (
     "Budget: the claim is about the authors' protocol (3 layers, batch 1000, README rates). "
-    "--profile ci runs it with the paper's 6 seeds for 1250 of their 10 000 its (windows "
-    "its. 250-1250); --profile thorough at their full 10 000 its with 1000 seeds (Adam gap "
-    "over its. 500-10 000, smoothness over its. 250-1950; sized for a GPU, unmeasured); both "
-    "are 'open' until run; quick and test run a 20-it smoke run, which reaches none of the "
-    "windows, so every part is reported as not measured (inconclusive): a shortened run must "
-    "not stand in for the finding.")
+    "It is measured at --profile ci (measured_at): the paper's 6 seeds for 1250 of their "
+    "10 000 its (windows its. 250-1250), expected to hold there as the paper states; "
+    "--profile thorough runs their full 10 000 its with 1000 seeds (Adam gap over its. "
+    "500-10 000, smoothness over its. 250-1950; sized for a GPU). quick and test run a 20-it "
+    "smoke run, which reaches none of the windows, so every part is reported as not measured "
+    "(inconclusive): a shortened run must not stand in for the finding. Each seed is scored "
+    "on its own evaluation batch (both optimisers of a seed on the same one), so the interval "
+    "over seeds carries the evaluation batch's own error.")
 
 
 def _slow(expected: str = "holds", kind: str = "published-number") -> dict:
     """The fields every optimiser-comparison and noise claim shares: one slow pinned example
     (seed 0, the run the figures draw), seeds drawn from 1-1000.
 
-    A claim the quick budget cannot settle (``expected="inconclusive"``) is ``open`` at ``ci``
-    and ``thorough``: those budgets are sized to settle it, but no run of them to the end
-    was at hand when the expectation was set, so no outcome is expected yet; the report
-    still prints the verdict."""
-    return {"kind": kind, "strategy": st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
-            "expected": expected, "cost": "slow",
-            "examples": (Example({"seed": 0}, via="seed 0: the run the row's figures draw"),),
-            "expected_at": {"ci": "open", "thorough": "open"} if expected == "inconclusive"
-            else {}}
+    A claim the quick budget cannot settle (``expected="inconclusive"``) is measured at
+    ``ci`` (``measured_at``), the smallest budget that runs the protocol's windows with the
+    paper's 6 seeds; there, and at ``thorough``, the expected outcome is the paper's own
+    statement (``holds``), registered before any run of that profile.  An open question
+    (``expected="open"``) stays open everywhere, but is still measured at ``ci``."""
+    fields = {"kind": kind, "strategy": st.fixed_dictionaries({"seed": st.integers(1, 1000)}),
+              "expected": expected, "cost": "slow",
+              "examples": (Example({"seed": 0}, via="seed 0: the run the row's figures draw"),)}
+    if expected == "inconclusive":
+        fields |= {"expected_at": {"ci": "holds", "thorough": "holds"}, "measured_at": "ci"}
+    elif expected == "open":
+        fields |= {"measured_at": "ci"}
+    return fields
 
 
 def _synthetic(description: str, **theory) -> Positive:
@@ -198,8 +204,9 @@ def _emulation_params(draw):
 
 
 def _gd_steps_wrong(a_layers):
-    """Control: preconditioner A_l (sign and transpose both wrong)."""
-    return list(a_layers)
+    """Control: preconditioner -A_l, the transpose slip alone (the sign right): a near miss
+    that only a non-symmetric A_l tells apart, as the checks draw."""
+    return [-np.asarray(a) for a in a_layers]
 
 
 @claim(
@@ -210,7 +217,7 @@ def _gd_steps_wrong(a_layers):
     strategy=_emulation_params(),
     theory={"steps_of": la.gd_preconditioners},
     control={"steps_of": _gd_steps_wrong},
-    control_description="preconditioner A_l instead of -A_l^T",
+    control_description="preconditioner -A_l instead of -A_l^T (the transpose slip)",
     examples=(Example({"d": 5, "n": 20, "layers": 3, "scale": 0.5, "seed": 0},
                       via="the paper's base setting (d = 5, n = 20, L = 3; Section 3.2)"),),
 )
@@ -246,10 +253,10 @@ def check_gd_emulation(params: dict, ctx: Context, *, steps_of: Callable) -> Evi
 
 # ---------------------------------------------------------------------- trained B = 0 family
 def _gd_family(layers: int, seed: int, ctx: Context) -> nl.GDFamilyResult:
-    """Adam on the B = 0 family at the profile's size (``SIZES["gd_family"]``).  The
-    evaluation loss is reported in the details only: the parts use the exact loss at the
-    trained parameters."""
-    size = ctx.size(nl.SIZES, "gd_family")
+    """Adam on the B = 0 family at the profile's size (``SIZES["gd_family"]``; L = 3 at
+    ``SIZES["gd_family_deep"]``, ci's length from quick on, the run the learned-steps figure
+    shares)."""
+    size = ctx.size(nl.SIZES, "gd_family_deep" if layers == 3 else "gd_family")
     return nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=seed, **size),
                             cache=ctx.cache, device=ctx.device)
 
@@ -258,6 +265,13 @@ def _gd_family(layers: int, seed: int, ctx: Context) -> nl.GDFamilyResult:
 def wrong_preconditioner(sigma, n):
     """Control: Gamma* without the tr(Sigma)/n term, ((1 + 1/n) Sigma)^-1."""
     return ((1 + sp.Rational(1, n)) * sp.Matrix(sigma)).inv()
+
+
+def _wrong_optimum_loss(sigma, n):
+    """Control: f* at the control's Gamma* (the tr(Sigma)/n term dropped), tr Sigma -
+    tr(Gamma Sigma^2)."""
+    s = sp.Matrix(sigma)
+    return s.trace() - (wrong_preconditioner(s, n) * s * s).trace()
 
 
 def _gaussian_rotation_optimum(d, n, m1, m2):
@@ -292,58 +306,115 @@ def one_layer_loss_setting1() -> Callable[[np.ndarray], float]:
     return lambda gamma: float(fn(list(np.asarray(gamma, dtype=float).ravel())))
 
 
+def _half_gradient(gamma, sigma, n):
+    """Control: the gradient of ZFB's f/2 where the code's f is meant (a factor-2 slip)."""
+    return la.one_layer_gradient(gamma, sigma, n) / 2
+
+
+# A fixed non-symmetric point for the gradient part, away from Gamma* (so the gradient is
+# O(1)) and non-symmetric (so a transpose slip shows): drawn once, no theory involved.
+_GRADIENT_POINT = (0.4 * np.eye(5)
+                   + 0.1 * np.random.default_rng(20_240_310).normal(size=(5, 5))).round(6)
+
+
+@cache
+def _loss_gradient_fn() -> Callable:
+    g = sp.Matrix(5, 5, sp.symbols("g0:25", real=True))
+    loss = la.one_layer_loss(g, sp.eye(5), 20)
+    return sp.lambdify([list(g)], [sp.diff(loss, v) for v in g], "numpy")
+
+
+def _loss_gradient_setting1(gamma: np.ndarray) -> np.ndarray:
+    """d one_layer_loss / d Gamma for Setting 1 at ``gamma``, by sympy differentiation."""
+    return np.array(_loss_gradient_fn()(list(np.asarray(gamma, float).ravel())),
+                    dtype=float).reshape(5, 5)
+
+
 @claim(
     statement="a trained one-layer model converges to Gamma* = ((1+1/n)Sigma + "
-              "tr(Sigma)/n I)^-1 with loss f*; for sphere and Gamma covariates "
-              "gamma* I is optimal with loss f1*",
-    source="AhnPGD Thm 1; ZFB; the rotation-invariant optimum is our derivation",
+              "tr(Sigma)/n I)^-1 with loss f*; the one-layer loss has gradient "
+              "2 (Sigma Gamma S - Sigma^2); for sphere and Gamma covariates gamma* I is "
+              "optimal with loss f1*",
+    source="AhnPGD Thm 1; ZFB; the gradient and the rotation-invariant optimum are our "
+           "derivation",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"seed": _SEEDS}),
     theory={"preconditioner": la.optimal_preconditioner,
-            "rotation": la.rotation_invariant_optimum},
-    control={"preconditioner": wrong_preconditioner, "rotation": _gaussian_rotation_optimum},
-    control_description="Gamma* without the tr(Sigma)/n term; for rotation-invariant "
-                        "covariates the Gaussian optimum (fourth moment ignored)",
+            "rotation": la.rotation_invariant_optimum,
+            "optimum_loss": la.optimal_one_layer_loss,
+            "gradient": la.one_layer_gradient},
+    control={"preconditioner": wrong_preconditioner, "rotation": _gaussian_rotation_optimum,
+             "optimum_loss": _wrong_optimum_loss, "gradient": _half_gradient},
+    control_description="Gamma* without the tr(Sigma)/n term (and its loss); the gradient "
+                        "of f/2 for f's; for rotation-invariant covariates the Gaussian "
+                        "optimum (fourth moment ignored)",
     cost="slow",
     examples=(Example({"seed": 0}, via="seed 0: the run the learned_steps figure draws"),),
+    notes="The trained Gamma's scale (tr Gamma, the mean step) is held to 1 % of Gamma*'s "
+          "in the parameter itself: for Sigma = I the loss is isotropic in Gamma, so a "
+          "distance bound from the excess loss would restate the excess (an identity), and "
+          "1 % of the loss admits about 5 % in Gamma. The Frobenius distance keeps the "
+          "optimiser's per-entry jitter (details); the excess-loss part bounds it. The torch "
+          "evaluation loss (fresh prompts, exact over w*) is judged against the closed form "
+          "f* with its Monte Carlo error in the interval.",
 )
 def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Callable,
-                            rotation: Callable) -> Evidence:
-    """AhnPGD Thm 1 / ZFB on Setting 1 (d = 5, n = 20), and the rotation-invariant optimum
-    (our derivation) for sphere and Gamma covariates.
+                            rotation: Callable, optimum_loss: Callable,
+                            gradient: Callable) -> Evidence:
+    """AhnPGD Thm 1 / ZFB on Setting 1 (d = 5, n = 20), the gradient of the one-layer loss
+    (our derivation), and the rotation-invariant optimum (our derivation) for sphere and
+    Gamma covariates.
 
-    Trained parts: f (``one_layer_loss``) is an exact quadratic with Hessian 2 (S (x) Sigma),
-    S = E[Sigma_hat^2], so a trained Gamma with exact excess e = f(Gamma) - f(Gamma*) lies
-    within sqrt(e / (lambda_min(S) lambda_min(Sigma))) of the minimiser if Gamma* is it; a
-    wrong Gamma* shows as a negative excess or a distance beyond the bound.
+    Trained parts: the trained Gamma's scale against the claimed Gamma*'s (1 %, the row's
+    :data:`PRECISION`, in the parameter), the exact excess loss of the trained Gamma
+    (``one_layer_loss``), and the torch model's Monte Carlo evaluation loss against the
+    closed form f* (``optimal_one_layer_loss``; noise in the interval).
     """
     sigma, n = sp.eye(5), 20
     gamma_star = np.array(preconditioner(sigma, n).evalf(), dtype=float)
     f = one_layer_loss_setting1()
+    f_closed = float(optimum_loss(sigma, n))
     f_star = f(gamma_star)
-    s_mat = np.array(la.sample_cov_second_moment(sigma, n).evalf(), dtype=float)
-    curvature = 2 * float(np.linalg.eigvalsh(s_mat).min()) * 1.0  # lambda_min(Sigma) = 1
-    grad_star = float(np.linalg.norm(np.array(
-        la.one_layer_gradient(sp.Matrix(gamma_star), sigma, n).evalf(), dtype=float)))
     run = _gd_family(1, params["seed"], ctx)
     parts = []
+    # The closed-form f* against the exact loss at the closed-form Gamma*: two derivations
+    # of the same number (float64 rounding of a 25-term quadratic, 1e-12 relative).
+    parts.append(Part("closed-form f* vs one_layer_loss(Gamma*)", f_closed, f_star,
+                      abs(f_star - f_closed) / f_closed, 1e-12,
+                      "|f(Gamma*) - f*| / f*, both exact (sympy): float64 rounding"))
+    norm = float(np.linalg.norm(gamma_star))
     for m in range(run.A.shape[0]):
         (gamma,) = la.gd_preconditioners(run.A[m])  # one layer: Gamma = -A^T (Lemma 1)
         excess = float(f(gamma)) - f_star
-        dist = float(np.linalg.norm(gamma - gamma_star))
-        norm = float(np.linalg.norm(gamma_star))
-        parts.append(Part(f"member {m}: Gamma vs Gamma*", 0.0, dist / norm, dist / norm,
-                          excess_bound(excess, curvature, 0.0, f_star) / norm,
-                          "||Gamma - Gamma*||_F / ||Gamma*||_F; allowance sqrt(2 e / lambda_min"
-                          "(H)) / ||Gamma*|| from the exact excess e of the trained Gamma "
-                          "(finite training); Gamma* is claimed exact (closed form, grad f = 0 "
-                          "up to rounding, see details), so no residual-gradient term; for "
-                          "Sigma = I the Hessian is isotropic and the bound is tight",
-                          details={"excess": excess, "grad_at_claimed": grad_star}))
+        dist = float(np.linalg.norm(gamma - gamma_star)) / norm
+        scale = float(np.trace(gamma) / np.trace(gamma_star))
+        parts.append(Part(f"member {m}: step scale tr Gamma / tr Gamma*", 1.0, scale,
+                          abs(scale - 1.0), PRECISION,
+                          "|tr Gamma / tr Gamma* - 1| of the trained Gamma = -A^T: the mean "
+                          "step size, in which the optimiser's per-entry jitter averages out; "
+                          "tolerance 1 % (PRECISION) in the parameter itself",
+                          details={"excess": excess, "frobenius_distance": dist}))
         parts.append(Part(f"member {m}: excess loss", f_star, f_star + excess,
                           abs(excess) / f_star, PRECISION,
                           "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), exact: training "
                           "reached the claimed optimum to 1 % of its value"))
+        parts.append(Part.deviation(
+            f"member {m}: torch evaluation loss vs f*", f_closed, float(run.eval_loss[m]),
+            float(run.eval_se[m]), PRECISION * f_closed,
+            "the trained torch model's loss on fresh prompts (exact over w*) vs the closed "
+            "form f*; tolerance 1 % of f* (training reached it, see the excess part), the "
+            "evaluation prompts' own error in the 99 % interval"))
+    # The claimed gradient against the derivative of the exact loss (whose value the torch
+    # evaluation part ties to the model), at a fixed non-symmetric point away from Gamma*
+    # (there the gradient is O(1) and a transpose slip shows): both exact, float rounding.
+    g_claim = np.array(gradient(sp.Matrix(_GRADIENT_POINT), sigma, n).evalf(), dtype=float)
+    g_exact = _loss_gradient_setting1(_GRADIENT_POINT)
+    g_err = float(np.abs(g_claim - g_exact).max() / np.abs(g_exact).max())
+    parts.append(Part(
+        "one-layer gradient vs d one_layer_loss / d Gamma", float(np.linalg.norm(g_exact)),
+        float(np.linalg.norm(g_claim)), g_err, 1e-10,
+        "max entry |one_layer_gradient - sympy derivative of one_layer_loss| / max |entry| at a "
+        "fixed non-symmetric Gamma; both exact: float64 rounding of 25-term sums (1e-10)"))
     contexts = ctx.size(nl.SIZES, "rotation_contexts")
     for cov, moments in (("sphere", la.sphere_moments()), ("gamma", la.gamma_moments())):
         g_star, f1 = (float(v) for v in rotation(5, n, *moments))
@@ -367,9 +438,7 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
             f"{cov}: the loss at 0.9 gamma* and 1.1 gamma* minus the loss at gamma* on the "
             "same contexts (common random numbers) must be > 0; 99 % interval",
             details={"gap_low": float(gap[0]), "gap_high": float(gap[1])}))
-    return Evidence(tuple(parts), {"gamma_star": float(gamma_star[0, 0]), "f_star": f_star,
-                                   "eval_loss": run.eval_loss.tolist(),
-                                   "eval_se": run.eval_se.tolist()})
+    return Evidence(tuple(parts), {"gamma_star": float(gamma_star[0, 0]), "f_star": f_star})
 
 
 # ---------------------------------------------------------------------- ZFB balanced flow
@@ -390,8 +459,10 @@ def _wrong_flow(lam, n):
 
 
 def _wrong_limit(lam, n):
-    """Control limit: Gamma* without the tr(Lambda)/n term."""
-    return wrong_preconditioner(lam, n)
+    """Control limit: the balanced split of Gamma* without the tr(Lambda)/n term."""
+    g = wrong_preconditioner(lam, n)
+    norm = sp.sqrt(sum(x**2 for x in g))
+    return sp.sqrt(norm), g / sp.sqrt(norm)
 
 
 @claim(
@@ -403,7 +474,7 @@ def _wrong_limit(lam, n):
     source="ZFB (conservation law, limit); the per-step GD identity is our derivation",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"seed": _SEEDS}),
-    theory={"sign": -1, "limit": la.optimal_preconditioner, "flow_of": la.balanced_flow},
+    theory={"sign": -1, "limit": la.balanced_limit, "flow_of": la.balanced_flow},
     control={"sign": +1, "limit": _wrong_limit, "flow_of": _wrong_flow},
     control_description="||W_PV||^2 + ||W_KQ||^2 as the invariant, Gamma* without "
                         "the tr/n term, and the flow with n doubled",
@@ -424,8 +495,9 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     lr, steps = run.lr, run.steps
     lam, n = sp.diag(*run.lam), run.n
     series = run.balance if sign < 0 else run.sum
-    gamma_star = np.array(limit(lam, n).evalf(), dtype=float)
-    norm = float(np.linalg.norm(gamma_star))
+    # Every relative error below is relative to the run's own ||mean Gamma(T)||, the same
+    # number for check and control.
+    norm = float(np.linalg.norm(la.reduced_gamma(run.u[:, -1], run.U[:, -1]).mean(0)))
     sys = flow_of(lam, n)
     members = run.u.shape[0]
     parts = []
@@ -443,59 +515,111 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
                           "exact GD identity of a flow invariant; float64 rounding of the "
                           "squared norms, 64 K eps x scale over K steps",
                           details={"drift": float(np.abs(observed).max())}))
-    # End state (member mean): the ODE from the shared start and how far it still moves
-    # after T (mismatch allowance); the members' spread gives the standard error.
+    # The claimed limit: the flow under test, integrated from the run's shared start far
+    # past T, must end at the claimed balanced limit (u_inf, Gamma* = u_inf U_inf^T).
+    # Allowance: how far that flow still moves between 20 T and 40 T (it has not quite
+    # arrived) + the integrator's relative tolerance (1e-10, x 1e3 headroom).
     y0 = np.array([run.u[0, 0], *run.U[0, 0].flatten()])
     t_end = float(run.time[-1])
     sol = integrate(sys, y0, t_end, t_eval=run.time)
-    late = integrate(sys, sol.y[:, -1], 9 * t_end).y[:, -1]
-    ode_gap = float(np.linalg.norm(_gamma_path(sol.y.T)[-1] - _gamma_path([late])[0]) / norm)
-    u_inf = float(la.balanced_limit(lam, n)[0])
+    far = integrate(sys, y0, 40 * t_end, t_eval=[20 * t_end, 40 * t_end]).y.T
+    g_far = _gamma_path(far)
+    settle = float(np.linalg.norm(g_far[1] - g_far[0]) / norm) + 1e-7
+    u_inf, u_mat = limit(lam, n)
+    u_inf = float(u_inf)
+    gamma_star = la.reduced_gamma(u_inf, np.array(u_mat.evalf(), dtype=float))
+    lim_err = float(np.linalg.norm(g_far[1] - gamma_star) / norm)
+    parts.append(Part("the flow's limit vs the claimed Gamma* = u_inf U_inf^T", 0.0, lim_err,
+                      lim_err, settle,
+                      "||Gamma_ode(40 T) - Gamma*|| / ||Gamma*||, the flow under test from the "
+                      "run's shared start; allowance its own remaining motion, "
+                      "||Gamma_ode(40 T) - Gamma_ode(20 T)|| / ||Gamma*||, + 1e-7 (integrator)",
+                      details={"u_ode": float(far[1, 0])}))
+    u_err = abs(float(far[1, 0]) - u_inf) / u_inf
+    parts.append(Part("the flow's u vs the balanced u_inf = ||Gamma*||^1/2", u_inf,
+                      float(far[1, 0]), u_err, settle * 2 + 1e-7,
+                      "|u_ode(40 T) - u_inf| / u_inf (the balanced split of the limit); "
+                      "allowance twice the flow's remaining relative motion (u ~ ||Gamma||^1/2 "
+                      "moves at most half as fast, x 4 headroom) + 1e-7"))
+    # The torch run at its end against the same flow at T, u and Gamma (member mean,
+    # Student-t over members); allowance the exact discrete-map-vs-flow gap at T.
     g_full = la.reduced_gamma(run.u, run.U)  # [M, T, 3, 3]
+    disc = _discrete_gap(run, y0, norm)
     end = g_full[:, -1].mean(0)
-    rel = float(np.linalg.norm(end - gamma_star) / norm)
+    g_ode_end = _gamma_path(sol.y.T)[-1]
+    rel = float(np.linalg.norm(end - g_ode_end) / norm)
     spread = math.sqrt(float(((g_full[:, -1] - end) ** 2).sum()) / (members - 1))
     se_end = spread / math.sqrt(members) / norm
     q = t_quantile(0.99, members - 1)
-    # Resolution: half the change of the predicted limit when n doubles in the theory given
-    # (the same perturbation for the paper's and the control's theory).
-    resolution = 0.5 * float(np.linalg.norm(
-        gamma_star - np.array(limit(lam, 2 * n).evalf(), dtype=float)) / norm)
+    # u(T): minibatch GD moves the balance b = u^2 - ||U||^2 by exactly the recorded
+    # lr^2 (|g_PV|^2 - |g_KQ|^2) per step (the invariant parts above), which the flow keeps
+    # at b(0).  Given the flow's Gamma_ode(T) and a member's own b(T), the factorisation
+    # fixes u: ||Gamma||^2 = u^2 (u^2 - b), so u^2 = (b + sqrt(b^2 + 4 ||Gamma||^2)) / 2
+    # (our derivation).  (Decided after the first quick run of this part, which compared u(T)
+    # with the flow's u(T) and found torch's lower by about the shift this balance drift
+    # predicts: the drift is GD's, not the flow's, and is measured, not assumed.)
+    u_end = run.u[:, -1]
+    g_norm_ode = float(np.linalg.norm(g_ode_end))
+    b_end = run.balance[:, -1]  # the run's own balance: data, the same for check and control
+    u_pred = np.sqrt((b_end + np.sqrt(b_end**2 + 4 * g_norm_ode**2)) / 2)
+    u_ref = abs(float(u_end.mean()))
+    diff = u_end - u_pred
+    u_dev = abs(float(diff.mean())) / u_ref
+    u_se = float(diff.std(ddof=1)) / math.sqrt(members) / u_ref
     parts.append(Part.bounded(
-        "Gamma(T) vs the balanced limit", 0.0, rel, rel, max(0.0, rel - q * se_end),
-        rel + q * se_end, ode_gap + resolution,
-        "||mean Gamma(T) - Gamma*|| / ||Gamma*|| over the members; tolerance: how far the ODE "
-        "from the same start still moves after T (T -> 10 T) + the resolution, half the "
-        "change of the predicted limit under n -> 2n; interval: the members' spread at T "
-        "(same start, independent minibatches), Student-t M - 1 dof",
-        details={"ode_gap": ode_gap, "resolution": resolution,
-                 "u_end": float(run.u[:, -1].mean()), "u_inf": u_inf,
-                 "max_off_block": float(run.off.max()),
+        "u(T) of torch GD vs u from the flow's Gamma(T) and the run's balance",
+        float(u_pred.mean()), float(u_end.mean()),
+        u_dev, max(0.0, u_dev - q * u_se), u_dev + q * u_se, disc["u_end"] + disc["gamma_end"],
+        "|mean (torch u(T) - u_pred)| / |mean u(T)|, u_pred^2 = (b + sqrt(b^2 + 4 ||Gamma_ode(T)"
+        "||^2)) / 2 with each member's own balance b(T); allowance the exact gaps of the "
+        "discrete reduced GD map (the paper's flow, same lr and start) to the flow at T, in u "
+        "and in Gamma (O(lr), the same for check and control); Student-t M - 1 dof",
+        se=u_se, dof=members - 1,
+        details={"u_inf": u_inf, "max_off_block": float(run.off.max()),
                  "balance_drift": float(np.abs(run.balance[:, -1] - run.balance[:, 0]).max())}))
-    sol_2n = integrate(flow_of(lam, 2 * n), y0, t_end, t_eval=run.time)
-    parts.append(_tracking(run, sol, sol_2n, sys, norm))
+    parts.append(Part.bounded(
+        "Gamma(T) of torch GD vs the flow's Gamma(T)", 0.0, rel, rel,
+        max(0.0, rel - q * se_end), rel + q * se_end, disc["gamma_end"],
+        "||mean Gamma(T) - Gamma_ode(T)|| / ||Gamma*|| over the members; allowance the exact "
+        "discrete-map-vs-flow gap at T (the paper's flow; O(lr), the same for check and "
+        "control); interval: the members' spread at T, Student-t M - 1 dof",
+        details={"to_claimed_limit": float(np.linalg.norm(end - gamma_star) / norm)}))
+    parts.append(_tracking(run, sol, disc["rms"], norm))
     return Evidence(tuple(parts), {"members": members, "lr": lr})
 
 
-def _tracking(run: nl.ZFBResult, sol, sol_2n, sys, norm: float) -> Part:
-    """Gamma(t) of torch GD (member mean) against the integrated flow at t = k lr.
-
-    Error: the root mean square over recorded times of |mean_torch Gamma(t) - Gamma_ode(t)|
-    relative to ||Gamma*||; its interval from the per-time intervals (members share one
-    start and draw independent minibatches, so their spread is the noise; Student-t, M - 1
-    dof).  Tolerance: the same RMS of the exact |discrete reduced GD map - ODE| gap (the
-    O(lr) discretisation, the map iterating the reduced system's population gradient at the
-    same lr from the same start) + the resolution: half the RMS change of the predicted
-    path when n doubles in the theory given (``sol_2n``: first-order agreement is what is
-    claimed, and a near-miss flow must be told apart).
-    """
+def _discrete_gap(run: nl.ZFBResult, y0: np.ndarray, norm: float) -> dict[str, float]:
+    """The exact gap between the discrete reduced GD map (population gradient, the run's lr,
+    from its start) and the flow, for ``theory.linear_attention.balanced_flow`` (the paper's
+    flow, whatever theory is under test: a model-mismatch allowance of the O(lr)
+    discretisation, the same for check and control), relative to ``norm``: RMS over the
+    recorded times, and at T for Gamma and (relative to that flow's u(T)) for u."""
+    lam = sp.diag(*run.lam)
+    sys = la.balanced_flow(lam, run.n)
     rhs = sys.lambdify("numpy")
-    y = np.array([run.u[0, 0], *run.U[0, 0].flatten()])
+    y = np.array(y0, dtype=float)
     disc = [y.copy()]
     for _ in range(int(run.steps[-1])):
         y = y + run.lr * np.asarray(rhs(0.0, y), dtype=float).reshape(-1)
         disc.append(y.copy())
-    g_ode, g_map = _gamma_path(sol.y.T), _gamma_path(np.array(disc)[run.steps])
+    disc = np.array(disc)[run.steps]
+    sol = integrate(sys, y0, float(run.time[-1]), t_eval=run.time)
+    gap = np.linalg.norm(_gamma_path(disc) - _gamma_path(sol.y.T), axis=(1, 2)) / norm
+    return {"rms": float(np.sqrt(np.mean(gap**2))), "gamma_end": float(gap[-1]),
+            "u_end": float(abs(disc[-1, 0] - sol.y[0, -1]) / abs(sol.y[0, -1]))}
+
+
+def _tracking(run: nl.ZFBResult, sol, disc_gap: float, norm: float) -> Part:
+    """Gamma(t) of torch GD (member mean) against the integrated flow under test at t = k lr.
+
+    Error: the root mean square over recorded times of |mean_torch Gamma(t) - Gamma_ode(t)|
+    relative to ||Gamma*||; its interval from the per-time intervals (members share one
+    start and draw independent minibatches, so their spread is the noise; Student-t, M - 1
+    dof).  Tolerance: the same RMS of the exact |discrete reduced GD map - ODE| gap of the
+    paper's flow (:func:`_discrete_gap`: the O(lr) discretisation, the same allowance for
+    check and control).
+    """
+    g_ode = _gamma_path(sol.y.T)
     g_full = la.reduced_gamma(run.u, run.U)
     members = g_full.shape[0]
     mean = g_full.mean(0)
@@ -507,18 +631,14 @@ def _tracking(run: nl.ZFBResult, sol, sol_2n, sys, norm: float) -> Part:
     def rms(v: np.ndarray) -> float:
         return float(np.sqrt(np.mean(v**2)))
 
-    disc_gap = rms(np.linalg.norm(g_map - g_ode, axis=(1, 2)) / norm)
-    resolution = 0.5 * rms(np.linalg.norm(_gamma_path(sol_2n.y.T) - g_ode, axis=(1, 2)) / norm)
     return Part.bounded("Gamma(t) tracks the flow (RMS over t)", 0.0, rms(dev), rms(dev),
-                        rms(np.maximum(dev - q * se, 0.0)), rms(dev + q * se),
-                        disc_gap + resolution,
+                        rms(np.maximum(dev - q * se, 0.0)), rms(dev + q * se), disc_gap,
                         "RMS over recorded t of |mean torch Gamma(t) - Gamma_ode(t)| / ||Gamma*||"
                         ", per-time Student-t intervals (M - 1 dof) on the member mean; "
-                        "tolerance the exact RMS |discrete map - ODE| gap (O(lr)) + half the RMS "
-                        "change of the predicted path under n -> 2n (resolution)",
+                        "tolerance the exact RMS |discrete map - ODE| gap of the paper's flow "
+                        "(O(lr), the same for check and control)",
                         details={"max_gap_to_ode": float(dev.max()),
-                                 "worst_time": float(run.time[int(dev.argmax())]),
-                                 "discretisation_rms": disc_gap, "resolution": resolution})
+                                 "worst_time": float(run.time[int(dev.argmax())])})
 
 
 # ---------------------------------------------------------------------- multilayer floor
@@ -558,8 +678,10 @@ def segment_curvature(hess: Callable, start: np.ndarray, end: np.ndarray) -> flo
     cost="slow",
     examples=(Example({"layers": 2, "seed": 0},
                       via="L = 2, the depth quick's 300 Adam steps train to the floor"),),
-    notes="Pinned L = 2: quick's 300 Adam steps reach the exact floor well within 1 %. "
-          "L = 3 needs about 2000 steps and is drawn under --profile ci.",
+    notes="Pinned L = 2: quick's 300 Adam steps reach the exact floor. L = 3 needs about "
+          "2000 steps (SIZES 'gd_family_deep', the run the learned-steps figure shares) and "
+          "is drawn under --profile ci; the test profile's smoke run cannot train it, and "
+          "examples run at every profile, so it is not pinned.",
 )
 def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> Evidence:
     """AhnPGD Thms 2-3 on trained B = 0 models, Setting 1."""
@@ -600,9 +722,15 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
                           "|gd_loss(trained steps) - floor| / floor, exact: training "
                           "reached the claimed floor to 1 % (the precision of AhnPGD's "
                           "Monte Carlo floors)"))
-    return Evidence(tuple(parts), {"floor": floor, "claimed_steps": steps.tolist(),
-                                   "eval_loss": run.eval_loss.tolist(),
-                                   "eval_se": run.eval_se.tolist()})
+        # The torch model's own loss on fresh prompts (exact over w*) against the floor:
+        # the one part that no consistent error of gd_loss and gd_floor together can pass.
+        parts.append(Part.deviation(
+            f"member {m}: torch evaluation loss vs floor", floor, float(run.eval_loss[m]),
+            float(run.eval_se[m]), PRECISION * floor,
+            "the trained torch model's loss on fresh prompts (exact over w*) vs the claimed "
+            "floor; tolerance 1 % of the floor (training reached it, see the excess part), "
+            "the evaluation prompts' own error in the 99 % interval"))
+    return Evidence(tuple(parts), {"floor": floor, "claimed_steps": steps.tolist()})
 
 
 # ---------------------------------------------------------------------- A ~ Sigma^-1
@@ -728,13 +856,16 @@ def synthetic_run(setting: str, seed: int, ctx: Context, attention: str = "linea
     eval_loss[1::2, 0] = eval_loss[0::2, 0]
     adam = (np.arange(members) % 2 == 1)[:, None]
     r = np.exp(2 + np.where(adam, 0.0, effect) + rng.normal(0, 0.3, size=(members, 2)))
+    # The eigenvalue definition gets its own draw (the same effect, its own seed noise), so
+    # its parts are not the diagonal ones rescaled: they must find the effect on their own.
+    r_eig = np.exp(3 + np.where(adam, 0.0, effect) + rng.normal(0, 0.3, size=(members, 2)))
     trend = np.exp(-steps[:-1] / 600)
     g = trend * np.exp(0.5 * rng.normal(size=(members, len(steps) - 1)))
     smooth = np.where(adam, 1.0, math.exp(effect)) * g**0.8 * np.exp(
         0.1 * rng.normal(size=g.shape))
     return nl.ComparisonResult(
         config=cfg, lr={"sgdm": 0.02, "adam": 0.02}, eval_steps=steps, eval_loss=eval_loss,
-        train_loss=eval_loss, hess_steps=np.array([750, 1250]), r_diag=r, r_eig=3 * r,
+        train_loss=eval_loss, hess_steps=np.array([750, 1250]), r_diag=r, r_eig=r_eig,
         r0_diag=np.full(seeds, 5.0), r0_eig=np.full(seeds, 9.0), init_gap=0.0,
         smooth_steps=steps[:-1], smooth=smooth, grad_norm=g)
 
@@ -788,7 +919,7 @@ def check_adam_beats_sgd(params: dict, ctx: Context, *, sign: int, source: Sourc
 
 
 # ---------------------------------------------------------------------- noise tails
-NoiseSource = Callable[[str, int, int, Context], np.ndarray]
+NoiseSource = Callable[..., np.ndarray]  # (setting, layers, seed, ctx[, design]) -> norms
 GAMMA_L3, SPHERE_L3, GAUSS_L8, GAUSS_L2 = (("setting3", 3), ("sphere", 3), ("setting1", 8),
                                            ("setting1", 2))
 
@@ -809,22 +940,39 @@ def _real_noise(setting: str, layers: int, seed: int, ctx: Context) -> np.ndarra
                              cache=ctx.cache, device=ctx.device)
 
 
-def _depth_noise(setting: str, layers: int, seed: int, ctx: Context) -> np.ndarray:
-    """Noise norms for the depth claim, one model seed, at ``SIZES["depth_noise"]``."""
-    return nl.run_init_noise(nl.NoiseConfig(setting, layers, seed=seed,
-                                            **ctx.size(nl.SIZES, "depth_noise")),
+def _depth_noise(setting: str, layers: int, seed: int, ctx: Context,
+                 design: str | None = None) -> np.ndarray:
+    """Noise norms for the depth claim, one model seed, at ``SIZES["depth_noise"]`` of the
+    context's profile (or of ``design``)."""
+    size = (ctx.size(nl.SIZES, "depth_noise") if design is None
+            else nl.SIZES.at("depth_noise", design))
+    return nl.run_init_noise(nl.NoiseConfig(setting, layers, seed=seed, **size),
                              cache=ctx.cache, device=ctx.device)
 
 
-def synthetic_noise(setting: str, layers: int, seed: int, ctx: Context) -> np.ndarray:
-    """Positive-control noise with a known tail: Pareto(3) norms for the first case named
-    heavy ("setting3"), chi_150 norms (light tails) otherwise; the depth claim's sample
-    count."""
-    n = ctx.size(nl.SIZES, "depth_noise")["samples"]
+# The depth claim's design (a power calculation, fixed before any run): the Hill index of
+# the top 5 % of m samples has a relative standard error of about 1 / sqrt(k), k = m / 20,
+# so one seed's log Hill ratio (two independent estimates) has s.e. sqrt(2 / k).  Below
+# k = 25 (m = 500) that is above 0.28 per seed, and a 99 % Student-t interval over a few
+# seeds spans more than a factor 2 in the Hill index: no power, the part is not measured.
+# ci's design (6 seeds x 1000 samples, k = 50: s.e. 0.2 per seed, t_5 99 % half-width
+# 4.03 x 0.2 / sqrt 6 = 0.33) resolves a Hill ratio below exp(-0.33) = 0.72.
+DEPTH_MIN_TOP = 25
+# The positive control's effect: a factor-2 gap in the Hill index (log ratio -0.69), about
+# twice the smallest gap ci's design resolves, far below the old Pareto-vs-chi gap.
+SYNTHETIC_TAILS = (3.0, 6.0)
+
+
+def synthetic_noise(setting: str, layers: int, seed: int, ctx: Context,
+                    design: str | None = None) -> np.ndarray:
+    """Positive-control noise with a known tail: Pareto norms with tail index 3 for the
+    first case named heavy ("setting3"), index 6 otherwise (:data:`SYNTHETIC_TAILS`), at the
+    depth claim's sample count of profile ``design`` (None: the context's)."""
+    size = (ctx.size(nl.SIZES, "depth_noise") if design is None
+            else nl.SIZES.at("depth_noise", design))
     rng = np.random.default_rng(seed + 101 * layers)
-    if setting == "setting3":
-        return rng.pareto(3.0, n) + 1.0
-    return np.linalg.norm(rng.normal(size=(n, 150)), axis=1)
+    alpha = SYNTHETIC_TAILS[0] if setting == "setting3" else SYNTHETIC_TAILS[1]
+    return rng.pareto(alpha, size["samples"]) + 1.0
 
 
 @claim(
@@ -846,52 +994,78 @@ def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, in
     x_h = source(*heavy, params["seed"], ctx)
     x_l = source(*light, params["seed"], ctx)
     n = min(len(x_h), len(x_l))
-    est, lo, hi = bootstrap_interval(np.stack([x_h[:n], x_l[:n]], 1), _log_hill_ratio, 0.99,
-                                     n_boot=ctx.size(nl.SIZES, "bootstrap"), seed=params["seed"])
+    boot = bootstrap(np.stack([x_h[:n], x_l[:n]], 1), _log_hill_ratio, 0.99,
+                     n_boot=ctx.size(nl.SIZES, "bootstrap"), seed=params["seed"])
     label = f"{heavy[0]} L={heavy[1]} vs {light[0]} L={light[1]}"
+    # Resamples with a degenerate top (ties) give no finite statistic: they are counted and
+    # reported (numerics.stats.bootstrap raises above half); the interval is over the rest.
     return Evidence((Part.bounded(
-        "log Hill ratio, heavy / light", 0.0, est, est, lo, hi, 0.0,
+        "log Hill ratio, heavy / light", 0.0, boot.estimate, boot.estimate, boot.lower,
+        boot.upper, 0.0,
         f"{label}: log of the Hill index (top 5 %) of the heavy case over the light one; "
-        "claim < 0 (heavier tail), 99 % percentile bootstrap over the noise samples",
+        "claim < 0 (heavier tail), 99 % percentile bootstrap over the noise samples "
+        f"({boot.nonfinite} of {boot.n_boot} resamples non-finite, left out)",
         details={"cases": label, "hill_heavy": measure.hill_tail_index_top5(x_h),
-                 "hill_light": measure.hill_tail_index_top5(x_l), "samples": n}),))
+                 "hill_light": measure.hill_tail_index_top5(x_l), "samples": n,
+                 "bootstrap_nonfinite": boot.nonfinite, "bootstrap_resamples": boot.n_boot}),))
 
 
 @claim(
     statement="at initialisation the stochastic-gradient noise has a heavier tail (smaller "
               "Hill index) for 8 layers than for 2 (Setting 1 data), over model seeds",
     source="Ahn et al. Fig. 8, Section 4.2",
-    theory={"heavy": GAUSS_L8, "light": GAUSS_L2, "source": _depth_noise},
-    control={"heavy": GAUSS_L2, "light": GAUSS_L8, "source": _depth_noise},
+    theory={"heavy": GAUSS_L8, "light": GAUSS_L2, "source": _depth_noise, "design": None},
+    control={"heavy": GAUSS_L2, "light": GAUSS_L8, "source": _depth_noise, "design": None},
     control_description="the opposite ordering: 2 layers heavier than 8",
-    notes="Decided over model seeds by the interval rule (one seed is no finding). Quick "
-          "runs a smoke budget (4 seeds, few samples, batch 200); --profile ci measures it "
-          "with 6 seeds at the authors' batch 1000, and whether that interval excludes 0 "
-          "depends on the seed spread, which ci reports; thorough runs 1000 seeds x the "
-          "authors' 10 000 samples (unmeasured). See details.per_seed and hill_heavy_light.",
-    positive=Positive({"seed": 0}, "the same seed-level check on synthetic noise with a "
-                      "known tail: Pareto(3) norms against chi_150 norms, same sample counts",
+    notes="Decided over model seeds by the interval rule (one seed is no finding). The "
+          "design comes from a power calculation (DEPTH_MIN_TOP): quick's smoke budget "
+          "(4 seeds x 120 samples at batch 200, a Hill index on 6 points) has no power and "
+          "is reported as not measured; --profile ci measures it (6 seeds x 1000 samples at "
+          "the authors' batch 1000, g_full from 1e5 prompts) and is expected to hold there, "
+          "as the paper's Fig. 8 states; thorough runs 1000 seeds x the authors' 10 000 "
+          "samples (a GPU run). The positive control is the same check at ci's design on "
+          "Pareto norms with a factor-2 gap in the tail index.",
+    positive=Positive({"seed": 0}, "the same seed-level check at ci's design (6 seeds x "
+                      "1000 samples) on Pareto norms with tail indices 3 and 6 (a factor-2 "
+                      "gap in the Hill index, twice the smallest ci resolves)",
                       theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
-                              "source": synthetic_noise}),
+                              "source": synthetic_noise, "design": "ci"}),
     **_slow("inconclusive"),
 )
 def check_heavy_tailed_noise_depth(params: dict, ctx: Context, *, heavy: tuple[str, int],
-                                   light: tuple[str, int], source: NoiseSource) -> Evidence:
+                                   light: tuple[str, int], source: NoiseSource,
+                                   design: str | None = None) -> Evidence:
     """Over model seeds: per seed, log(Hill(heavy) / Hill(light)); Student-t over seeds (the
-    estimator noise of each seed is part of the seed spread)."""
-    seeds = ctx.size(nl.SIZES, "depth_seeds")
-    per_seed, hills = [], []
+    estimator noise of each seed is part of the seed spread).  ``design``: the profile
+    whose seed and sample counts to use (None: the context's)."""
+    seeds = (ctx.size(nl.SIZES, "depth_seeds") if design is None
+             else nl.SIZES.at("depth_seeds", design))
+    samples = (ctx.size(nl.SIZES, "depth_noise") if design is None
+               else nl.SIZES.at("depth_noise", design))["samples"]
+    label = f"{heavy[0]} L={heavy[1]} vs {light[0]} L={light[1]}"
+    name = "log Hill ratio over seeds, heavy / light case"
+    if samples // 20 < DEPTH_MIN_TOP:  # decided by the design, before any sample is drawn
+        return Evidence((Part.unmeasured(
+            name, 0.0, f"{label}: a Hill index on {samples // 20} top points of {samples} "
+            f"samples (< {DEPTH_MIN_TOP}: no power, see DEPTH_MIN_TOP); --profile ci "
+            "measures it"),), {"cases": label, "samples": samples})
+    per_seed, hills, top = [], [], []
     for k in range(seeds):
-        x_h = source(*heavy, params["seed"] + k, ctx)
-        x_l = source(*light, params["seed"] + k, ctx)
+        x_h = source(*heavy, params["seed"] + k, ctx, design)
+        x_l = source(*light, params["seed"] + k, ctx, design)
         hills.append((measure.hill_tail_index_top5(x_h), measure.hill_tail_index_top5(x_l)))
         per_seed.append(math.log(hills[-1][0] / hills[-1][1]))
-    label = f"{heavy[0]} L={heavy[1]} vs {light[0]} L={light[1]}"
+        top.append(min(len(x_h), len(x_l)) // 20)
+    if min(top) < DEPTH_MIN_TOP:  # a source that returned fewer samples than the design
+        return Evidence((Part.unmeasured(
+            name, 0.0, f"{label}: a Hill index on {min(top)} top points (< {DEPTH_MIN_TOP}: "
+            "no power, see DEPTH_MIN_TOP); --profile ci measures it"),),
+            {"cases": label, "hill_heavy_light": hills})
     return Evidence((signed_over_seeds(
-        "log Hill ratio over seeds, heavy / light case", -np.array(per_seed),
+        name, -np.array(per_seed),
         f"{label}: per model seed, log Hill(heavy) / Hill(light) (top 5 %); claim < 0 "
         "(heavier tail), Student-t over seeds (99 %)",
-        details={"cases": label, "hill_heavy_light": hills}),))
+        details={"cases": label, "hill_heavy_light": hills, "top_points": min(top)}),))
 
 
 # ---------------------------------------------------------------------- condition numbers
