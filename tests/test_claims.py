@@ -14,11 +14,26 @@ from verify.runner import run_claim
 
 CLAIMS = {c.id: c for p in implemented() for c in claims_for(p)}
 
+SMOKE: dict = {}  # claim id -> its smoke-size result, reused by the other-seeds test
 
-@pytest.mark.parametrize("claim_id", list(CLAIMS))
+# Known defects, listed rather than hidden: each is an open finding of a row issue, and the
+# test fails (strict xfail) the day the defect is fixed, so the entry must then go.
+KNOWN_DEFECTS = {
+    "cooccurrence.phase2_margins": (
+        "the negative control is not rejected at the test profile: the onset allowance (the "
+        "reduction's G(0) spread) is wider at smoke size than the uniform-attention "
+        "control's shift, and it is computed under each theory, so check and control get "
+        "different allowances (issue 20, open)"),
+}
+
+
+@pytest.mark.parametrize("claim_id", [
+    pytest.param(cid, marks=pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
+    if cid in KNOWN_DEFECTS else cid for cid in CLAIMS])
 def test_claim_at_smoke_size(claim_id):
     claim = CLAIMS[claim_id]
     result = run_claim(claim, "test", Context(profile="test"))
+    SMOKE[claim_id] = result
     assert result.outcome != "error", result.error_message
     assert result.control_error is None, result.control_error
     assert result.positive_error is None, result.positive_error
@@ -77,7 +92,7 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
     """``--seed`` moves every simulation seed and hypothesis's draws; a fast claim that
     holds with margin at the registered seed holds at two others too."""
     claim = CLAIMS[claim_id]
-    first = run_claim(claim, "test", Context(profile="test"))
+    first = SMOKE.get(claim_id) or run_claim(claim, "test", Context(profile="test"))
     if not _holds_with_margin(first):
         pytest.skip(f"{claim_id} does not hold with margin at seed 0 ({first.outcome})")
     for seed in (1, 2):
