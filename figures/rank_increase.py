@@ -169,7 +169,9 @@ def rank(out: Path, ctx: Context) -> list[Path]:
     ax = axes[0, 1]
     ax.step(full.tau[j], rk, where="post", color=COLORS["sim"], label="rank ΔW_K W_Q^T")
     ax.step(full.tau[j], rv, where="post", color=COLORS["sim2"], label="rank ΔW_V W_O^T")
-    ax.axvline(float(tr.first_jump_time_full(full.grad_M, full.grad_P)), color="k", lw=0.8,
+    X, Y = nr.full_head_data(full.config)
+    G_M, G_P = tr.full_head_gradients(X, Y, np.zeros((d, d)), np.zeros((d, d)))
+    ax.axvline(float(tr.first_jump_time_full(G_M, G_P)), color="k", lw=0.8,
                ls="--", label="1/σ_max(∂g/∂P(0))")
     ax.set_title(f"(b) full head, GD α = {full.config.alphas[j]:g}")
     ax.set_xlabel("rescaled time τ")

@@ -7,7 +7,7 @@ leading axis, one member per initialisation scale α of the ladder):
   (:func:`theory.rank_increase.quadratic_loss`; our three-coordinate worked example);
   params ``u``, ``v`` [p].
 * ``head``: the diagonal softmax head of the paper's Figs. 2-3 toy (our stand-in data and
-  teacher, :func:`theory.rank_increase.teacher_toy`), ``w = (κ | ν)``, ``u = (w_K, w_V)``,
+  teacher, :func:`teacher_toy`), ``w = (κ | ν)``, ``u = (w_K, w_V)``,
   ``v = (w_Q, w_O)``; params ``u``, ``v`` [2d].
 * full head (our non-diagonal bridge test): ``W_K, W_Q, W_V, W_O`` [d, d],
   ``f = softmax(X W_K W_Qᵀ Xᵀ) X W_V W_Oᵀ``.
@@ -15,7 +15,8 @@ leading axis, one member per initialisation scale α of the ladder):
 Time is gradient-flow time ``t = lr·steps``; rescaled time is ``τ = t/log(1/α)`` per member.
 Plain GD with step η follows the flow up to O(η): the escape rate of a coordinate is
 ``log(1 + η|γ|)/η = |γ|(1 - η|γ|/2 + ...)``, so jump times shift by a relative
-``≈ η|γ|/2`` (:func:`gd_time_shift`), which the claims carry in their error model.
+``≈ η|γ|/2`` (:func:`theory.rank_increase.gd_escape_rate`), which the claims carry in
+their predictions.
 
 The log form of the flow (:func:`theory.rank_increase.log_flow`) is integrated with
 :func:`numerics.ode.integrate` for quadratics (LSODA; Radau when LSODA returns NaN, which it
@@ -53,6 +54,7 @@ __all__ = [
     "FIG2_ALPHAS",
     "HEAD",
     "HEAD_INIT",
+    "P_NONNORMAL",
     "QUAD",
     "QUAD_INIT",
     "SIZES",
@@ -68,8 +70,8 @@ __all__ = [
     "active_count",
     "default_init",
     "diagonal_head",
+    "full_head_data",
     "full_head_loss_torch",
-    "gd_time_shift",
     "head_loss_torch",
     "head_problem",
     "jump_times",
@@ -85,11 +87,13 @@ __all__ = [
     "stable_rank",
     "stable_rank_from_singular_values",
     "standard_full_head",
+    "standard_full_head_nonnormal",
     "standard_imbalance_run",
     "standard_ladder",
     "standard_log_flow",
     "standard_perturbations",
     "standard_scale_sweep",
+    "teacher_toy",
     "three_coordinate_problem",
     "torch_loss",
 ]
@@ -140,10 +144,34 @@ def head_problem(**kw) -> Problem:
     return Problem("head", **kw)
 
 
+def teacher_toy(n: int = 16, N: int = 4, d: int = 3, seed: int = 0) -> np.ndarray:
+    """X of our stand-in for the Figs. 2-3 toy (d = 3, N = 4, n = 16; with the teacher κ* =
+    (2, 0, 0), ν* = (1, 0.5, 0): KQ rank 1, VO rank 2, so three stages):
+    ``numpy.random.default_rng(seed).standard_normal((n, N, d))``."""
+    for name, val in (("n", n), ("N", N), ("d", d)):
+        if int(val) != val or val < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {val}")
+    return np.random.default_rng(seed).standard_normal((n, N, d))
+
+
+def _head_data(problem: Problem, P_star=None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y) of a head problem, labels from the simulation's own forward pass (torch):
+    Y_n = softmax(X_n M* X_nᵀ) X_n P* with M* = diag κ*, P* = diag ν* unless ``P_star``
+    (a full d×d teacher VO matrix) is given.  The theory's head loss is not used here, so a
+    slip in it cannot move the simulations' data."""
+    X = teacher_toy(problem.n, problem.N, problem.d, problem.seed)
+    Xt = torch.tensor(X, dtype=DTYPE)
+    M = torch.diag(torch.tensor(problem.kappa_star, dtype=DTYPE))
+    P = (torch.tensor(P_star, dtype=DTYPE) if P_star is not None and len(P_star)
+         else torch.diag(torch.tensor(problem.nu_star, dtype=DTYPE)))
+    A = torch.softmax(Xt @ M @ Xt.transpose(1, 2), dim=-1)
+    return X, (A @ Xt @ P).numpy()
+
+
 def diagonal_head(problem: Problem) -> theory.HeadProblem:
-    """The theory's :class:`~theory.rank_increase.HeadProblem` of a ``head`` problem."""
-    X = theory.teacher_toy(problem.n, problem.N, problem.d, problem.seed,
-                           problem.kappa_star, problem.nu_star)
+    """The theory's :class:`~theory.rank_increase.HeadProblem` of a ``head`` problem (its
+    loss and analytic gradient, for Algorithm 1 and the exact log-form flow)."""
+    X = teacher_toy(problem.n, problem.N, problem.d, problem.seed)
     return theory.diagonal_head_problem(X, problem.kappa_star, problem.nu_star)
 
 
@@ -211,9 +239,9 @@ def torch_loss(problem: Problem, device) -> Callable:
     if problem.kind == "quadratic":
         return quadratic_loss_torch(torch.tensor(problem.H, dtype=DTYPE, device=device),
                                     torch.tensor(problem.beta, dtype=DTYPE, device=device))
-    hp = diagonal_head(problem)
-    return head_loss_torch(torch.tensor(hp.X, dtype=DTYPE, device=device),
-                           torch.tensor(hp.Y, dtype=DTYPE, device=device))
+    X, Y = _head_data(problem)
+    return head_loss_torch(torch.tensor(X, dtype=DTYPE, device=device),
+                           torch.tensor(Y, dtype=DTYPE, device=device))
 
 
 def default_init(p: int, seed: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -257,7 +285,8 @@ class LadderConfig:
 @dataclass(frozen=True)
 class LadderRun:
     """``time`` [T] (t = lr·step), ``tau`` [K, T], ``loss`` [K, T], ``w`` [K, T, p],
-    ``imbalance`` [K, T, p] (u² - v², computed as (u-v)(u+v)), ``b`` [K, T, p] clocks (log|u+v| - log|u0+v0|)/L."""
+    ``imbalance`` [K, T, p] (u² - v², computed as (u-v)(u+v)), ``s`` [K, T, p] = u + v (so
+    u = (s + I/s)/2 and v = (s - I/s)/2 with I the imbalance)."""
 
     config: LadderConfig
     time: np.ndarray
@@ -265,7 +294,7 @@ class LadderRun:
     loss: np.ndarray
     w: np.ndarray
     imbalance: np.ndarray
-    b: np.ndarray
+    s: np.ndarray
     alphas: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
@@ -290,19 +319,10 @@ def run_ladder(config: LadderConfig, *, device: str = "cpu") -> LadderRun:
     )
     L = np.log(1 / np.asarray(config.alphas))[:, None]
     time = traj.time[0].cpu().numpy()
-    s = traj.observables["s"].cpu().numpy()
-    s0 = np.log(np.abs(np.asarray(config.alphas)[:, None] * (np.asarray(config.u0)
-                                                             + np.asarray(config.v0))))
-    b = (np.log(np.abs(s)) - s0[:, None, :]) / L[:, :, None]
     return LadderRun(config, time, time[None, :] / L, traj.loss.cpu().numpy(),
                      traj.observables["w"].cpu().numpy(),
-                     traj.observables["imbalance"].cpu().numpy(), b,
-                     np.asarray(config.alphas))
-
-
-def gd_time_shift(jump_time: float, rate: float, lr: float) -> float:
-    """O(η) shift of a jump time under GD: escape rate log(1+η|γ|)/η vs |γ| (module doc)."""
-    return float(jump_time) * (1.0 / (1.0 - lr * abs(rate) / 2.0) - 1.0)
+                     traj.observables["imbalance"].cpu().numpy(),
+                     traj.observables["s"].cpu().numpy(), np.asarray(config.alphas))
 
 
 # ---------------------------------------------------------------------- log flow
@@ -433,7 +453,11 @@ def stable_rank(m: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- full head
 @dataclass(frozen=True)
 class FullHeadConfig:
-    """Full d×d head on the toy head's data from α θ_0 (θ_0 Gaussian, numpy seed ``seed``)."""
+    """Full d×d head on the toy head's data from α θ_0 (θ_0 Gaussian, numpy seed ``seed``).
+
+    ``P_star`` (rows of a d×d matrix) replaces the teacher's VO matrix diag ν* (a
+    non-normal teacher, whose gradient at 0 has distinct singular values, eigenvalues and
+    diagonal); empty: the diagonal toy teacher."""
 
     problem: Problem = field(default_factory=lambda: head_problem())
     alphas: tuple[float, ...] = (1e-3, 1e-6)
@@ -443,6 +467,7 @@ class FullHeadConfig:
     record_every: int = 10
     steps_override: int = 0
     optimizer: str = "sgd"
+    P_star: tuple[tuple[float, ...], ...] = ()
 
     @property
     def steps(self) -> int:
@@ -453,8 +478,9 @@ class FullHeadConfig:
 
 @dataclass(frozen=True)
 class FullHeadRun:
-    """``tau`` [K, T]; singular values ``sv_kq``, ``sv_vo`` [K, T, d] of ΔW_KW_Qᵀ, ΔW_VW_Oᵀ;
-    ``loss`` [K, T]; ``grad_M``, ``grad_P`` the gradients at θ = 0 (theory)."""
+    """``tau`` [K, T] (NaN for a member at α >= 1, where L = log(1/α) <= 0 leaves rescaled
+    time undefined); singular values ``sv_kq``, ``sv_vo`` [K, T, d] of ΔW_KW_Qᵀ, ΔW_VW_Oᵀ;
+    ``loss`` [K, T]."""
 
     config: FullHeadConfig
     time: np.ndarray
@@ -462,8 +488,11 @@ class FullHeadRun:
     loss: np.ndarray
     sv_kq: np.ndarray
     sv_vo: np.ndarray
-    grad_M: np.ndarray
-    grad_P: np.ndarray
+
+
+def full_head_data(config: FullHeadConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y) the full head of ``config`` trains on (the simulation's own labels)."""
+    return _head_data(config.problem, config.P_star)
 
 
 def full_head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
@@ -481,7 +510,7 @@ def full_head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
 @run_function("rank_increase.full_head")
 def run_full_head(config: FullHeadConfig, *, device: str = "cpu") -> FullHeadRun:
     """All α of the config stacked as members of one GD (or Adam) run of the full head."""
-    hp = diagonal_head(config.problem)
+    X, Y = full_head_data(config)
     d = config.problem.d
     rng = np.random.default_rng(config.seed)
     base = {k: rng.standard_normal((d, d)) for k in ("WK", "WQ", "WV", "WO")}
@@ -493,20 +522,23 @@ def run_full_head(config: FullHeadConfig, *, device: str = "cpu") -> FullHeadRun
     M0t, P0t = torch.tensor(M0, device=device), torch.tensor(P0, device=device)
     opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
     traj = train(
-        full_head_loss_torch(torch.tensor(hp.X, dtype=DTYPE, device=device),
-                             torch.tensor(hp.Y, dtype=DTYPE, device=device)),
+        full_head_loss_torch(torch.tensor(X, dtype=DTYPE, device=device),
+                             torch.tensor(Y, dtype=DTYPE, device=device)),
         params, TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
                             record_every=config.record_every),
         observables={"M": lambda p: p["WK"] @ p["WQ"].T, "P": lambda p: p["WV"] @ p["WO"].T},
     )
     M = (traj.observables["M"] - M0t[:, None]).cpu()
     P = (traj.observables["P"] - P0t[:, None]).cpu()
-    G_M, G_P = theory.full_head_gradients(hp.X, hp.Y, np.zeros((d, d)), np.zeros((d, d)))
     L = np.log(1 / alphas)[:, None]
     time = traj.time[0].cpu().numpy()
-    return FullHeadRun(config, time, time[None, :] / L, traj.loss.cpu().numpy(),
+    # rescaled time t/L exists only for alpha < 1 (L > 0); other members get NaN on purpose
+    tau = np.full((len(alphas), len(time)), np.nan)
+    small = L[:, 0] > 0
+    tau[small] = time[None, :] / L[small]
+    return FullHeadRun(config, time, tau, traj.loss.cpu().numpy(),
                        np.linalg.svd(M.numpy(), compute_uv=False),
-                       np.linalg.svd(P.numpy(), compute_uv=False), G_M, G_P)
+                       np.linalg.svd(P.numpy(), compute_uv=False))
 
 
 # ---------------------------------------------------------------------- perturbations
@@ -579,8 +611,12 @@ FIG2_ALPHAS = (1e-2, 1e-4, 1e-8, 1e-16, 1e-32)
 #   sizes are not known to us, so the GD rates and τ windows stay the quick ones (the claims
 #   carry the O(lr) shift exactly; a rate small against the Hessian, lr <= 1e-3/|Hessian of g|,
 #   would need millions of steps for the τ window at α = 1e-32).
-# * Adam ladder (head): lr 0.01 from the same α θ_0; thorough lr 1e-3 (the usual Adam rate of
-#   the experiments the reviewers asked about), one record per Δt = lr·record_every = 0.01.
+# * Adam ladder (head): lr 1e-3 (the Adam rate of the experiments the reviewers asked about)
+#   from the same α θ_0, α = 1e-2 ... 1e-4; Adam's steps move every parameter by ~lr whatever
+#   its gradient, so the run is sized in steps (1200 at quick: the loss is below 2 % of g(0)
+#   by then), one record every 10 steps.  ``tau_max`` only sets that step count here.
+# * Full head with a non-normal teacher VO matrix (the first-jump claim): the τ window covers
+#   the first escape (T_1 < 1) and its finite-α delay at α = 1e-2.
 # * One member per α; nothing is statistical over seeds (θ_0 fixed: the worked example's, and
 #   N(0, I) with numpy seed 1 for the head).
 # * Exact (log-form) flows: quadratic down to α = 1e-64, head down to 1e-24; deterministic
@@ -608,9 +644,8 @@ SIZES = SizeTable({
         "thorough": {"alphas": FIG2_ALPHAS, "lr": 0.01, "tau_max": 2.8, "record_every": 5},
     },
     "ladder_adam": {
-        "test": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 0.01, "tau_max": 0.6, "record_every": 2},
-        "quick": {"alphas": (1e-2, 1e-4, 1e-8), "lr": 0.01, "tau_max": 1.2, "record_every": 2},
-        "thorough": {"alphas": FIG2_ALPHAS, "lr": 1e-3, "tau_max": 1.2, "record_every": 10},
+        "test": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.065, "record_every": 10},
+        "quick": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.13, "record_every": 10},
     },
     "log_flow_quadratic": {
         "test": {"alphas": (1e-4, 1e-8, 1e-16, 1e-24), "tau_max": 58.0, "points": 11601},
@@ -626,6 +661,12 @@ SIZES = SizeTable({
         "test": {"alphas": (1e-2, 1e-3), "lr": 0.02, "record_every": 5},
         "quick": {"alphas": (1e-2, 1e-3, 1e-6), "lr": 0.01, "record_every": 5},
         "thorough": {"alphas": (1e-2, 1e-3, 1e-6, 1e-12), "lr": 0.01, "record_every": 5},
+    },
+    "full_head_nonnormal": {
+        "test": {"alphas": (1e-2, 1e-3), "lr": 0.02, "tau_max": 1.6, "record_every": 5},
+        "quick": {"alphas": (1e-2, 1e-3, 1e-6), "lr": 0.01, "tau_max": 1.6, "record_every": 5},
+        "thorough": {"alphas": (1e-2, 1e-3, 1e-6, 1e-12), "lr": 0.01, "tau_max": 1.6,
+                     "record_every": 5},
     },
     "scale_sweep": {
         "test": {"lr": 0.02, "steps_override": 400},
@@ -671,6 +712,16 @@ def standard_log_flow(name: str, profile: str = "quick") -> LogFlowConfig:
 def standard_full_head(profile: str = "quick") -> FullHeadConfig:
     """The full d×d head at ``profile`` (:data:`SIZES`)."""
     return FullHeadConfig(**SIZES.at("full_head", profile))
+
+
+#: The non-normal teacher VO matrix of the first-jump claim: its gradient at 0 has top
+#: singular value, spectral radius, largest diagonal entry and Frobenius norm far apart.
+P_NONNORMAL = ((0.0, 1.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.5))
+
+
+def standard_full_head_nonnormal(profile: str = "quick") -> FullHeadConfig:
+    """The full d×d head with the non-normal teacher :data:`P_NONNORMAL` (:data:`SIZES`)."""
+    return FullHeadConfig(P_star=P_NONNORMAL, **SIZES.at("full_head_nonnormal", profile))
 
 
 def standard_scale_sweep(profile: str = "quick") -> FullHeadConfig:

@@ -36,11 +36,12 @@ Choices made where the paper is ambiguous:
   losses it integrates ``ẇ = -2|w| ⊙ ∇g(w)`` in log coordinates from a seed of size 1e-10 and
   polishes the stationary point with Newton's method on the surviving support.
 * The diagonal softmax head (the paper's toy "attention head with diagonal weights" of
-  Figs. 2-3; the data, teacher and sizes are our stand-in, :func:`teacher_toy`) is provided as
+  Figs. 2-3; the data, teacher and sizes are our stand-in, drawn by the numerics) is provided as
   a *numeric* loss with an analytic gradient (:func:`diagonal_head_problem`): a sympy
   expression of the 16-sample toy is too slow to differentiate.  Its structural property
   (the KQ gradient vanishes at ``ν = 0``) is proved symbolically on a generic instance
-  (:func:`kq_gradient_at_zero_vo`).
+  (the KQ gradient at ν = 0, in :func:`equations`; its output is identically 0, so it
+  is private: the claims derive the identity from :func:`diagonal_head_loss_symbolic`).
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ __all__ = [
     "first_jump_time",
     "first_jump_time_full",
     "full_head_gradients",
+    "gd_escape_rate",
+    "gd_imbalance_factor",
     "imbalance",
     "incremental_stages",
-    "kq_gradient_at_zero_vo",
     "log_coordinates",
     "log_flow",
     "log_weight",
@@ -81,7 +83,6 @@ __all__ = [
     "quadratic_stages",
     "quadratic_value",
     "staircase",
-    "teacher_toy",
     "three_coordinate_example",
     "two_coordinate_jump_times",
     "weights_from_log",
@@ -193,12 +194,40 @@ def _sign(x) -> int:
     return 1 if x > 0 else (-1 if x < 0 else 0)
 
 
+def gd_escape_rate(gamma, lr: float):
+    """Clock rate of gradient descent with step ``lr`` on a coordinate with gradient γ.
+
+    Under GD, ``s' = (1 - lr γ) s`` and ``r' = (1 + lr γ) r`` exactly (s = u + v, r = u - v;
+    our derivation), so the growing one of |s|, |r| gains a factor ``1 + lr|γ|`` per step
+    and the clock moves at ``sign(γ) log(1 + lr|γ|)/lr`` per unit time ``t = lr·steps``
+    (γ itself at ``lr = 0``, the gradient flow).  Floats or arrays; sign-preserving.
+    """
+    if not lr >= 0:
+        raise ValueError(f"lr must be >= 0, got {lr}")
+    g = np.asarray(gamma, dtype=float)
+    if not lr:
+        return g
+    return np.sign(g) * np.log1p(lr * np.abs(g)) / lr
+
+
+def gd_imbalance_factor(gamma, lr: float):
+    """Per-step factor of the imbalance u² - v² under GD with step ``lr``: ``1 - lr² γ²``.
+
+    ``u' = u - lr γ v``, ``v' = v - lr γ u`` give ``(u' - v')(u' + v') = (1 + lr γ)(1 - lr γ)
+    (u - v)(u + v)`` exactly (our derivation; at ``lr = 0`` the flow conserves it,
+    :func:`imbalance`).  Floats or arrays.
+    """
+    if not lr >= 0:
+        raise ValueError(f"lr must be >= 0, got {lr}")
+    g = np.asarray(gamma, dtype=float)
+    return 1.0 - (lr * g) ** 2
+
+
 def _gd_rates(gamma, lr: float):
-    """Clock rates of GD with step lr: the growing factor of s or r is 1 + lr|γ| per step,
-    so the clock moves at sign(γ)·log(1 + lr|γ|)/lr per unit time (γ at lr = 0)."""
+    """Clock rates of GD with step lr (:func:`gd_escape_rate`), a list; γ itself at lr = 0."""
     if not lr:
         return gamma
-    return [float(np.sign(float(g)) * np.log1p(lr * abs(float(g))) / lr) for g in gamma]
+    return [float(x) for x in gd_escape_rate([float(g) for g in gamma], lr)]
 
 
 def _escape_times(gamma, b, inactive, is_zero) -> dict[int, object]:
@@ -772,20 +801,8 @@ def _head_eval(X, Y, w) -> tuple[float, np.ndarray]:
     return loss, np.concatenate([g_kappa, g_nu])
 
 
-def teacher_toy(n: int = 16, N: int = 4, d: int = 3, seed: int = 0,
-                kappa_star=(2.0, 0.0, 0.0), nu_star=(1.0, 0.5, 0.0)) -> np.ndarray:
-    """X of our stand-in for the Figs. 2-3 toy (d = 3, N = 4, n = 16, teacher κ* = (2, 0, 0),
-    ν* = (1, 0.5, 0): KQ rank 1, VO rank 2, so three stages): ``numpy.random.default_rng(seed).standard_normal((n, N, d))``."""
-    for name, val in (("n", n), ("N", N), ("d", d)):
-        if int(val) != val or val < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {val}")
-    if len(kappa_star) != d or len(nu_star) != d:
-        raise ValueError(f"kappa_star and nu_star must have length d={d}")
-    return np.random.default_rng(seed).standard_normal((n, N, d))
-
-
 def diagonal_head_problem(X, kappa_star, nu_star) -> HeadProblem:
-    """The teacher problem of the toy (:func:`teacher_toy`): Y_n = softmax(X_n diag κ* X_nᵀ) X_n diag ν*."""
+    """The teacher problem of the toy (data X from the simulation side): Y_n = softmax(X_n diag κ* X_nᵀ) X_n diag ν*."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (n, N, d), got {X.shape}")
@@ -839,7 +856,7 @@ def diagonal_head_loss_symbolic(N: int = 2, d: int = 2, value_skip: bool = False
     return sum(r**2 for r in R) / 2, kappa, nu
 
 
-def kq_gradient_at_zero_vo(N: int = 2, d: int = 2, value_skip: bool = False) -> tuple[sp.Expr, ...]:
+def _kq_gradient_at_zero_vo(N: int = 2, d: int = 2, value_skip: bool = False) -> tuple[sp.Expr, ...]:
     """∂g/∂κ_i at ν = 0, simplified: identically 0 (our derivation of
     "why VO comes first": with W_V W_Oᵀ = 0 the head's output is 0 whatever the KQ values)."""
     g, kappa, nu = diagonal_head_loss_symbolic(N, d, value_skip)
@@ -874,7 +891,7 @@ def equations() -> list[Equation]:
         Equation("two-coordinate T_1", T1, two),
         Equation("two-coordinate T_2 (beta2 > rho beta1)", up, two),
         Equation("two-coordinate T_2 (beta2 < rho beta1)", down, two),
-        Equation("KQ gradient at nu = 0 (N = d = 2)", sp.Tuple(*kq_gradient_at_zero_vo()),
+        Equation("KQ gradient at nu = 0 (N = d = 2)", sp.Tuple(*_kq_gradient_at_zero_vo()),
                  "our derivation of 'why VO comes first' (must be 0)"),
     ]
     table = "our three-coordinate worked example (Algorithm 1, exact rationals)"

@@ -4,7 +4,7 @@ rank increase* (NeurIPS 2023): the ``rank_increase`` row.
 Each claim is declared on its check function with :func:`verify.claims.claim`: ``theory`` is
 the paper's (:data:`PAPER_THEORY`), ``control`` a near-miss wrong theory (memoryless clocks,
 no switch-off in stage (B), a 2% wrong stationary point, Euclidean instead of sup-norm first
-jump, the swapped invariant u² + v², a value path with a skip, lazy all-at-once switch-on), so
+jump, the swapped invariant u² + v², the lazy/NTK limit of the learned update), so
 the control runs the same function by construction; the check never asks which theory it
 got.  Predictions come from :mod:`theory.rank_increase` at call time.  The paper's full text
 was not available to us: Algorithm 1, the limit theorem and the assumptions are our
@@ -28,7 +28,9 @@ losses.  Richardson extrapolation in 1/L, L = log(1/α), uses the two smallest �
 evenly spaced in L; its error bar is the change of the extrapolation when the pair moves one
 rung up (the O(1/L²) remainder) plus the τ-grid resolution.  GD parts add the O(lr) shift of
 T_k to the prediction, computed by running Algorithm 1 at the GD clock rates
-log(1 + lr|γ|)/lr (exact for s' = (1 - lr g) s).
+log(1 + lr|γ|)/lr (:func:`theory.rank_increase.gd_escape_rate`, exact for s' = (1 - lr g) s).
+Clocks and the staircase's L1 distance are Richardson-extrapolated the same way, at fixed τ
+inside each plateau (the exact flows share one τ grid across α).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from verify.claims import (
     combine,
     declared,
 )
+from verify.error_models import identically_zero
 
 __all__ = ["MEMORYLESS", "PAPER_THEORY", "Theory", "check_jump_times", "claims"]
 
@@ -65,14 +68,13 @@ def _pinned(*examples):
 
 
 # ---------------------------------------------------------------------- theories
-def _lazy_switch_on(problem: nr.Problem, stages) -> int:
-    """Lazy/NTK-style near-miss: every coordinate with a non-zero gradient at 0 switches on."""
-    g0 = nr.problem_gradient(problem)(np.zeros(problem.p))
-    return int(np.sum(np.abs(g0) > 1e-12 * max(1.0, float(np.max(np.abs(g0))))))
+def _support(stage, lo: int = 0, hi: int | None = None) -> int:
+    """Number of non-zero entries of a stage's plateau w^k in coordinates lo..hi-1."""
+    return sum(1 for x in stage.plateau[lo:hi] if float(x) != 0)
 
 
-def _greedy_switch_on(problem: nr.Problem, stages) -> int:
-    """Algorithm 1: the number of coordinates switched on together at one jump (max)."""
+def _max_added(stages) -> int:
+    """Largest number of coordinates switched on together at one jump of the stages."""
     prev: set[int] = set()
     most = 0
     for s in stages:
@@ -80,6 +82,25 @@ def _greedy_switch_on(problem: nr.Problem, stages) -> int:
         most = max(most, len(now - prev))
         prev = now
     return most
+
+
+def _block_stable_ranks(plateau, d: int) -> tuple[float, float]:
+    """Stable ranks of diag(KQ block) and diag(VO block) of a head plateau w = (κ | ν)."""
+    w = np.array([float(x) for x in plateau])
+    return tuple(float(nr.stable_rank(np.diag(b))) for b in (w[:d], w[d:]))
+
+
+def _plateau_stable_rank(stages, tau_end: float, d: int, G_M, G_P) -> tuple[float, float]:
+    """The small-init limit: the stable ranks of Algorithm 1's plateau at ``tau_end``."""
+    k = sum(1 for s in stages if float(s.jump_time) <= tau_end)
+    if k == 0:
+        return 0.0, 0.0
+    return _block_stable_ranks(stages[k - 1].plateau, d)
+
+
+def _lazy_stable_rank(stages, tau_end: float, d: int, G_M, G_P) -> tuple[float, float]:
+    """Lazy/NTK near miss: the update keeps the direction of the first gradient, -G(0)."""
+    return tuple(float(nr.stable_rank(np.asarray(G, float))) for G in (G_M, G_P))
 
 
 def _l2_first_jump(gradient) -> sp.Expr:
@@ -93,6 +114,17 @@ def _frobenius_first_jump(*gradients) -> sp.Expr:
     return sp.oo if n == 0 else sp.Float(1 / n)
 
 
+def _declared_invariant(system, i: int):
+    """The invariant diagonal_flow declares for coordinate i."""
+    return system.invariants[f"imbalance_{i}"]
+
+
+def _swapped_invariant(system, i: int):
+    p = len(system.state) // 2
+    u, v = system.state[i], system.state[p + i]
+    return u**2 + v**2
+
+
 @dataclass(frozen=True)
 class Theory:
     """What a check asks of a theory.  ``PAPER_THEORY`` uses theory.rank_increase as is."""
@@ -104,9 +136,9 @@ class Theory:
     first_jump: Callable = tr.first_jump_time
     first_jump_full: Callable = tr.first_jump_time_full
     invariant: Callable = staticmethod(tr.imbalance)
-    value_skip: bool = False
-    switch_on: Callable = _greedy_switch_on
-    scale_trend: float = 1.0  # sign of d(stable rank)/d(init scale): +1 incremental, 0 lazy
+    system_invariant: Callable = staticmethod(_declared_invariant)
+    limit_stable_rank: Callable = staticmethod(_plateau_stable_rank)
+    scale_trend: float = 1.0  # sign of the trend of |sr - limit| with the init scale
 
     def stages(self, problem: nr.Problem, lr: float = 0.0) -> tuple[tr.Stage, ...]:
         return nr.problem_stages(problem, clock_memory=self.clock_memory,
@@ -115,9 +147,6 @@ class Theory:
     def plateau(self, stage: tr.Stage) -> np.ndarray:
         return self.plateau_scale * np.array([float(x) for x in stage.plateau])
 
-    def kq_gradient(self, N: int, d: int) -> tuple[sp.Expr, ...]:
-        return tr.kq_gradient_at_zero_vo(N, d, value_skip=self.value_skip)
-
 
 PAPER_THEORY = Theory("paper")
 MEMORYLESS = Theory("memoryless clocks", clock_memory=False)
@@ -125,11 +154,10 @@ UNCONSTRAINED = Theory("no switch-off (unconstrained stage B)", sign_constrained
 SHIFTED_PLATEAU = Theory("stationary points scaled by 1.02", plateau_scale=1.02)
 EUCLIDEAN_JUMP = Theory("first jump 1/||grad||_2, 1/||G||_F", first_jump=_l2_first_jump,
                         first_jump_full=_frobenius_first_jump)
-SWAPPED_INVARIANT = Theory("u^2 + v^2 conserved", invariant=staticmethod(lambda u, v: u**2 + v**2))
-VALUE_SKIP = Theory("value path with a skip (W_V W_O^T = I + diag nu)", value_skip=True)
-LAZY = Theory("lazy: all coordinates with a gradient switch on together",
-              switch_on=_lazy_switch_on)
-SCALE_FREE = Theory("lazy/NTK: the learned update does not depend on the init scale",
+SWAPPED_INVARIANT = Theory("u^2 + v^2 conserved", invariant=staticmethod(lambda u, v: u**2 + v**2),
+                           system_invariant=staticmethod(_swapped_invariant))
+SCALE_FREE = Theory("lazy/NTK: the update keeps the first gradient's direction, whatever "
+                    "the init scale", limit_stable_rank=staticmethod(_lazy_stable_rank),
                     scale_trend=0.0)
 
 
@@ -169,13 +197,6 @@ def _richardson(L: np.ndarray, T: np.ndarray, dtau: float) -> tuple[float, float
     return float(est), float(bar)
 
 
-def _rate_max(problem: nr.Problem, stages) -> float:
-    """max |∇g| over the plateaus 0..K (the escape rates that set the O(lr) GD shift)."""
-    g = nr.problem_gradient(problem)
-    pts = [np.zeros(problem.p)] + [np.array([float(x) for x in s.plateau]) for s in stages]
-    return max(float(np.max(np.abs(g(w)))) for w in pts)
-
-
 # ---------------------------------------------------------------------- 1. Algorithm 1 tables
 TABLE_THREE_COORDINATE = {  # our three-coordinate worked example (Algorithm 1, exact)
     "T": (sp.Rational(40, 29), sp.Rational(185, 94), sp.Rational(185, 36), sp.Rational(595, 12)),
@@ -210,23 +231,53 @@ def _events(stages) -> tuple:
     return tuple((s.coordinate, s.sign, s.deactivated) for s in stages)
 
 
+_TWO_COORDINATE = ((1, (3, 5), (3, 10)), (1, (1, 5), (1, 2)), (2, (-1, 1), (-1, 5)),
+                   ((7, 10), (1, 2), (5, 7)), (1, (-9, 10), (3, 5)))
+
+
 @claim(
     statement="Algorithm 1 reproduces the exact three-coordinate table of our worked example "
-              "(switch-off, sign-flipped re-entry) and the toy-head reference table; "
-              "quadratic_stages and incremental_stages agree on quadratics",
+              "(switch-off, sign-flipped re-entry), the two-coordinate closed form and the "
+              "toy-head reference table; quadratic_stages and incremental_stages agree on "
+              "quadratics",
     source="the paper's Algorithm 1 (our reconstruction); our three-coordinate worked "
-           "example and toy-head table",
-    kind="published-number",
+           "example (exact rationals, re-derived independently), our two-coordinate closed "
+           "form and toy-head table",
+    kind="symbolic",
     strategy=_random_quadratic(),
     theory={"theory": PAPER_THEORY},
     control={"theory": MEMORYLESS},
     control_description=MEMORYLESS.name + ": clocks restart at 0 after every jump",
     examples=(Example({"kind": "three_coordinate"},
                       via="worked example with switch-off and sign-flipped re-entry"),
+              Example({"kind": "two_coordinate"},
+                      via="the two-coordinate closed form, both signs of the second entry"),
               Example({"kind": "head"}, via="the toy head of Figs. 2-3 (our stand-in)")),
+    notes="The references are ours, not the paper's (its text was not available): the "
+          "three-coordinate table in exact rationals and the toy-head table printed to 5 "
+          "decimals.  The toy-head table's printed plateau losses are not pinned: its "
+          "first-plateau loss is one printed unit off the loss of its own printed plateau, "
+          "so the loss part compares Stage.loss with g at the printed plateau instead.",
 )
 def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     kind = params["kind"]
+    if kind == "two_coordinate":
+        worst_T, branches = 0.0, set()
+        for b1, b2, r in _TWO_COORDINATE:
+            beta1, beta2, rho = (sp.Rational(*x) if isinstance(x, tuple) else sp.Integer(x)
+                                 for x in (b1, b2, r))
+            closed = tr.two_coordinate_jump_times(beta1, beta2, rho)
+            stages = theory.stages(nr.quadratic_problem([[1, rho], [rho, 1]], [beta1, beta2]))
+            alg = [s.jump_time for s in stages] + [sp.oo] * 2
+            branches.add(bool(beta2 > rho * beta1))
+            for c, a in zip(closed, alg[:2], strict=True):
+                diff = 0.0 if c == a else (math.inf if sp.oo in (c, a) else abs(float(c - a)))
+                worst_T = max(worst_T, diff)
+        return Evidence((Part(
+            "two_coordinate_closed_form", 0.0, worst_T, worst_T, 0.0,
+            "exact rationals: T_1 = 1/beta1 and both branches of T_2 (our derivation) must "
+            "equal Algorithm 1's jump times exactly", details={"branches": sorted(branches)}),),
+            {"cases": len(_TWO_COORDINATE)})
     if kind == "random":
         prob = _random_problem(params["p"], params["seed"])
         exact = theory.stages(prob)
@@ -269,25 +320,28 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
     stages = theory.stages(HEAD)
     ref = TABLE_TOY_HEAD
     half_ulp = 5e-6  # the table prints 5 decimals: rounding error <= 0.5e-5
-    # The reference table comes from an independent numerical Algorithm 1 (stage (B) by
-    # LSODA, seeds eps = 1e-6 and 1e-10) whose integration error was not stated: 1e-6 for
-    # that.  Our stages are exact to ~1e-12, so the 1e-6 is spent on the table's numbers, not
-    # ours: its first-plateau loss is one printed unit off beyond rounding.
-    table_precision = 1e-6
     dT = max((abs(float(s.jump_time) - t) for s, t in zip(stages, ref["T"], strict=False)),
              default=math.inf)
     dw = max((float(np.max(np.abs(np.array(s.plateau, float) - np.array(w))))
               for s, w in zip(stages, ref["w"], strict=False)), default=math.inf)
-    dl = max((abs(float(s.loss) - x) for s, x in zip(stages, ref["loss"], strict=False)),
-             default=math.inf)
+    # Stage.loss against g at the printed plateau: by the mean-value theorem the two differ by
+    # at most sum_i |dg/dw_i| * 5e-6 over the rounded (non-zero) printed entries, gradient at
+    # the printed point (to first order; the plateau is stationary on its support)
+    loss, grad = nr.problem_loss(HEAD), nr.problem_gradient(HEAD)
+    dl, tol_l = 0.0, 0.0
+    for s, w in zip(stages, ref["w"], strict=False):
+        wp = np.array(w, dtype=float)
+        dl = max(dl, abs(float(s.loss) - loss(wp)))
+        rounded = wp != 0  # off the support the table's zeros are exact
+        tol_l = max(tol_l, float(np.sum(np.abs(grad(wp)[rounded]))) * half_ulp + 1e-12)
     ev_err = float(_events(stages) != ref["events"]) + abs(len(stages) - len(ref["T"]))
-    model = ("the reference table prints 5 decimals: rounding <= 5e-6; + 1e-6 for its own "
-             "numerical stage (B) (LSODA, error not stated); our stages are exact to ~1e-12")
-    tol = half_ulp + table_precision
+    model = "the reference table prints 5 decimals: rounding <= 5e-6 (our stages are exact to ~1e-12)"
     return Evidence((
-        Part("table32_jump_times", 0.0, dT, dT, tol, model),
-        Part("table32_plateaus", 0.0, dw, dw, tol, model),
-        Part("table32_losses", 0.0, dl, dl, tol, model,
+        Part("table32_jump_times", 0.0, dT, dT, half_ulp, model),
+        Part("table32_plateaus", 0.0, dw, dw, half_ulp, model),
+        Part("table32_losses", 0.0, dl, dl, tol_l,
+             "Stage.loss vs g at the printed plateau: <= sum over the rounded entries of "
+             "|grad g| x 5e-6 (mean-value bound, first order) + 1e-12 float",
              details={"losses": [float(s.loss) for s in stages], "printed": list(ref["loss"])}),
         Part("table32_events", 0.0, ev_err, ev_err, 0.0,
              "integer: (coordinate, sign, switched-off) sequence must equal the table's"),
@@ -444,11 +498,31 @@ _EX_CLOCK = (Example({"problem": "quadratic"}, via="worked example (switch-off, 
              Example({"problem": "head"}, via="the toy head of Figs. 2-3"))
 
 
+def _stage_points(stages, tau_end: float, L_min: float, frac: float) -> list[tuple[int, float]]:
+    """(k, tau) inside each plateau k of ``stages`` (0-based, ending at the next jump or at
+    ``tau_end``): at ``frac`` of the plateau, for plateaus longer than 5/L_min (shorter ones
+    are not resolved at that alpha)."""
+    T = [float(s.jump_time) for s in stages] + [math.inf]
+    out = []
+    for k in range(len(stages)):
+        end = min(T[k + 1], tau_end)
+        if end - T[k] > 5.0 / L_min:
+            out.append((k, T[k] + frac * (end - T[k])))
+    return out
+
+
+def _richardson_rungs(alphas) -> list[int]:
+    """The three rungs of the exact-flow ladders used for Richardson: the last three with
+    alpha >= 1e-16 (L <= 36.8), as for the jump times."""
+    return [i for i, a in enumerate(alphas) if a >= 1e-16][-3:]
+
+
 @claim(
-    statement="the clocks b(tau) converge to the piecewise-linear path through "
-              "Stage.clocks at rate O(1/log(1/alpha))",
+    statement="the clocks b(tau), Richardson-extrapolated in 1/log(1/alpha) inside every "
+              "plateau, equal the piecewise-linear path through Stage.clocks (incl. the "
+              "switched-off coordinate moving back from +1)",
     source="the paper's limit theorem (our reconstruction): the clocks b_i tend to a "
-           "piecewise-linear path",
+           "piecewise-linear path with slope -grad g(w^k) on inactive coordinates",
     kind="reduced-vs-full",
     strategy=_pinned(*_EX_CLOCK),
     theory={"theory": PAPER_THEORY},
@@ -461,23 +535,36 @@ def check_clocks(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
     prob = _problem(name)
     run = nr.run_log_flow(nr.standard_log_flow(name, ctx.profile), cache=ctx.cache)
+    use = _richardson_rungs(run.config.alphas)
+    L = np.log(1 / np.asarray(run.config.alphas))[use]
     stages = theory.stages(prob)
-    b_pred = tr.clock_path(stages, run.tau)
-    alphas = np.asarray(run.config.alphas)
-    L = np.log(1 / alphas)
-    sup = np.array([float(np.max(np.abs(run.b[k] - b_pred))) for k in range(len(alphas))])
-    scaled = sup * L
-    # C from the two rungs before the last, checked at the last (our tolerance: stable to 20%)
-    C_fit = float(np.mean(scaled[-3:-1]))
-    err = abs(scaled[-1] - C_fit) / C_fit if C_fit > 0 else math.inf
-    return Evidence((
-        Part(f"{name}_clock_rate", C_fit, float(scaled[-1]), err, 0.2,
-             "our tolerance: sup_tau |b_sim - b_pred|_inf = C/L + o(1/L); C estimated at two alphas "
-             "is stable within 20% at a third (higher-order terms and the finite tau grid)"),
-        Part(f"{name}_clock_sup_smallest_alpha", 0.0, float(sup[-1]), float(sup[-1]),
-             1.2 * C_fit / L[-1],
-             "the O(1/L) bound C/L with C from the larger alphas and the 20% allowance"),
-    ), {"sup": sup.tolist(), "sup_times_L": scaled.tolist(), "alphas": alphas.tolist()})
+    # evaluation points: mid-plateau of the paper's stages (theory-neutral, same for control)
+    points = _stage_points(PAPER_THEORY.stages(prob), float(run.tau[-1]), float(L[0]), 0.5)
+    parts, det = [], {}
+    for k, t in points:
+        j = int(np.argmin(np.abs(run.tau - t)))
+        pred = tr.clock_path(stages, run.tau[j])[0]
+        errs, bars, ests = [], [], []
+        for i in range(prob.p):
+            est, bar = _richardson(L, run.b[use, j, i], 0.0)
+            errs.append(abs(est - pred[i]))
+            bars.append(bar)
+            ests.append(est)
+        errs, bars = np.array(errs), np.array(bars)
+        i = int(np.argmax(errs))
+        parts.append(Part.bounded(
+            f"{name}_clocks_plateau_{k + 1}", float(pred[i]), float(ests[i]), float(errs[i]),
+            float(np.max(np.maximum(errs - bars, 0.0))), float(np.max(errs + bars)), 0.01,
+            "our tolerance, as for the jump times: Richardson in 1/L removes the C/L offset of "
+            "b (for an active coordinate exactly log|s/s0|/L), the O(1/L^2) remainder leaves "
+            "<= 0.01 on clocks of size <= 1; worst coordinate; interval: rung-to-rung change "
+            "of the extrapolation (the same tau grid point for every alpha)",
+            details={"tau": float(run.tau[j]), "coordinate": i,
+                     "b_extrapolated": [float(x) for x in ests],
+                     "b_predicted": [float(x) for x in pred]}))
+        det[f"{name}_b_extrapolated_{k + 1}"] = [float(x) for x in ests]
+    det["alphas"] = [float(run.config.alphas[i]) for i in use]
+    return Evidence(tuple(parts), det)
 
 
 # ---------------------------------------------------------------------- 5. order and signs
@@ -497,11 +584,27 @@ def _sim_events(tau: np.ndarray, w: np.ndarray, threshold: float) -> tuple:
     return tuple((i, s, tuple(sorted(r))) for i, s, r in events)
 
 
-_EX_ORDER = (Example({"kind": "symbolic", "N": 2, "d": 2},
-                     via="smallest generic head for the VO-first identity"),
-             Example({"kind": "sim", "problem": "quadratic"},
-                     via="worked example (switch-off, sign-flipped re-entry)"),
-             Example({"kind": "sim", "problem": "head"}, via="the toy head of Fig. 2b"))
+_ORDER_PARTS = ({"kind": "symbolic", "N": 2, "d": 2}, {"kind": "sim", "problem": "quadratic"},
+                {"kind": "sim", "problem": "head"})
+
+
+def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
+    """The symbolic one-sample head (its loss and KQ/VO gradients, differentiated by sympy)
+    against the numeric head loss and analytic gradient at a random point."""
+    g, kappa, nu = tr.diagonal_head_loss_symbolic(N, d)
+    rng = np.random.default_rng(seed)
+    X, Y = rng.standard_normal((1, N, d)), rng.standard_normal((1, N, d))
+    w = rng.standard_normal(2 * d) * 0.7
+    sub = {sp.Symbol(f"x{a}{i}", real=True): X[0, a, i] for a in range(N) for i in range(d)}
+    sub.update({sp.Symbol(f"y{a}{i}", real=True): Y[0, a, i] for a in range(N) for i in range(d)})
+    sub.update(dict(zip((*kappa, *nu), w, strict=True)))
+    head = tr.HeadProblem(X, Y)
+    sym = np.array([float(g.subs(sub))] + [float(sp.diff(g, x).subs(sub)) for x in (*kappa, *nu)])
+    num = np.concatenate([[head.loss(w)], head.gradient(w)])
+    err = float(np.max(np.abs(sym - num)) / max(1.0, float(np.max(np.abs(num)))))
+    return Part("symbolic_head_matches_numeric", 0.0, err, err, 1e-10,
+                "the symbolic head used for the identity is the numeric head: loss and "
+                "gradient at a random point, float64 rounding (relative 1e-10)")
 
 
 @claim(
@@ -509,21 +612,30 @@ _EX_ORDER = (Example({"kind": "symbolic", "N": 2, "d": 2},
               "switch-offs; VO before KQ since dg/dKQ = 0 at VO = 0",
     source="the paper's Algorithm 1 and Fig. 2b; our derivation of why VO comes first",
     kind="reduced-vs-full",
-    strategy=_pinned(*_EX_ORDER),
+    strategy=_pinned({"kind": "all"}),
     theory={"theory": PAPER_THEORY},
-    control={"theory": VALUE_SKIP},
-    control_description=VALUE_SKIP.name,
+    control={"theory": UNCONSTRAINED},
+    control_description=UNCONSTRAINED.name + " (predicts no switch-off and no re-entry)",
     cost="slow",
-    examples=_EX_ORDER,
+    examples=(Example({"kind": "all"}, via="the symbolic identity (smallest generic head, "
+                      "N = d = 2), the worked example (switch-off, sign-flipped re-entry) and "
+                      "the toy head of Fig. 2b, in one evidence"),),
 )
 def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
+    """All three parts in one evidence, so that the report shows the simulated event
+    sequences beside the symbolic identity (``{"kind": "all"}``), or one of them."""
     kind = params["kind"]
+    if kind == "all":
+        return combine(*(check_order_and_signs(q, ctx, theory=theory) for q in _ORDER_PARTS))
     if kind == "symbolic":
-        grads = theory.kq_gradient(params["N"], params["d"])
-        nonzero = sum(1 for g in grads if g != 0)
-        return Evidence((Part(
-            "kq_gradient_zero_at_nu0", 0.0, nonzero, nonzero, 0.0,
-            "symbolic identity (exact): dg/dkappa_i at nu = 0 for a generic one-sample head"),),
+        g, kappa, nu = tr.diagonal_head_loss_symbolic(params["N"], params["d"])
+        at_zero = {n_: 0 for n_ in nu}
+        drift = sp.Tuple(*(sp.diff(g, k).subs(at_zero) for k in kappa))
+        return Evidence((
+            identically_zero("kq_gradient_zero_at_nu0", sum(x**2 for x in drift),
+                             "symbolic identity (exact): sum_i (dg/dkappa_i)^2 at nu = 0 "
+                             "for a generic one-sample head must simplify to 0"),
+            _symbolic_head_agrees(params["N"], params["d"])),
             {"N": params["N"], "d": params["d"]})
     name = params["problem"]
     prob = _problem(name)
@@ -542,8 +654,8 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
         parts.append(Part("head_vo_first", pred_vo, first_vo, abs(first_vo - pred_vo), 0.0,
                           "integer: the simulation's first switched-on coordinate is a VO entry "
                           "exactly when the theory's first stage is (why VO comes first)"))
-    return Evidence(tuple(parts), {"simulated": [list(e) for e in sim],
-                                   "predicted": [list(e) for e in pred]})
+    return Evidence(tuple(parts), {f"{name}_simulated": [list(e) for e in sim],
+                                   f"{name}_predicted": [list(e) for e in pred]})
 
 
 # ---------------------------------------------------------------------- 6. first jump
@@ -559,17 +671,47 @@ def _first_crossing(tau: np.ndarray, x: np.ndarray, level: float) -> float:
 
 
 def _gd_first_jump(T: float, lr: float) -> float:
-    """A first jump at T = 1/|gamma| under gradient flow, seen by GD with step lr: the escape
-    rate is log(1 + lr|gamma|)/lr (s' = (1 - lr g) s), which moves T by the O(lr) shift
-    ``nr.gd_time_shift`` (first order in lr)."""
+    """A first jump at T = 1/|gamma| under gradient flow, seen by GD with step lr: the clock
+    then runs at the GD escape rate (theory.rank_increase.gd_escape_rate), T_gd = 1/rate."""
     if not (math.isfinite(T) and T > 0):
         return T
-    return T + nr.gd_time_shift(T, 1.0 / T, lr)
+    return float(1.0 / tr.gd_escape_rate(1.0 / T, lr))
+
+
+def _full_head_gradients(cfg: nr.FullHeadConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(dg/dM, dg/dP) at theta = 0 (theory) on the data the run trained on."""
+    X, Y = nr.full_head_data(cfg)
+    d = cfg.problem.d
+    return tr.full_head_gradients(X, Y, np.zeros((d, d)), np.zeros((d, d)))
+
+
+def _gradients_match_autograd(cfg: nr.FullHeadConfig, seed: int = 0) -> Part:
+    """theory's (dg/dM, dg/dP) against torch autograd of the simulation's full-head loss at
+    a random (M, P) (W_K = M, W_V = P, W_Q = W_O = I, so dg/dW_K = dg/dM, dg/dW_V = dg/dP)."""
+    import torch
+
+    X, Y = nr.full_head_data(cfg)
+    d = cfg.problem.d
+    rng = np.random.default_rng(seed)
+    M, P = rng.standard_normal((d, d)) * 0.5, rng.standard_normal((d, d)) * 0.5
+    params = {"WK": torch.tensor(M, requires_grad=True), "WQ": torch.eye(d, dtype=nr.DTYPE),
+              "WV": torch.tensor(P, requires_grad=True), "WO": torch.eye(d, dtype=nr.DTYPE)}
+    nr.full_head_loss_torch(torch.tensor(X), torch.tensor(Y))(params).backward()
+    auto = np.concatenate([params["WK"].grad.numpy().ravel(), params["WV"].grad.numpy().ravel()])
+    G_M, G_P = tr.full_head_gradients(X, Y, M, P)
+    ours = np.concatenate([np.ravel(G_M), np.ravel(G_P)])
+    err = float(np.max(np.abs(ours - auto)) / max(1.0, float(np.max(np.abs(auto)))))
+    return Part("full_head_gradients_match_autograd", 0.0, err, err, 1e-10,
+                "the theory's analytic gradients (softmax backward) vs torch autograd of the "
+                "simulated loss at a random (M, P): float64 rounding, relative 1e-10")
 
 
 _EX_FIRST = (Example({"problem": "quadratic"}, via="worked example's GD ladder"),
              Example({"problem": "head"}, via="the toy head's GD ladder"),
-             Example({"problem": "full_head"}, via="our non-diagonal bridge test"))
+             Example({"problem": "full_head"}, via="our non-diagonal bridge test"),
+             Example({"problem": "full_head_nonnormal"},
+                     via="full head with a non-normal teacher VO matrix: 1/sigma_max, "
+                         "1/spectral radius, 1/max diagonal and 1/Frobenius far apart"))
 
 
 @claim(
@@ -584,19 +726,27 @@ _EX_FIRST = (Example({"problem": "quadratic"}, via="worked example's GD ladder")
     control_description=EUCLIDEAN_JUMP.name,
     cost="slow",
     examples=_EX_FIRST,
+    notes="On the toy head's diagonal teacher the candidate full-head formulas (top singular "
+          "value, spectral radius, largest diagonal entry) agree within the tolerance, so the "
+          "full-head formula is decided by the non-normal teacher, where they differ by many "
+          "tolerances (details list each candidate's prediction).",
 )
 def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
     level = 0.1  # escape detected when the largest |w_i| (or sigma_max) first reaches 0.1
-    if name == "full_head":
-        cfg = nr.standard_full_head(ctx.profile)
+    alt = {}
+    if name in ("full_head", "full_head_nonnormal"):
+        cfg = (nr.standard_full_head(ctx.profile) if name == "full_head"
+               else nr.standard_full_head_nonnormal(ctx.profile))
         run = nr.run_full_head(cfg, cache=ctx.cache)
-        pred = float(theory.first_jump_full(run.grad_M, run.grad_P))
+        G_M, G_P = _full_head_gradients(cfg)
+        pred = float(theory.first_jump_full(G_M, G_P))
         series = [run.sv_vo[k, :, 0] for k in range(len(cfg.alphas))]
         taus = [run.tau[k] for k in range(len(cfg.alphas))]
-        rate = float(np.linalg.svd(run.grad_P, compute_uv=False)[0])
-        lr, rec = cfg.lr, cfg.record_every
-        alphas = cfg.alphas
+        alt = {"1/sigma_max": 1 / float(np.linalg.svd(G_P, compute_uv=False)[0]),
+               "1/spectral_radius": 1 / float(np.max(np.abs(np.linalg.eigvals(G_P)))),
+               "1/max_diagonal": 1 / float(np.max(np.abs(np.diag(G_P)))),
+               "1/frobenius": 1 / float(np.linalg.norm(G_P))}
     else:
         prob = _problem(name)
         cfg = nr.standard_ladder(name, ctx.profile)
@@ -605,23 +755,25 @@ def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         pred = float(theory.first_jump(g0))
         series = [np.max(np.abs(run.w[k]), axis=-1) for k in range(len(cfg.alphas))]
         taus = [run.tau[k] for k in range(len(cfg.alphas))]
-        rate = float(np.max(np.abs(g0)))
-        lr, rec = cfg.lr, cfg.record_every
-        alphas = cfg.alphas
+    lr, rec, alphas = cfg.lr, cfg.record_every, cfg.alphas
     T = np.array([_first_crossing(t, s, level) for t, s in zip(taus, series, strict=True)])
     L = np.log(1 / np.asarray(alphas))
     est, bar = _richardson(L, T, lr * rec / L[-1])
     pred_gd = _gd_first_jump(pred, lr)
     err = abs(est - pred_gd)
-    return Evidence((Part.bounded(
+    alt_gd = {k: _gd_first_jump(v, lr) for k, v in alt.items()}
+    ev = Evidence((Part.bounded(
         f"{name}_first_jump", pred_gd, est, err, max(0.0, err - bar), err + bar,
         0.01 * max(1.0, pred_gd),
         "our tolerance: T_1 exact up to O(1/L), removed by Richardson; 1% for the remainder; "
         f"predicted: the theory's T_1 = {pred:.5f} at its GD escape rate log(1 + lr/T_1)/lr "
         f"(O(lr) shift {pred_gd - pred:+.4f}); interval: rung-to-rung change + grid",
         details={"T_predicted": pred, "T_predicted_gd": pred_gd, "T_extrapolated": est,
-                 "T_measured": T.tolist(), "measured_rate": rate}),),
+                 "T_measured": T.tolist(), "candidates_gd": alt_gd}),),
         {"T_predicted": pred, "T_extrapolated": est})
+    if alt:  # the full head: its gradients are the simulation's
+        ev = Evidence((*ev.parts, _gradients_match_autograd(cfg)), ev.details)
+    return ev
 
 
 # ---------------------------------------------------------------------- 7. rank +<= 1
@@ -630,74 +782,115 @@ _EX_RANK = (Example({"problem": "quadratic"}, via="worked example's GD ladder"),
             Example({"problem": "full_head"}, via="our non-diagonal bridge test"))
 
 
+def _plateau_rank_parts(prefix: str, tau: np.ndarray, w_or_counts, stages, paper_stages,
+                        L: float, blocks: Callable, counter: Callable) -> list[Part]:
+    """Per plateau (at its midpoint; plateaus shorter than 5/L are not resolved): the
+    simulated rank (per block) against the support of Algorithm 1's w^k."""
+    parts = []
+    for k, t in _stage_points(paper_stages, float(np.nanmax(tau)), L, 0.5):
+        j = int(np.argmin(np.abs(tau - t)))
+        pred = blocks(stages[k]) if k < len(stages) else None
+        obs = counter(j, paper_stages[k])
+        err = (float(sum(abs(int(a) - int(b)) for a, b in zip(obs, pred, strict=True)))
+               if pred is not None else math.inf)
+        parts.append(Part(f"{prefix}_rank_plateau_{k + 1}",
+                          float(sum(pred)) if pred is not None else math.nan, float(sum(obs)),
+                          err, 0.0,
+                          f"integer: ranks (per block) mid-plateau (tau = {tau[j]:.3f}) = the "
+                          "support of Algorithm 1's w^k",
+                          details={"observed": [int(x) for x in obs],
+                                   "predicted": None if pred is None else [int(x) for x in pred]}))
+    return parts
+
+
+def _switch_on_part(name: str, counts: np.ndarray, stages) -> Part:
+    inc = int(np.max(np.diff(counts), initial=0))
+    pred_inc = _max_added(stages)
+    return Part(name, pred_inc, inc, abs(inc - pred_inc), 0.0,
+                "integer: largest rise of the rank between records (grid << shortest "
+                "plateau) = most coordinates Algorithm 1 switches on at one jump")
+
+
 @claim(
-    statement="the rank grows by at most one per stage (one coordinate at a time), "
-              "diagonal models and the full head",
+    statement="the rank grows by at most one per stage (one coordinate at a time), and on "
+              "each plateau equals the support of Algorithm 1's w^k (diagonal models, full head)",
     source="the paper's corollary: rank dW_K W_Q^T + rank dW_V W_O^T grows by at most one "
            "per stage",
     kind="reduced-vs-full",
     strategy=_pinned(*_EX_RANK),
     theory={"theory": PAPER_THEORY},
-    control={"theory": LAZY},
-    control_description=LAZY.name,
+    control={"theory": UNCONSTRAINED},
+    control_description=UNCONSTRAINED.name + " (predicts rank 3 on the worked example's "
+                        "third plateau)",
     cost="slow",
     examples=_EX_RANK,
+    notes="Plateau ranks are read off the exact flow at the smallest alpha of its ladder, "
+          "with the threshold 0.05 max|w^k| (above the plateau claim's 2% bound on the "
+          "off-support entries): at the GD ladder's alphas a coordinate whose clock is near "
+          "+-1 already exceeds a fixed threshold mid-plateau (|w_i| ~ alpha^(2(1-|b_i|))), "
+          "which a quick run showed on the worked example's first and third plateaus.  The "
+          "rise between records is read off the GD ladder (alpha <= 1e-4, |w_i| > 1e-3).",
 )
 def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
+    d = HEAD.d
     if name == "full_head":
         cfg = nr.standard_full_head(ctx.profile)
         run = nr.run_full_head(cfg, cache=ctx.cache)
         k = len(cfg.alphas) - 1
+        counts = np.stack([nr.active_count(run.sv_kq[k], 0.05),
+                           nr.active_count(run.sv_vo[k], 0.05)], axis=-1)
         stages = theory.stages(HEAD)
-        pred_inc = theory.switch_on(HEAD, stages)
-        d = HEAD.d
-        r_kq = nr.active_count(run.sv_kq[k], 0.05)
-        r_vo = nr.active_count(run.sv_vo[k], 0.05)
-        total = r_kq + r_vo
-        inc = int(np.max(np.diff(total), initial=0))
+        parts = _plateau_rank_parts(
+            "full_head", run.tau[k], None, stages, PAPER_THEORY.stages(HEAD),
+            math.log(1 / cfg.alphas[k]), lambda s: (_support(s, 0, d), _support(s, d)),
+            lambda j, _s: tuple(int(x) for x in counts[j]))
+        parts.append(_switch_on_part("full_head_max_switch_on", counts.sum(-1), stages))
         seq = [(0, 0)]
-        for a, b in zip(r_kq, r_vo, strict=True):
+        for a, b in counts:
             if (int(a), int(b)) != seq[-1]:
                 seq.append((int(a), int(b)))
-        final = stages[-1].plateau
-        pred_final = (sum(float(x) != 0 for x in final[:d]), sum(float(x) != 0 for x in final[d:]))
-        fin_err = abs(seq[-1][0] - pred_final[0]) + abs(seq[-1][1] - pred_final[1])
-        return Evidence((
-            Part("full_head_max_switch_on", pred_inc, inc, abs(inc - pred_inc), 0.0,
-                 "integer: the largest increase of rank(dKQ) + rank(dVO) between records "
-                 f"(singular values > 0.05, alpha = {cfg.alphas[k]:g}; final off singular "
-                 "values < 1e-10, plateau ones >= 0.49; thresholds 0.02, 0.1, 0.2 give the same "
-                 "count at quick size) equals the number of coordinates switched on together"),
-            Part("full_head_final_ranks", float(sum(pred_final)), float(sum(seq[-1])),
-                 float(fin_err), 0.0, "integer: final (KQ, VO) ranks = supports of the last "
-                 "plateau of Algorithm 1 on the diagonal toy (the teacher's ranks)"),
-        ), {"rank_sequence": seq, "predicted_final": pred_final})
+        return Evidence(tuple(parts), {"rank_sequence": seq, "alpha": cfg.alphas[k],
+                                       "thresholds": "singular values > 0.05"})
     prob = _problem(name)
+    stages = theory.stages(prob)
+    flow = nr.run_log_flow(nr.standard_log_flow(name, ctx.profile), cache=ctx.cache)
+    kf = len(flow.config.alphas) - 1
+
+    def count(j, paper_stage):
+        thr = 0.05 * max(abs(float(x)) for x in paper_stage.plateau)
+        return (int(nr.active_count(flow.w[kf, j], thr)),)
+
+    parts = _plateau_rank_parts(f"{name}_exact_flow", flow.tau, None, stages,
+                                PAPER_THEORY.stages(prob), math.log(1 / flow.config.alphas[kf]),
+                                lambda s: (_support(s),), count)
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
-    stages = theory.stages(prob)
-    pred_inc = theory.switch_on(prob, stages)
-    parts, det = [], {}
+    det = {}
     for k, a in enumerate(cfg.alphas):
         if a > 1e-4:
             continue  # small init only: alpha <= 1e-4
-        count = nr.active_count(run.w[k], 1e-3)
-        inc = int(np.max(np.diff(count), initial=0))
-        det[f"counts_alpha_{a:g}"] = sorted(set(count.tolist()))
-        parts.append(Part(f"{name}_max_switch_on_alpha_{a:g}", pred_inc, inc,
-                          abs(inc - pred_inc), 0.0,
-                          "integer: largest increase of #{|w_i| > 1e-3} between "
-                          "records (grid << shortest plateau) = coordinates switched on together"))
+        counts = nr.active_count(run.w[k], 1e-3)
+        parts.append(_switch_on_part(f"{name}_max_switch_on_alpha_{a:g}", counts, stages))
+        det[f"counts_alpha_{a:g}"] = sorted(set(counts.tolist()))
+    det["exact_flow_alpha"] = flow.config.alphas[kf]
     return Evidence(tuple(parts), det)
 
 
 # ---------------------------------------------------------------------- 8. invariants
+def _quadratic_symbolic(prob: nr.Problem):
+    w = sp.symbols(f"w0:{prob.p}", real=True)
+    H = sp.Matrix(prob.H).applyfunc(sp.nsimplify)
+    b = sp.Matrix(prob.beta).applyfunc(sp.nsimplify)
+    return tr.quadratic_loss(H, b, w), w
+
+
 @claim(
-    statement="u_i^2 - v_i^2 is conserved by the flow (symbolic) and changes under GD "
-              "only by the exact O(lr^2) factor (1 - lr^2 g_i^2) per step",
+    statement="u_i^2 - v_i^2, the invariant diagonal_flow declares, is conserved by the flow "
+              "(symbolic) and changes under GD only by the exact factor (1 - lr^2 g_i^2) per "
+              "step; GD is the forward-Euler discretisation of diagonal_flow",
     source="conservation law of the diagonal flow (our derivation; theory.rank_increase."
-           "imbalance)",
+           "imbalance, diagonal_flow, gd_imbalance_factor)",
     kind="symbolic",
     strategy=st.one_of(
         st.fixed_dictionaries({"kind": st.just("symbolic"), "p": st.integers(1, 3),
@@ -710,7 +903,9 @@ def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Eviden
               Example({"kind": "gd", "problem": "quadratic"},
                       via="GD's exact discrete law on the worked example"),
               Example({"kind": "gd", "problem": "head"},
-                      via="GD's exact discrete law on the toy head")),
+                      via="GD's exact discrete law on the toy head"),
+              Example({"kind": "euler", "problem": "quadratic"},
+                      via="torch GD against Euler steps of diagonal_flow on the worked example")),
 )
 def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     if params["kind"] == "symbolic":
@@ -722,40 +917,61 @@ def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
                 for j in range(p)) + sum(sp.Rational(int(c), 3) * w[i] ** 3
                                          for i, c in enumerate(rng.integers(-2, 3, size=p)))
         system = tr.diagonal_flow(g, w)
-        p_ = len(w)
-        u, v = system.state[:p_], system.state[p_:]
-        drifts = [sp.expand(sum(sp.diff(theory.invariant(u[i], v[i]), s) * r
-                                for s, r in zip(system.state, system.rhs, strict=True)))
-                  for i in range(p_)]
-        nonzero = sum(1 for d in drifts if d != 0)
-        return Evidence((Part("symbolic_drift", 0.0, nonzero, nonzero, 0.0,
-                              "symbolic identity (exact): d/dt invariant along diagonal_flow"),))
-    # GD: u' = u - lr g v, v' = v - lr g u  =>  (u'-v')(u'+v') = (1 - lr^2 g^2)(u-v)(u+v)
-    # exactly, so log I(n)/I(0) = sum_{m<n} log(1 - lr^2 g_m^2): O(lr^2) per step.  One member
-    # (alpha = 1e-2, where I = O(alpha^2) is resolved in float64), recorded at every step.
+        parts = []
+        for i in range(p):
+            inv = theory.system_invariant(system, i)
+            drift = sum((sp.diff(inv, x) * r for x, r in zip(system.state, system.rhs,
+                                                             strict=True)), sp.S.Zero)
+            parts.append(identically_zero(
+                f"symbolic_drift_{i}", drift,
+                "symbolic identity (exact): d/dt of the declared invariant along diagonal_flow"))
+        return Evidence(tuple(parts))
     name = params["problem"]
     prob = _problem(name)
     cfg = nr.standard_imbalance_run(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
+    a = cfg.alphas[0]
+    u0, v0 = a * np.array(cfg.u0), a * np.array(cfg.v0)
+    if params["kind"] == "euler":
+        # GD's step u' = u - lr g(w) v is exactly one forward-Euler step of diagonal_flow's
+        # right-hand side: iterate that rhs (theory) and compare with torch's autograd GD
+        loss, w = _quadratic_symbolic(prob)
+        rhs = tr.diagonal_flow(loss, w).lambdify()
+        y = np.concatenate([u0, v0])
+        s_obs, I_obs = run.s[0], run.imbalance[0]
+        u_obs = 0.5 * (s_obs + I_obs / s_obs)  # I = (u - v)(u + v), so u - v = I/s
+        v_obs = 0.5 * (s_obs - I_obs / s_obs)
+        err = 0.0
+        for n in range(len(run.time)):
+            if n:
+                y = y + cfg.lr * rhs(0.0, y)
+            scale = np.maximum(np.abs(np.concatenate([u_obs[n], v_obs[n]])), a)
+            err = max(err, float(np.max(np.abs(y - np.concatenate([u_obs[n], v_obs[n]]))
+                                        / scale)))
+        return Evidence((Part(
+            f"{name}_gd_is_euler_of_diagonal_flow", 0.0, err, err, 1e-9,
+            "GD = forward Euler of diagonal_flow, step lr: identical up to float64 rounding "
+            "(~1e-16 per step, grown at most by the flow's expansion over the run; 1e-9 "
+            "relative, floored at alpha)", details={"steps": cfg.steps, "lr": cfg.lr}),),
+            {"steps": cfg.steps})
+    # GD: u' = u - lr g v, v' = v - lr g u  =>  I' = (1 - lr^2 g^2) I exactly
+    # (gd_imbalance_factor), so I(n) = I(0) prod_{m<n} factor_m.  One member (alpha = 1e-2,
+    # where I = O(alpha^2) is resolved in float64), recorded at every step.
     grad = nr.problem_gradient(prob)
     w, I_obs = run.w[0], run.imbalance[0]
-    s_sum = np.exp(run.b[0] * math.log(1 / cfg.alphas[0])
-                   + np.log(np.abs(cfg.alphas[0] * (np.array(cfg.u0) + np.array(cfg.v0)))))
-    s_sum = s_sum * np.sign(np.array(cfg.u0) + np.array(cfg.v0))  # s = u + v keeps its sign
-    u = 0.5 * (s_sum + I_obs / s_sum)
-    v = 0.5 * (s_sum - I_obs / s_sum)
-    inv = np.array(theory.invariant(u, v))
     g = np.array([grad(x) for x in w])
-    steps_log = np.log1p(-(cfg.lr * g[:-1]) ** 2)
-    pred_log = np.concatenate([np.zeros((1, prob.p)), np.cumsum(steps_log, axis=0)])
-    obs_log = np.log(np.abs(inv) / np.abs(inv[0]))
-    err = float(np.max(np.abs(obs_log - pred_log)))
-    total = float(np.max(np.abs(pred_log)))
+    steps_log = np.log(tr.gd_imbalance_factor(g[:-1], cfg.lr))
+    I0 = np.array(theory.invariant(u0, v0), dtype=float)
+    pred = I0[None, :] * np.exp(np.concatenate([np.zeros((1, prob.p)),
+                                                np.cumsum(steps_log, axis=0)]))
+    err = float(np.max(np.abs(I_obs - pred) / np.abs(pred)))
+    total = float(np.max(np.abs(np.log(np.abs(pred / pred[0])))))
     return Evidence((Part(
-        f"{name}_gd_drift", total, float(np.max(np.abs(obs_log))), err, 1e-8,
-        "exact discrete law I' = (1 - lr^2 g^2) I summed over every step; 1e-8 for float64 "
-        "rounding of (u-v)(u+v) with |u-v| ~ 1e-4 |u+v| and of the cumulative sum",
-        details={"lr": cfg.lr, "alpha": cfg.alphas[0], "steps": cfg.steps}),),
+        f"{name}_gd_drift", 0.0, err, err, 1e-8,
+        "relative error of I(n) = I(0) prod (1 - lr^2 g^2) over every step (I(0) the "
+        "invariant at alpha theta_0); 1e-8 for float64 rounding of (u-v)(u+v) with "
+        "|u-v| ~ 1e-4 |u+v| and of the cumulative product",
+        details={"lr": cfg.lr, "alpha": a, "steps": cfg.steps, "total_log_drift": total}),),
         {"total_log_drift": total})
 
 
@@ -765,8 +981,9 @@ _EX_STAIR = (Example({"problem": "quadratic"}, via="Fig. 2a analogue on the work
 
 
 @claim(
-    statement="rescaled loss curves converge to Algorithm 1's staircase, L1 distance "
-              "proportional to 1/log(1/alpha)",
+    statement="rescaled loss curves converge to Algorithm 1's staircase: the L1 distance "
+              "falls with every smaller alpha and its Richardson extrapolation in "
+              "1/log(1/alpha) is 0",
     source="the paper's Fig. 2a (the loss in rescaled time tends to a staircase)",
     kind="reduced-vs-full",
     strategy=_pinned(*_EX_STAIR),
@@ -781,23 +998,29 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     prob = _problem(name)
     run = nr.run_log_flow(nr.standard_log_flow(name, ctx.profile), cache=ctx.cache)
     stages = theory.stages(prob)
-    mask = run.tau <= run.tau[-1]  # the whole simulated range (every stage, incl. T_4 = 49.6)
-    stair = tr.staircase(stages, run.tau[mask], _loss0(prob))
+    stair = tr.staircase(stages, run.tau, _loss0(prob))  # the whole simulated range
     alphas = np.asarray(run.config.alphas)
     L = np.log(1 / alphas)
     dtau = float(run.tau[1] - run.tau[0])
-    l1 = np.array([float(np.sum(np.abs(run.loss[k, mask] - stair)) * dtau) for k in range(len(L))])
-    scaled = l1 * L
-    C_fit = float(np.mean(scaled[-3:-1]))
-    err = abs(scaled[-1] - C_fit) / C_fit if C_fit > 0 else math.inf
+    l1 = np.array([float(np.sum(np.abs(run.loss[k] - stair)) * dtau) for k in range(len(L))])
     mono = int(np.sum(np.diff(l1) >= 0))
+    # L1 = C/L + O(1/L^2) (jump delays and widths are O(1/L)): Richardson on the last two
+    # rungs removes C/L; the interval is the change when the pair moves one rung up plus
+    # the grid (a jump between grid points: <= dtau x the loss step, per jump)
+    grid = dtau * float(np.sum(np.abs(np.diff(stair))))
+    est, bar = _richardson(L, l1, 0.0)
+    bar += grid * L[-1] / (L[-1] - L[-2])
+    scale = float(np.sum(np.abs(stair - stair[-1])) * dtau)
     return Evidence((
         Part(f"{name}_l1_monotone", 0.0, mono, float(mono), 0.0,
              "integer: the L1 distance must fall with every smaller alpha"),
-        Part(f"{name}_l1_rate", C_fit, float(scaled[-1]), err, 0.2,
-             "our tolerance: L1 = C/L + o(1/L); C = L1*L estimated at two alphas is stable "
-             "within 20% at the smallest (higher-order terms, finite tau grid)"),
-    ), {"l1": l1.tolist(), "L": L.tolist(), "l1_times_L": scaled.tolist()})
+        Part.bounded(f"{name}_l1_extrapolated", 0.0, est, abs(est), max(0.0, abs(est) - bar),
+                     abs(est) + bar, 0.01 * scale,
+                     "our tolerance, as for the jump times: the extrapolated L1 distance is "
+                     "0 up to 1% of the staircase's own L1 size (its distance from the final "
+                     "plateau); interval: rung-to-rung change + grid",
+                     details={"staircase_l1_size": scale}),
+    ), {"l1": l1.tolist(), "L": L.tolist(), "l1_times_L": (l1 * L).tolist()})
 
 
 # ---------------------------------------------------------------------- 10. perturbations
@@ -864,95 +1087,121 @@ def _goodman_kruskal(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
 
 
 @claim(
-    statement="post-training stable rank of dW_K W_Q^T grows with the init scale "
-              "(small model, Fig. 7 analogue)",
-    source="the paper's Fig. 7 (ViT, Adam): smaller init, lower post-training stable rank",
+    statement="post-training stable rank of dW_K W_Q^T grows with the init scale, towards "
+              "Algorithm 1's small-init limit as the scale shrinks (small model, Fig. 7 "
+              "analogue)",
+    source="the paper's Fig. 7 (ViT, Adam): smaller init, lower post-training stable rank; "
+           "the limit theorem (our reconstruction) for the small-init value",
     kind="reduced-vs-full",
     strategy=_pinned({"model": "full_head"}),
     theory={"theory": PAPER_THEORY},
     control={"theory": SCALE_FREE},
-    control_description=SCALE_FREE.name + " (predicted trend 0)",
+    control_description=SCALE_FREE.name + " (limit: the stable rank of -grad g(0); trend 0)",
     cost="slow",
     examples=(Example({"model": "full_head"}, via="Fig. 7 analogue on the toy full head"),),
+    notes="The run is a fixed number of GD steps from each scale; the small-init prediction "
+          "is Algorithm 1's plateau at the smallest scale's end time (rescaled), so a run "
+          "that stops before the last stage is compared with the plateau it is on.  At init "
+          "scale 1 rescaled time is undefined (log(1/alpha) = 0): that member enters only "
+          "the trend, which needs no time axis.",
 )
 def check_stable_rank_scale(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
-    """Fig. 7 analogue: post-training stable rank of dW_K W_Q^T rises with the init scale."""
+    """Fig. 7 analogue: post-training stable rank of dW_K W_Q^T against the init scale."""
     cfg = nr.standard_scale_sweep(ctx.profile)
     run = nr.run_full_head(cfg, cache=ctx.cache)
+    d = HEAD.d
     sr = nr.stable_rank_from_singular_values(run.sv_kq[:, -1])
     sr_vo = nr.stable_rank_from_singular_values(run.sv_vo[:, -1])
-    # differences below 1e-3 are O(alpha^2) residues of the init, not rank: ties, which carry
-    # no order (at small scales every run learns the rank-1 teacher direction, as Algorithm 1
-    # predicts).  Goodman-Kruskal gamma = (C - D)/(C + D) over the pairs of scales whose stable
-    # ranks differ (C concordant, D discordant); one discordant pair moves it by 2/(C + D).
-    rho, n_ordered = _goodman_kruskal(np.asarray(cfg.alphas), np.round(sr, 3))
-    pred_rank = float(sum(float(x) != 0 for x in theory.stages(HEAD)[-1].plateau[:HEAD.d]))
-    small = float(sr[0])
+    G_M, G_P = _full_head_gradients(cfg)
+    i_min = int(np.argmin(cfg.alphas))
+    tau_end = float(run.tau[i_min, -1])
+    kq_pred, vo_pred = theory.limit_stable_rank(theory.stages(HEAD), tau_end, d, G_M, G_P)
+    # trend: Goodman-Kruskal gamma of |sr - limit| against the scale over all pairs (the
+    # runs are deterministic: no rounding, every difference is an order)
+    dist = np.abs(sr - kq_pred)
+    rho, n_ordered = _goodman_kruskal(np.asarray(cfg.alphas), dist)
+    model = ("at the smallest scale the learned block differs from Algorithm 1's plateau by "
+             "the untrained init directions (singular values ~ alpha^2) and the finite-alpha "
+             "offset of the plateau, <= 2% of it (the plateau claim's bound); a 2% error on "
+             "the second singular value moves the stable rank by <= 0.01")
     return Evidence((
-        Part("stable_rank_order", theory.scale_trend, rho, abs(rho - theory.scale_trend),
-             2.0 / max(n_ordered, 1),
-             "Fig. 7 is qualitative: Goodman-Kruskal gamma of stable rank (rounded to 1e-3; "
-             "ties carry no order) against the init scale, vs the predicted trend sign; "
-             "2/(C + D) allows one discordant pair among the C + D ordered pairs",
-             details={"ordered_pairs": n_ordered}),
-        Part("stable_rank_small_init", pred_rank, small, abs(small - pred_rank), 0.1,
-             "at alpha = 1e-3 the learned dKQ is the teacher's rank-1 direction: stable rank "
-             "within 0.1 of Algorithm 1's KQ support size (O(alpha^2) init residue)"),
+        Part("stable_rank_order", theory.scale_trend, rho, abs(rho - theory.scale_trend), 0.0,
+             "Fig. 7 is qualitative: Goodman-Kruskal gamma of |stable rank - small-init "
+             "limit| against the init scale over all pairs of scales (deterministic runs, "
+             "no rounding) must be the predicted sign: smaller init, closer to the limit",
+             details={"ordered_pairs": n_ordered, "distance": dist.tolist()}),
+        Part("stable_rank_small_init_kq", kq_pred, float(sr[i_min]),
+             abs(float(sr[i_min]) - kq_pred), 0.01, model),
+        Part("stable_rank_small_init_vo", vo_pred, float(sr_vo[i_min]),
+             abs(float(sr_vo[i_min]) - vo_pred), 0.01, model),
     ), {"stable_rank_kq": sr.tolist(), "stable_rank_vo": sr_vo.tolist(),
-        "alphas": list(cfg.alphas)})
-
-
+        "alphas": list(cfg.alphas), "tau_end_smallest": tau_end,
+        "final_loss": run.loss[:, -1].tolist()})
 
 
 # ---------------------------------------------------------------------- 12. Adam (open)
 @claim(
     id="adam",
-    statement="open (a reviewer's question): from the same alpha*theta_0, does Adam keep the "
-              "staircase - first jump time scaling with log(1/alpha) as Algorithm 1 predicts, "
-              "one coordinate at a time?",
-    source="a reviewer's question (the paper's large-scale runs use Adam, its theory is "
-           "gradient flow)",
+    statement="open (a reviewer's question: are the same dynamics seen with SGD as with "
+              "Adam?): from the same small alpha*theta_0, does Adam at the paper's rate 1e-3 "
+              "still learn the toy head one coordinate at a time, in Algorithm 1's order?",
+    source="a reviewer's question (the paper's large-scale runs use Adam at lr 1e-3, its "
+           "theory is gradient flow)",
     kind="open-question",
     strategy=_pinned({"optimizer": "adam"}),
     theory={"theory": PAPER_THEORY},
-    control={"theory": EUCLIDEAN_JUMP},
-    control_description=EUCLIDEAN_JUMP.name,
+    control={"theory": UNCONSTRAINED},
+    control_description=UNCONSTRAINED.name,
     expected="open",
     cost="slow",
     examples=(Example({"optimizer": "adam"}, via="the reviewer's question"),),
-    notes="Hypothesis tested: T_1 under Adam, Richardson-extrapolated in 1/L, equals "
-          "1/||grad g(0)||_inf and coordinates switch on one at a time.",
+    notes="Hypothesis tested: under Adam (lr 1e-3, betas (0.9, 0.999), eps 1e-8), at every "
+          "alpha of the ladder, the active count (|w_i| > 1e-3) rises by at most the number "
+          "of coordinates Algorithm 1 switches on together between records 10 steps apart, "
+          "and the switch-on order and signs are Algorithm 1's.  Full-batch GD is the "
+          "positive control; minibatch SGD is not run here.",
     positive=Positive({"optimizer": "sgd"},
-                      "the same check under plain GD (the theory's setting) must hold"),
+                      "the same check under plain full-batch GD (the theory's setting, the "
+                      "toy head's GD ladder) must hold"),
 )
 def check_optimizer(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
-    """Hypothesis: under the optimizer, the first jump time in rescaled time converges to
-    Algorithm 1's T_1 (Richardson in 1/L) and coordinates switch on one at a time."""
+    """Hypothesis: under the optimizer, coordinates switch on one at a time, in Algorithm 1's
+    order and with its signs, at every alpha of the ladder."""
     opt = params["optimizer"]
-    cfg = nr.standard_ladder("head", ctx.profile, optimizer=opt)
+    cfg = (nr.standard_ladder("head", ctx.profile, optimizer="adam") if opt == "adam"
+           else nr.standard_ladder("head", ctx.profile))
     run = nr.run_ladder(cfg, cache=ctx.cache)
-    g0 = nr.problem_gradient(HEAD)(np.zeros(HEAD.p))
-    pred = float(theory.first_jump(g0))
-    series = [np.max(np.abs(run.w[k]), axis=-1) for k in range(len(cfg.alphas))]
-    T = np.array([_first_crossing(run.tau[k], series[k], 0.1) for k in range(len(cfg.alphas))])
-    L = np.log(1 / np.asarray(cfg.alphas))
-    est, bar = _richardson(L, T, cfg.lr * cfg.record_every / L[-1])
-    pred_gd = _gd_first_jump(pred, cfg.lr)  # the GD clock (Adam's hypothesis: the same)
-    err = abs(est - pred_gd)
-    k = len(cfg.alphas) - 1
-    count = nr.active_count(run.w[k], 1e-3)
-    inc = int(np.max(np.diff(count), initial=0))
-    pred_inc = theory.switch_on(HEAD, theory.stages(HEAD))
-    return Evidence((
-        Part.bounded(f"{opt}_first_jump_scales_with_log", pred_gd, est, err,
-                     max(0.0, err - bar), err + bar, 0.01 * max(1.0, pred_gd),
-                     "as the first-jump claim: Richardson in 1/L, 1%, predicted T_1 at the GD "
-                     f"escape rate (O(lr) shift {pred_gd - pred:+.4f}); under Adam t = lr*steps "
-                     "is the same clock", details={"T_measured": T.tolist()}),
-        Part(f"{opt}_one_at_a_time", pred_inc, inc, abs(inc - pred_inc), 0.0,
-             "integer: largest increase of #{|w_i| > 1e-3} between records at the smallest alpha"),
-    ), {"T_measured": T.tolist(), "T_extrapolated": est, "T_predicted": pred,
-        "max_switch_on": inc, "optimizer": opt})
+    stages = theory.stages(HEAD)
+    pred_inc = _max_added(stages)
+    pred_order = [(c, s_) for c, s_, _ in _events(stages)]
+    parts, det = [], {}
+    for k, a in enumerate(cfg.alphas):
+        if opt != "adam" and a > 1e-4:
+            continue  # GD: the small-init regime of the rank claim
+        count = nr.active_count(run.w[k], 1e-3)
+        inc = int(np.max(np.diff(count), initial=0))
+        order = [(c, s_) for c, s_, _ in _sim_events(run.tau[k], run.w[k], 1e-3)]
+        # GD: the events whose (paper) jump time lies in 90% of the member's tau range, as
+        # for the jump times; Adam: all (rescaled time is not its clock; the run is sized
+        # in steps to finish the staircase)
+        horizon = math.inf if opt == "adam" else 0.9 * float(run.tau[k][-1])
+        want = [e for e, st_ in zip(pred_order, PAPER_THEORY.stages(HEAD), strict=False)
+                if float(st_.jump_time) <= horizon]
+        miss = sum(x != y for x, y in zip(order, want, strict=False)) \
+            + abs(len(order) - len(want))
+        parts.append(Part(f"{opt}_one_at_a_time_alpha_{a:g}", pred_inc, inc,
+                          abs(inc - pred_inc), 0.0,
+                          "integer: largest rise of #{|w_i| > 1e-3} between records "
+                          f"({cfg.record_every} steps) = most coordinates Algorithm 1 "
+                          "switches on at one jump"))
+        parts.append(Part(f"{opt}_order_alpha_{a:g}", len(want), len(order),
+                          float(miss), 0.0,
+                          "integer: (coordinate, sign) switch-on sequence = Algorithm 1's"))
+        det[f"order_alpha_{a:g}"] = order
+        det[f"max_switch_on_alpha_{a:g}"] = inc
+    det.update({"optimizer": opt, "lr": cfg.lr, "steps": cfg.steps,
+                "predicted_order": pred_order})
+    return Evidence(tuple(parts), det)
 
 
 # ---------------------------------------------------------------------- claims
