@@ -15,8 +15,10 @@ output, exit code and seconds go to ``OUT/summary.json``):
 4. One headline claim per row at ``--profile thorough``, timed (with a limit), and the
    thorough plan, to calibrate the plan against what the device did.
 
-``--dry`` runs the same steps on the CPU at smoke sizes (profile ``test``, a tiny bench), so
-CI keeps the script working on machines without a GPU.
+Steps run side by side where they can (the GPU machine has 16 cores): the quick suite on the
+device and on the CPU, one row a process; then bench and plan; then the headlines.
+``--dry`` runs the same steps on the CPU at smoke sizes for the example row only (profile
+``test``, a tiny bench), so CI keeps the script working on machines without a GPU.
 """
 
 from __future__ import annotations
@@ -101,65 +103,85 @@ def compare_reports(cpu: dict, dev: dict, rtol: float = RTOL) -> dict:
             "only_cpu": sorted(set(a) - set(b)), "only_device": sorted(set(b) - set(a))}
 
 
+def _parallel(jobs: list[tuple[str, list[str], float]], out: Path, width: int) -> list[dict]:
+    with ThreadPoolExecutor(max_workers=max(1, width)) as pool:
+        return list(pool.map(lambda job: _step(job[0], job[1], out, job[2]), jobs))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-check", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="tdcheck-gpu-check")
-    parser.add_argument("--dry", action="store_true", help="CPU, smoke sizes (CI)")
+    parser.add_argument("--dry", action="store_true",
+                        help="CPU, smoke sizes, the example row only (CI keeps the script "
+                             "working without a GPU)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = "cpu" if args.dry else "cuda"
     profile = "test" if args.dry else "quick"
-    steps: list[dict] = []
+    rows = ["example"] if args.dry else list(HEADLINE)
+    headline = ({"example": "example.end_point"} if args.dry else HEADLINE)
     start = time.perf_counter()
 
-    steps.append(_step("pytest-gpu", [sys.executable, "-m", "pytest", "-q", "-m", "gpu",
-                                      "-p", "no:cacheprovider"], out, 120))
-    verify = {
-        "verify-device": _tdcheck("verify", "--profile", profile, "--device", device,
-                                  "--out", str(out / "verify-device"), "--no-progress",
-                                  "--cache-dir", str(out / "cache-device")),
-        "verify-cpu": _tdcheck("verify", "--profile", profile, "--device", "cpu",
-                               "--out", str(out / "verify-cpu"), "--no-progress",
-                               "--cache-dir", str(out / "cache-cpu")),
-    }
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        steps += list(pool.map(lambda kv: _step(kv[0], kv[1], out, 330), verify.items()))
-    try:
-        cmp = compare_reports(json.loads((out / "verify-cpu" / "report.json").read_text()),
-                              json.loads((out / "verify-device" / "report.json").read_text()))
-    except (OSError, ValueError, KeyError) as exc:
-        cmp = {"error": f"{type(exc).__name__}: {exc}"}
-    (out / "compare.json").write_text(json.dumps(cmp, indent=1))
+    # A: the CUDA tests and every row's quick suite on the device and on the CPU, in parallel
+    # (the CPU reference runs on the GPU machine's own cores, one row a process)
+    jobs = [("pytest-gpu", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
+                            "no:cacheprovider"], 150)]
+    dev_tag = "cpu" if args.dry else "device"
+    ref_tag = "cpu-reference" if args.dry else "cpu"
+    for row in rows:
+        for where, tag in ((device, dev_tag), ("cpu", ref_tag)):
+            jobs.append((f"verify-{tag}-{row}", _tdcheck(
+                "verify", row, "--profile", profile, "--device", where, "--out",
+                str(out / f"verify-{tag}" / row), "--no-progress", "--cache-dir",
+                str(out / f"cache-{tag}")), 120 if args.dry else 360))
+    steps = _parallel(jobs, out, 2 if args.dry else len(jobs))
+    compare: dict = {}
+    for row in rows:
+        try:
+            compare[row] = compare_reports(
+                json.loads((out / f"verify-{ref_tag}" / row / "report.json").read_text()),
+                json.loads((out / f"verify-{dev_tag}" / row / "report.json").read_text()))
+        except (OSError, ValueError, KeyError) as exc:
+            compare[row] = {"error": f"{type(exc).__name__}: {exc}"}
+    (out / "compare.json").write_text(json.dumps(compare, indent=1))
+
+    # B: the bench up to K = 4096 and the thorough plan, side by side
     bench = ["bench", "--device", device, "--out", str(out / "bench")]
     bench += (["--members", "1", "3", "--steps", "2", "--no-memory", "--loop-members", "1"]
               if args.dry else ["--members", "1", "64", "256", "1024", "4096", "--steps", "20",
                                 "--loop-members", "2"])
-    steps.append(_step("bench", _tdcheck(*bench), out, 120))
+    plan = ["verify", *rows, "--plan", "--profile", "thorough", "--device", device, "--out",
+            str(out / "plan"), "--cache-dir", str(out / f"cache-{dev_tag}")]
+    steps += _parallel([("bench", _tdcheck(*bench), 60 if args.dry else 150),
+                        ("plan-thorough", _tdcheck(*plan), 60 if args.dry else 150)], out, 2)
+
+    # C: one headline claim per row at thorough size, timed (calibrates the plan)
     head_profile = "test" if args.dry else "thorough"
-    steps.append(_step("plan-thorough", _tdcheck(
-        "verify", "--plan", "--profile", "thorough", "--device", device, "--out",
-        str(out / "plan"), "--cache-dir", str(out / "cache-device")), out, 60))
-    for paper, claim in HEADLINE.items():
-        steps.append(_step(f"headline-{paper}", _tdcheck(
-            "verify", paper, "--claim", claim, "--profile", head_profile, "--device", device,
-            "--out", str(out / f"headline-{paper}"), "--no-progress", "--cache-dir",
-            str(out / "cache-device")), out, 20 if args.dry else 45))
-    summary = {"device": device, "dry": args.dry, "seconds": round(time.perf_counter() - start, 1),
-               "steps": steps, "compare": cmp}
+    steps += _parallel([(f"headline-{row}", _tdcheck(
+        "verify", row, "--claim", claim, "--profile", head_profile, "--device", device,
+        "--out", str(out / f"headline-{row}"), "--no-progress", "--cache-dir",
+        str(out / f"cache-{dev_tag}")), 60 if args.dry else 90)
+        for row, claim in headline.items()], out, 1 if args.dry else len(headline))
+
+    summary = {"device": device, "dry": args.dry, "rows": rows,
+               "seconds": round(time.perf_counter() - start, 1), "steps": steps,
+               "compare": compare}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     for s in steps:
-        print(f"{s['step']:<28} exit {s['exit']!s:<8} {s['seconds']:>7.1f} s  {s['tail'][:90]}")
-    if "error" in cmp:
-        print(f"compare: {cmp['error']}")
-    else:
-        print(f"compare cpu vs {device}: {cmp['claims']} claims, "
-              f"{len(cmp['verdict_differences'])} verdict differences, "
-              f"{len(cmp['number_differences'])} numbers beyond rtol {cmp['rtol']:g}")
+        print(f"{s['step']:<34} exit {s['exit']!s:<8} {s['seconds']:>7.1f} s  {s['tail'][:80]}")
+    for row, cmp in compare.items():
+        if "error" in cmp:
+            print(f"compare {row}: {cmp['error']}")
+        else:
+            print(f"compare {row}, cpu vs {device}: {cmp['claims']} claims, "
+                  f"{len(cmp['verdict_differences'])} verdict differences, "
+                  f"{len(cmp['number_differences'])} numbers beyond rtol {cmp['rtol']:g}")
     print(f"gpu-check: {out}/summary.json ({summary['seconds']} s)")
-    failed = [s for s in steps if s["step"] in ("verify-device", "verify-cpu", "bench")
+    broken = [s for s in steps if s["step"].startswith(("verify-", "bench", "plan"))
               and s["exit"] not in (0, 1)]
-    return 1 if failed or "error" in cmp or cmp.get("verdict_differences") else 0
+    bad = [r for r, c in compare.items() if "error" in c or c.get("verdict_differences")]
+    return 1 if broken or bad else 0
 
 
 if __name__ == "__main__":
