@@ -203,6 +203,8 @@ TABLE_THREE_COORDINATE = {  # our three-coordinate worked example (Algorithm 1, 
     "w": ((sp.Rational(145, 214), 0, 0), (sp.Rational(27, 58), sp.Rational(47, 145), 0),
           (0, sp.Rational(13, 20), sp.Rational(9, 20)), (sp.Rational(-1, 2), 1, sp.Rational(4, 5))),
     "events": ((0, 1, ()), (1, 1, ()), (2, 1, (0,)), (0, -1, ())),
+    "w_star": (sp.Rational(-1, 2), 1, sp.Rational(4, 5)),
+    "theta0": (0.9, -0.6, 0.7, 0.4, 0.8, -0.3),
 }
 TABLE_TOY_HEAD = {  # our reference table of the toy head (printed to 5 decimals)
     "T": (0.88194, 1.00983, 2.40234),
@@ -301,8 +303,13 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
                                                                for x in s.plateau)), model),
         ), {"stages": len(exact)})
     if kind == "three_coordinate":
-        stages = theory.stages(QUAD)
+        H, beta, u0, v0 = tr.three_coordinate_example()
+        prob = nr.quadratic_problem(H, beta)
+        stages = theory.stages(prob)
         ref = TABLE_THREE_COORDINATE
+        # the example's definition: w* = H^-1 beta and theta_0 as the table states them
+        defn = [abs(float(x - y)) for x, y in zip(H.LUsolve(beta), ref["w_star"], strict=True)]
+        defn += [abs(float(x) - y) for x, y in zip((*u0, *v0), ref["theta0"], strict=True)]
         exact_ok = all(isinstance(s.jump_time, sp.Rational) for s in stages)
         dT = max((abs(float(sp.nsimplify(s.jump_time) - t)) for s, t in
                   zip(stages, ref["T"], strict=False)), default=math.inf)
@@ -311,6 +318,8 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
         ev_err = float(_events(stages) != ref["events"]) + abs(len(stages) - len(ref["T"]))
         model = "exact rationals: any difference from the worked example's table is a mismatch"
         return Evidence((
+            Part("table31_example", 0.0, max(defn), max(defn), 0.0,
+                 "exact: the worked example's w* = (-1/2, 1, 4/5) and theta_0 as tabulated"),
             Part("exact_rationals", 1.0, float(exact_ok), float(not exact_ok), 0.0, model),
             Part("table31_jump_times", 0.0, dT, dT, 0.0, model),
             Part("table31_plateaus", 0.0, dw, dw, 0.0, model),
@@ -392,6 +401,22 @@ def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
             f"alpha = {alpha:g}"))
         details[f"{name}_w_sim_{k + 1}"] = [float(x) for x in w_sim]
         details[f"{name}_w_pred_{k + 1}"] = [float(x) for x in pred]
+    # the exact flow starts where GD starts: w(0) = alpha^2 u0 v0 through the log map
+    u0, v0 = np.array(run.config.u0), np.array(run.config.v0)
+    w0 = np.array(run.config.alphas)[:, None] ** 2 * (u0 * v0)[None, :]
+    cond = (u0**2 + v0**2) / (2 * np.abs(u0 * v0))  # cancellation in (s^2 - r^2)/4
+    bound = []
+    for a in run.config.alphas:
+        sig, kap = tr.log_coordinates(u0, v0, a)
+        # exp(x) carries the rounding of its argument: eps |x|, + eps for exp and subtraction
+        bound.append(np.finfo(float).eps * (np.abs(2 * sig) + np.abs(2 * kap - 2 * sig) + 3)
+                     * cond)
+    rel = float(np.max(np.abs(run.w[:, 0] - w0) / np.abs(w0) / np.array(bound)))
+    parts.append(Part(
+        f"{name}_initial_weights", 0.0, rel, rel, 1.0,
+        "w(0) of the log-form flow = alpha^2 u0 v0 at every alpha: relative error in units "
+        "of its float64 rounding bound eps (|2 sigma| + |2 kappa - 2 sigma| + 3) x the "
+        "cancellation factor (u0^2 + v0^2)/(2|u0 v0|) of (s^2 - r^2)/4"))
     return Evidence(tuple(parts), details)
 
 
