@@ -68,6 +68,11 @@ def _device(args) -> str:
     """Resolve ``--device`` once and say which device was chosen."""
     from numerics.device import select_device
 
+    if getattr(args, "plan", False) and args.device.startswith("cuda"):
+        # --plan trains nothing, so it may plan for a GPU this machine does not have
+        device = args.device if ":" in args.device else "cuda:0"
+        print(f"tdcheck: planning for {device} (nothing runs here)", file=sys.stderr)
+        return device
     device = str(select_device(args.device))
     print(f"tdcheck: device {device}" + (" (auto)" if args.device == "auto" else ""),
           file=sys.stderr)
