@@ -99,6 +99,38 @@ class PlanStop(Exception):
 # Set by ``tdcheck verify --plan``: a list that collects every PlannedRun.
 PLAN: ContextVar[list | None] = ContextVar("tdcheck_plan", default=None)
 
+# Set while ``--plan`` probes a run's cost: :func:`numerics.ensemble.train` then counts the
+# FLOP of one stacked step (torch's FlopCounterMode) and raises :class:`Probed` untrained.
+PROBE: ContextVar[bool] = ContextVar("tdcheck_probe", default=False)
+
+
+class Probed(Exception):
+    """A run's cost counted at its trainer's first step (raised under :data:`PROBE`)."""
+
+    def __init__(self, member_steps: float, flops: float):
+        super().__init__(f"probed: {member_steps:g} member-steps, {flops:.3g} FLOP")
+        self.member_steps = member_steps
+        self.flops = flops
+
+
+def probe_cost(fn: Callable[..., Any], config: Any, options: dict) -> tuple[float, float] | None:
+    """(member-steps, FLOP) of ``fn(config, **options)`` from one counted step of its trainer.
+
+    FLOP = the FLOP counted (:mod:`numerics.flops`) in the first stacked gradient step x the
+    trainer's steps: evaluation, recording and any second training stage are not counted (an
+    estimate from below).  It runs on the CPU (FLOP do not depend on the device,
+    and the planned device need not be present).  ``None`` when ``fn`` returned untrained."""
+    token = PROBE.set(True)
+    plan_token = PLAN.set(None)
+    try:
+        fn(config, **{**options, "device": "cpu"} if "device" in options else options)
+    except Probed as p:
+        return p.member_steps, p.flops
+    finally:
+        PLAN.reset(plan_token)
+        PROBE.reset(token)
+    return None
+
 
 def _default_cost(config: object) -> tuple[float | None, float | None]:
     """Member-steps from a config's ``members``/``seeds`` and ``steps``/``iterations``
@@ -276,14 +308,17 @@ def clear_run_memos() -> None:
 
 def run_function(tag: str, *, maxsize: int = 8,
                  cost: Callable[..., tuple[float, float | None]] | None = None,
+                 probe: bool | None = None,
                  ) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Declare ``fn(config, **options)`` as a cached run: ``fn(config, cache=..., **options)``.
 
     ``config`` is a frozen dataclass (its ``repr`` is the key); ``options`` (device, dtype,
     anything else that changes the result) enter the key too.  ``maxsize`` bounds the
     in-process LRU.  ``cost(config, **options) -> (member_steps, flops)`` is what
-    ``tdcheck verify --plan`` reports for the run (default: members x steps from the
-    config, FLOP unknown).  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
+    ``tdcheck verify --plan`` reports for the run; without it, a run that takes a ``device``
+    option (a torch run) is probed (:func:`probe_cost`: built and costed at its trainer's
+    first step, not trained) unless ``probe=False``, and any other run gets members x steps
+    from its config, FLOP unknown.  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
     """
     if not tag:
         raise ValueError("a run function needs a tag")
@@ -295,6 +330,16 @@ def run_function(tag: str, *, maxsize: int = 8,
         defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()
                     if p.kind is inspect.Parameter.KEYWORD_ONLY
                     and p.default is not inspect.Parameter.empty}
+        probed = ("device" in defaults) if probe is None else probe
+
+        def planned_cost(config: Any, options: dict) -> tuple[float | None, float | None]:
+            if cost is not None:
+                return cost(config, **options)
+            if probed:
+                counted = probe_cost(fn, config, options)
+                if counted is not None:
+                    return counted
+            return _default_cost(config)
 
         def version() -> str:
             return module_version(fn.__module__)
@@ -306,11 +351,11 @@ def run_function(tag: str, *, maxsize: int = 8,
             key = _key(full, tag, version())
             plan = PLAN.get()
             if plan is not None:
-                steps, flops = cost(config, **options) if cost is not None else \
-                    _default_cost(config)
                 path = resolve(cache).path_for_key(key, tag)
+                cached = key in memo or (path is not None and path.exists())
+                steps, flops = (None, None) if cached else planned_cost(config, options)
                 planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
-                                     key in memo or (path is not None and path.exists()))
+                                     cached)
                 plan.append(planned)
                 if not planned.cached:
                     raise PlanStop(planned)

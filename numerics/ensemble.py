@@ -25,6 +25,8 @@ from typing import Any, Literal
 import torch
 from torch.func import grad_and_value, vmap
 
+from numerics.cache import PROBE, Probed
+
 __all__ = [
     "SHOW_PROGRESS",
     "DivergenceError",
@@ -283,6 +285,18 @@ def _bcast(v: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return v.reshape((-1,) + (1,) * (t.ndim - 1))
 
 
+def _probed(gradient: Callable, params: Params, batch_fn: Callable[[int], Any] | None,
+            members: int, steps: int) -> Probed:
+    """:class:`Probed` with the FLOP of one stacked gradient step (:mod:`numerics.flops`)."""
+    from numerics.flops import count_flops
+
+    if batch_fn is not None:
+        counted = count_flops(lambda: gradient(params, batch_fn(0)))
+    else:
+        counted = count_flops(lambda: gradient(params))
+    return Probed(float(members * steps), float(counted.total) * steps)
+
+
 def train(
     loss_fn: Callable[..., torch.Tensor],
     params: Params,
@@ -339,6 +353,8 @@ def train(
             for name, fn in member_obs.items():
                 rec_obs[name].append(fn(params).detach().clone())
 
+    if PROBE.get():  # tdcheck verify --plan: count one stacked step's FLOP, train nothing
+        raise _probed(gradient, params, batch_fn, members, config.steps)
     iterator = range(config.steps + 1)
     if config.progress or SHOW_PROGRESS.get():
         from tqdm.auto import tqdm

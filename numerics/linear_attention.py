@@ -945,7 +945,7 @@ class NoiseConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
-@run_function("linear_attention.init_noise", maxsize=16)
+@run_function("linear_attention.init_noise", maxsize=16, probe=False)
 def run_init_noise(config: NoiseConfig, *, device: str = "cpu") -> np.ndarray:
     """The ``samples`` noise norms of ``config`` (``cache=``: loaded when cached).  The LRU
     holds 16 (small) results: the two tail claims ask for 10 at quick."""
@@ -999,7 +999,7 @@ class FitResult:
     grad_norm: float
 
 
-@run_function("linear_attention.fit")
+@run_function("linear_attention.fit", probe=False)
 def run_fit(config: FitConfig, *, device: str = "cpu") -> FitResult:
     """The L-BFGS fit ``config`` (``cache=``: loaded when cached)."""
     cfg = ICLConfig(layers=config.layers, sigma=config.sigma, w_law=config.w_law)

@@ -165,3 +165,26 @@ def test_cuda_ensemble_matches_cpu():
                      lambda s, dev=dev: data[s].to(dev))
         out[dev] = traj.params["w1"].cpu()
     torch.testing.assert_close(out["cpu"], out["cuda"], rtol=1e-9, atol=1e-12)
+
+
+def test_plan_probe_counts_one_step_and_trains_nothing():
+    """--plan's probe: a matmul model's FLOP scale with members x steps, nothing is trained."""
+    from numerics.cache import PROBE, Probed
+    from numerics.flops import count_flops
+
+    a = torch.randn(3, 5, 7, dtype=torch.float64)
+    counted = count_flops(lambda: a @ torch.ones(7, 2, dtype=torch.float64))
+    assert counted.matmul == 2 * 3 * 5 * 7 * 2  # torch's mm formula: 2 m n k
+    assert counted.elementwise > 0  # the ones() it wrote
+    params = {"w": torch.zeros(4, 6, 6, dtype=torch.float64)}
+    x = torch.randn(6, 6, dtype=torch.float64)
+    token = PROBE.set(True)
+    try:
+        with pytest.raises(Probed) as probed:
+            train(lambda p: (p["w"] @ x).pow(2).sum(), params, TrainConfig(steps=50, lr=0.1))
+    finally:
+        PROBE.reset(token)
+    assert probed.value.member_steps == 4 * 50
+    # forward w @ x and the backward's product per member: at least 2 x (2 * 6^3) per step
+    assert probed.value.flops >= 50 * 4 * 2 * (2 * 6 ** 3)
+    assert torch.equal(params["w"], torch.zeros(4, 6, 6, dtype=torch.float64))
