@@ -832,7 +832,9 @@ class RankOneResult:
     logits [T, 2] = (f0, f1), the full model's logits at x_n = 0 and 1 (mean over target
     positions; parameterisation-free); off_manifold [T]: largest distance of any parameter
     from its rank-one form (0 if the manifold is invariant); attention [T]: max |W_V|,
-    |W_O| entries; loss [T] (exact population loss)."""
+    |W_O| entries; loss [T] (exact population loss); relu_inputs [T, 2]: the full model's
+    input to the FF ReLU at x_n = 0 and 1 (``W_1 y`` along the unit hidden direction, mean
+    over target positions; with inert attention ``y = h``, which ``attention`` certifies)."""
 
     run: RankOneRun
     time: np.ndarray
@@ -842,6 +844,7 @@ class RankOneResult:
     attention: np.ndarray
     loss: np.ndarray
     seconds: float
+    relu_inputs: np.ndarray | None = None
 
 
 def rank_one_population_loss(p: float, q: float, seq_len: int) -> Callable[[Params], torch.Tensor]:
@@ -892,15 +895,26 @@ def run_rank_one(run: RankOneRun, *, device: str = "cpu") -> RankOneResult:
             (p["w2"] - c2 * torch.outer(alpha, hidden)).abs().max(),
         ]).max()
         att = torch.stack([p["wv"].abs().max(), p["wo"].abs().max()]).max()
-        return torch.stack([e, s, c1, c2, p["b"], off, att, f[0], f[1]])
+        # the ReLU's input W_1 h at x_n = 0, 1 (h = x_n wte + wpe_n: attention is inert),
+        # along the unit hidden direction, mean over the target positions
+        relu = torch.stack([((x * p["wte"] + p["wpe"][:n_targets]) @ p["w1"].T @ hidden).mean()
+                            for x in (0.0, 1.0)])
+        return torch.cat([torch.stack([e, s, c1, c2, p["b"], off, att, f[0], f[1]]), relu])
 
     every = int(round(run.record_dt / run.lr))
     steps = every * int(math.ceil(run.t_end / run.record_dt - 1e-9))
-    traj = train(rank_one_population_loss(run.p, run.q, run.seq_len), params,
-                 TrainConfig(steps=steps, lr=run.lr, record_every=every,
-                             description="markov rank-one GD"),
-                 observables={"state": state})
+    # Subnormal floats (the masked attention's vanishing terms) made a CPU step 10-100x
+    # slower; flushing them to zero changes values only below 2.2e-308 (float64).
+    torch.set_flush_denormal(True)
+    try:
+        traj = train(rank_one_population_loss(run.p, run.q, run.seq_len), params,
+                     TrainConfig(steps=steps, lr=run.lr, record_every=every,
+                                 description="markov rank-one GD"),
+                     observables={"state": state})
+    finally:
+        torch.set_flush_denormal(False)
     obs = _np64(traj.observables["state"])[0]
     return RankOneResult(run=run, time=_np64(traj.time)[0], state=obs[:, :5],
                          logits=obs[:, 7:9], off_manifold=obs[:, 5], attention=obs[:, 6],
-                         loss=_np64(traj.loss)[0], seconds=time.perf_counter() - start)
+                         loss=_np64(traj.loss)[0], seconds=time.perf_counter() - start,
+                         relu_inputs=obs[:, 9:11])

@@ -182,3 +182,14 @@ def test_symmetric_chain_levels():
     assert float(tm.symmetric_unigram_loss(5)) == pytest.approx(math.log(5), rel=1e-15)
     with pytest.raises(ValueError, match="states must be an integer"):
         tm.symmetric_unigram_loss(1)
+
+
+def test_pinned_basin_starts_sit_at_their_stated_energy():
+    """verify.markov's pinned basin starts are written out (so that a slip in the energy
+    moves the rule, not the start): each e must be the one at E_sep + delta."""
+    from verify import markov as vm
+
+    e_sep = float(tm.separatrix_energy())
+    for _p, _q, w, delta, e in vm._BASIN_PINS:
+        assert float(tm.energy(e, w)) == pytest.approx(e_sep + delta, abs=1e-13)
+        assert e == pytest.approx(vm._on_level(w, e_sep + delta), rel=1e-13)

@@ -115,7 +115,11 @@ __all__ = [
 ]
 
 # ``tdcheck mutate``: public functions no claim can judge, with the reason (they still count
-# as survivors).  No function needs a delta other than the engine's 5 %.
+# as survivors).  No function needs a delta other than the engine's 5 %.  Equivalent
+# mutants, argued here because UNJUDGED names whole functions: ``saddle_point``'s first
+# entry is the exact zero e = 0 (the saddle lies on the unigram line), so its three mutants
+# (x 1.05, x 0.95, sign) return that same 0 and no check can tell them from the original;
+# its second entry, w = -1/sqrt 2, is judged by markov.basins' starts either side of it.
 UNJUDGED = {
     "attention_invariant": "a conserved quantity is fixed only up to a non-zero factor: "
                            "every mutant the engine makes of it (a scale, a sign) is "
