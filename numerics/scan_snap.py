@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import sympy as sp
 import torch
 import torch.nn.functional as F
 from scipy.integrate import solve_ivp
@@ -54,6 +55,7 @@ from numerics.device import select_device
 from numerics.ensemble import OptimizerConfig, TrainConfig, train
 from numerics.ode import integrate
 from theory import scan_snap as theory
+from theory.flow import ReducedSystem
 
 __all__ = [
     "PUBLISHED_FIG6",
@@ -76,6 +78,7 @@ __all__ = [
     "fig6_column_config",
     "fig6_config",
     "init_member",
+    "invariant_drift",
     "make_facts",
     "member_loss",
     "one_thread",
@@ -726,3 +729,30 @@ PUBLISHED_FIG6: dict[tuple[int, float], dict[float, tuple[float, float]]] = {
     (10, 2.0): {1: (1.990, .005), 2: (1.888, .009), 5: (1.899, .013), 10: (1.947, .015)},
     (10, 3.0): {1: (1.940, .006), 2: (1.805, .013), 5: (1.829, .019), 10: (1.875, .023)},
 }
+
+
+# ---------------------------------------------------------------------- diagnostics
+def invariant_drift(system: ReducedSystem, name: str, states) -> tuple[np.ndarray, np.ndarray]:
+    """d(invariant)/dt along ``system`` evaluated at ``states`` [N, d], with its scale.
+
+    Returns (drift, scale): ``drift = sum_i dI/dx_i * x_i'`` and ``scale = sum_i |dI/dx_i * x_i'|``
+    (the size of the terms that cancel), both [N].  A conserved quantity gives
+    ``|drift| <= ~1e-15 scale``.  This is the numeric counterpart of ``ReducedSystem.drift``,
+    whose full ``expand`` is too slow for the sqrt-of-sums expressions of
+    :func:`theory.scan_snap.reduced_system` (evaluation in float64 of the unsimplified
+    derivative).  A numeric instrument, not a result of the paper: it lives here, not in
+    :mod:`theory.scan_snap`.
+    """
+    if name not in system.invariants:
+        raise ValueError(f"name must be one of {sorted(system.invariants)}, got {name!r}")
+    if system.params:
+        raise ValueError("system must be numeric (params == ())")
+    inv = system.invariants[name]
+    terms = [sp.diff(inv, s) * r for s, r in zip(system.state, system.rhs, strict=True)
+             if inv.has(s)]
+    f = sp.lambdify([list(system.state)], terms, modules="numpy", cse=True)
+    X = np.atleast_2d(np.asarray(states, dtype=float))
+    if X.shape[1] != len(system.state):
+        raise ValueError(f"states must have {len(system.state)} columns, got {X.shape[1]}")
+    vals = np.array([[float(v) for v in f(x)] for x in X])
+    return vals.sum(axis=1), np.abs(vals).sum(axis=1)

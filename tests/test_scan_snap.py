@@ -174,7 +174,7 @@ def test_reduced_system_signs_and_invariants():
     rng = np.random.default_rng(1)
     states = np.c_[rng.uniform(0, 0.2, 4), rng.normal(size=(4, 7))]
     for name in sys.invariants:
-        drift, scale = ts.invariant_drift(sys, name, states)
+        drift, scale = ns.invariant_drift(sys, name, states)
         assert np.all(np.abs(drift) <= 1e-13 * scale + 1e-300)
 
 

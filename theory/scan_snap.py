@@ -74,7 +74,6 @@ __all__ = [
     "growth_exponent_asymptote",
     "growth_exponent_regime",
     "integrated_speed",
-    "invariant_drift",
     "late_speed_asymptote",
     "predicted_drift_signs",
     "printed_growth_exponent",
@@ -90,13 +89,6 @@ __all__ = [
     "unnormalised_attention",
     "winners",
 ]
-
-#: Public functions no claim judges (``tdcheck mutate`` counts them as survivors).
-UNJUDGED = {
-    "invariant_drift": "a numeric diagnostic (d invariant/dt along a ReducedSystem at given "
-                       "states) used by the row's tests; the claims test the invariants on "
-                       "integrated trajectories instead (scan_snap.dt_invariant)",
-}
 
 # Public symbols (the generic forms of equations()).
 T_SYM = sp.Symbol("t", nonnegative=True)
@@ -326,7 +318,11 @@ def scan_time(M, K, eta_Y) -> float:
 
 
 def snap_time(M, K, eta_Y) -> float:
-    """t0 = 2 K ln M / eta_Y, the snap (Theorem 4; the (1 + delta') factor dropped)."""
+    """t0 = 2 K ln M / eta_Y, the snap (Theorem 4; the (1 + delta') factor dropped).
+
+    Theorem 4 fixes t0 only up to ``1 + delta'`` with ``delta' = Theta(ln ln M / ln M)``, an
+    unstated constant: a time scale, not a sharp prediction; the claims use it to place their
+    time grids and regions, and a 5 % change of it is inside that factor."""
     return 2.0 * scan_time(M, K, eta_Y)
 
 
@@ -478,7 +474,10 @@ def relative_gain(c_l, c_lp):
 
 def unnormalised_attention(probs, z):
     """c~_l = P(l|n) e^{z_l}, the un-normalised attention score (Eqn 5, Theorem 3);
-    ``probs`` and ``z`` numpy arrays that broadcast (e.g. P(.|n) [L] against z [T, L])."""
+    ``probs`` and ``z`` numpy arrays that broadcast (e.g. P(.|n) [L] against z [T, L]).
+
+    c~ enters the theory only through ratios and squares (c~_l/c~_l', f = c~/|c~| in f f^T
+    and f_l^2, 1/c~^2): its overall sign is a gauge, which no claim can see."""
     return np.asarray(probs, dtype=float) * np.exp(z)
 
 
@@ -654,27 +653,3 @@ def equations() -> list[Equation]:
         Equation("reduced system dz_2/dt (K=2, CT)", two.rhs[2],
                  "Lemma 4 / Eqn 10 with P(n) = 1/K"),
     ]
-
-
-def invariant_drift(system: ReducedSystem, name: str, states) -> tuple[np.ndarray, np.ndarray]:
-    """d(invariant)/dt along ``system`` evaluated at ``states`` [N, d], with its scale.
-
-    Returns (drift, scale): ``drift = sum_i dI/dx_i * x_i'`` and ``scale = sum_i |dI/dx_i * x_i'|``
-    (the size of the terms that cancel), both [N].  A conserved quantity gives
-    ``|drift| <= ~1e-15 scale``.  This is the numeric counterpart of ``ReducedSystem.drift``,
-    whose full ``expand`` is too slow for the sqrt-of-sums expressions of
-    :func:`reduced_system` (evaluation in float64 of the unsimplified derivative).
-    """
-    if name not in system.invariants:
-        raise ValueError(f"name must be one of {sorted(system.invariants)}, got {name!r}")
-    if system.params:
-        raise ValueError("system must be numeric (params == ())")
-    inv = system.invariants[name]
-    terms = [sp.diff(inv, s) * r for s, r in zip(system.state, system.rhs, strict=True)
-             if inv.has(s)]
-    f = sp.lambdify([list(system.state)], terms, modules="numpy", cse=True)
-    X = np.atleast_2d(np.asarray(states, dtype=float))
-    if X.shape[1] != len(system.state):
-        raise ValueError(f"states must have {len(system.state)} columns, got {X.shape[1]}")
-    vals = np.array([[float(v) for v in f(x)] for x in X])
-    return vals.sum(axis=1), np.abs(vals).sum(axis=1)
