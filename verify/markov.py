@@ -517,7 +517,8 @@ _ATTENTION_A = (-3.0, -0.5, 1.0, 2.5)  # attention scalars probed at the drawn (
 
 
 @claim(
-    id="attention_invariants",    statement="our reconstruction of the paper's (e, w, a) model (unverified against the "
+    id="attention_invariants",
+    statement="our reconstruction of the paper's (e, w, a) model (unverified against the "
               "paper): its b*-flow conserves the energy E(e, w) and Q = e^2 - 2 (a + 4)^2, "
               "and at a = 0 its gap is the (e, w) model's",
     source="the paper's L(e, w, a) and Fig. 2 as the reviews describe them (attention score "
