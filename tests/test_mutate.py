@@ -70,3 +70,16 @@ def test_score_separates_a_consuming_claim_from_a_toothless_one(tmp_path, monkey
     assert weak.baseline["example.saddle"]["ok"]  # the toothless claim still "holds"
     assert weak.functions["saddle_eigenvalues"]["consumed_by"] == []
     assert weak.killed == 0 and weak.score == 0.0 < sound.score == 1.0
+
+
+def test_a_claim_not_as_expected_judges_by_change_from_the_map_run():
+    """An unsettled claim (inconclusive where holds was expected) detects a mutant that moves
+    its outcome or control, and not one that leaves both as the map run had them."""
+    from verify.mutate import _changed
+
+    base = {"outcome": "inconclusive", "ok": False, "control_rejected": None,
+            "positive_passed": None, "control_error": None, "positive_error": None}
+    assert _changed(base, dict(base)) is None
+    assert _changed(base, {**base, "outcome": "refuted"}) == "changed outcome"
+    assert _changed(base, {**base, "control_rejected": True}) == "changed control"
+    assert _changed(base, {"error": "boom"}) == "exception"

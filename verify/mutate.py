@@ -25,7 +25,10 @@ measures that, row by row:
 4. **Killed** when a consuming claim that was ok in the map is no longer as expected: its
    outcome changed to ``refuted`` or ``inconclusive`` (or a documented refutation now holds),
    its control is no longer rejected, its positive control fails, or it raised (weak
-   detection: a check should refute, not crash).
+   detection: a check should refute, not crash).  A consuming claim that the map run left
+   not as expected (e.g. not settled at this profile) judges against the map run itself:
+   killed when its outcome, control or positive control differs from the map run's
+   (reported as "changed ...").
 5. **Score** per row: killed / all mutants; functions that no check consumes count as
    survivors (their mutants, or 3 when the map never saw an output).  A row lists the
    functions it does not judge, with the reason, in ``UNJUDGED`` (``{name: reason}``); they
@@ -569,6 +572,19 @@ def _killed_by(base: Mapping, mut: Mapping) -> str | None:
     return "other"
 
 
+def _changed(base: Mapping, mut: Mapping) -> str | None:
+    """Why a claim the map run left not as expected detects the mutant: its outcome, control
+    or positive control differs from the map run's (``None``: nothing changed)."""
+    if "error" in mut or mut["outcome"] == "error" or mut.get("control_error") \
+            or mut.get("positive_error"):
+        return "exception"
+    for key, label in (("outcome", "changed outcome"), ("control_rejected", "changed control"),
+                       ("positive_passed", "changed positive control")):
+        if mut.get(key) != base.get(key):
+            return label
+    return None
+
+
 def _moved(base: Mapping, mut: Mapping) -> list[str]:
     """Names of parts whose numbers differ between the map run and the mutant."""
     if "parts" not in mut:
@@ -638,7 +654,12 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
         for name in names:
             roles = mp["roles"].get(name, {})
             consumers = sorted(c for c, r in roles.items() if "check" in r)
-            judged = [c for c in consumers if mp["baseline"].get(c, {}).get("ok")]
+            # a consumer judges a mutant against the map run's verdict: "as expected" for
+            # a claim that was, else (a claim the map run left not as expected, e.g. not
+            # settled at this profile) the map run's own outcome, control and positive
+            # control, so a claim that is not settled here still detects a slip that moves it
+            judged = [c for c in consumers if c in mp["baseline"]
+                      and mp["baseline"][c].get("outcome") != "error"]
             d, reason = mp["delta"].get(name, (delta, ""))
             structure = mp["structures"].get(name)
             structure = None if structure is None else [
@@ -676,7 +697,8 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
             index[name] += 1
             for cid in ids:
                 mut = out if "error" in out else out.get(cid, {"error": "claim not run"})
-                why = _killed_by(mp["baseline"][cid], mut)
+                base = mp["baseline"][cid]
+                why = _killed_by(base, mut) if base["ok"] else _changed(base, mut)
                 if why is not None:
                     entry["by"][cid] = why
                 moved = _moved(mp["baseline"][cid], mut)
@@ -756,7 +778,8 @@ def to_markdown(data: Mapping) -> str:
     for paper, r in data["rows"].items():
         lines += ["", f"## {paper} (profile {r['profile']}, commit {r.get('commit')})", ""]
         if r["baseline_not_ok"]:
-            lines += ["Claims not as expected in the map run (not used to judge): "
+            lines += ["Claims not as expected in the map run (they judge a mutant by a change "
+                      "from the map run's outcome, control or positive control): "
                       + ", ".join(f"`{c}`" for c in r["baseline_not_ok"]), ""]
         lines += ["| function | consumed by (check) | other roles | killed | survivors |",
                   "|---|---|---|---|---|"]
