@@ -249,9 +249,9 @@ def _check_theorem4(params: dict, ctx: Context, *, growth: Callable) -> Evidence
 
 # ---------------------------------------------------------------------- 5. exact scalings
 def _wrong_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
-    """B with Gamma proportional to eta_Z/eta_Y^2 (a wrong power of eta_Y)."""
-    g = ts.integrated_speed(t, M, K, eta_Y, eta_Z) / eta_Y
-    return 0.25 * math.log1p(4 * g / C0)
+    """B with Gamma proportional to eta_Z/eta_Y^2 (a wrong power of eta_Y): the theory's B
+    with eta_Z replaced by eta_Z/eta_Y (Gamma is linear in eta_Z)."""
+    return ts.growth_exponent(t, M, K, eta_Y, eta_Z / eta_Y, C0)
 
 
 @claim(
