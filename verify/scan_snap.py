@@ -1369,7 +1369,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
     notes="Replaces a factor-2 band on r/(r(0) chi), which chi = e^{3 dz} also passed at "
           "every ratio: the band cannot tell the exponent (the band's value is kept in the "
           "details).  The expectation was first 'holds'; the first run of this restated "
-          "check (issue 23 session, pinned examples) found the exponent's error above 25 % "
+          "check (pinned examples) found the exponent's error above 25 % "
           "at the region's edge eta_Y/eta_Z = 5 and inside it at 10, so it is a finding: "
           "read as 'eta_Y >> eta_Z', ratio 5 is not enough for Eqn 11 in the population "
           "flow.  The report lists the failed draws.",
