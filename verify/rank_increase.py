@@ -1168,10 +1168,11 @@ def check_stable_rank_scale(params: dict, ctx: Context, *, theory: Theory) -> Ev
 @claim(
     id="adam",
     statement="open (a reviewer's question: are the same dynamics seen with SGD as with "
-              "Adam?): from the same small alpha*theta_0, does Adam at the paper's rate 1e-3 "
-              "still learn the toy head one coordinate at a time, in Algorithm 1's order?",
-    source="a reviewer's question (the paper's large-scale runs use Adam at lr 1e-3, its "
-           "theory is gradient flow)",
+              "Adam?): from the same small alpha*theta_0, does Adam at lr 1e-3 still learn the "
+              "toy head one coordinate at a time, in Algorithm 1's order?",
+    source="a reviewer's question (the paper's large-scale runs use Adam, its theory is "
+           "gradient flow; the paper's Adam learning rate was not available to us, 1e-3 is "
+           "our choice)",
     kind="open-question",
     strategy=_pinned({"optimizer": "adam"}),
     theory={"theory": PAPER_THEORY},
