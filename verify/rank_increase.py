@@ -1148,7 +1148,8 @@ def check_stable_rank_scale(params: dict, ctx: Context, *, theory: Theory) -> Ev
     rho, n_ordered = _goodman_kruskal(np.asarray(cfg.alphas), dist)
     model = ("at the smallest scale the learned block differs from Algorithm 1's plateau by "
              "the untrained init directions (singular values ~ alpha^2) and the finite-alpha "
-             "offset of the plateau, <= 2% of it (the plateau claim's bound); a 2% error on "
+             "offset of the plateau, assumed <= 2% of it (the plateau claim's tolerance, "
+             "not a derived bound); a 2% error on "
              "the second singular value moves the stable rank by <= 0.01")
     return Evidence((
         Part("stable_rank_order", theory.scale_trend, rho, abs(rho - theory.scale_trend), 0.0,
