@@ -39,6 +39,7 @@ import numpy as np
 import sympy as sp
 import torch
 from hypothesis import strategies as st
+from scipy.integrate import trapezoid
 from scipy.optimize import minimize
 
 from numerics import cooccurrence as nc
@@ -329,17 +330,18 @@ def _forward_dp(dA3, tokens, m: int) -> float:
     return float((P - 1.0 / tokens.shape[1]).abs().max())
 
 
-def _placed(data: nc.Dataset, d: int, Y, Q_G: bool = False) -> dict:
+def _placed(data: nc.Dataset, d: int, Y, K: float = 0.0, Q: float = 0.0, S: float = 1.0
+            ) -> dict:
     """A canonical state on the run's tokens carrying a private-token class state ``Y``
-    (G1..G3 on mu1..mu3, P_k on every random token of class k), S = 1, M = A = K_G = 0 and
-    Q_G = I if ``Q_G`` (then the canonical dA/dt is Gamma = -dL/dA itself), else 0."""
+    (G1..G3 on mu1..mu3, P_k on every random token of class k), M = A = 0, K_G = K I,
+    Q_G = Q I (with K = 0, Q = 1 the canonical dA/dt is Gamma = -dL/dA itself)."""
     b = np.zeros(d)
     b[:3] = np.asarray(Y, dtype=float)[:3]
     for c in range(4):
         rows = data.tokens[data.types == c]
         b[np.unique(rows[rows >= 3])] = float(Y[3 + c])
     z = np.zeros((d, d))
-    return {"beta": b, "S": 1.0, "M": z, "A": z, "K_G": z, "Q_G": np.eye(d) if Q_G else z}
+    return {"beta": b, "S": float(S), "M": z, "A": z, "K_G": K * np.eye(d), "Q_G": Q * np.eye(d)}
 
 
 _SEEDS = st.fixed_dictionaries({"seed": st.integers(0, 1000)})
@@ -526,7 +528,7 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
     obs_t, r1, r3, wrong, spacing = [], [], [], 0, 0.0
     dp_err = dA_err = dS_err = l_err = 0.0
     dp_tol = dA_tol = dS_tol = l_tol = 0.0
-    b2_err = sm_err = 0.0
+    b2_err = sm_err = sd_err = ds_err = 0.0
     rec: dict = {"dp": [], "dA": [], "dS": [], "loss": []}
     for k in range(cfg.members):
         i = _classified(run, k)
@@ -566,6 +568,27 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
         b2 = float(theory.private_beta_sq(Yi[:, -1], cfg.n, cfg.L))
         placed = _placed(run.data, cfg.vocabulary, Yi[:, -1])["beta"]
         b2_err = max(b2_err, abs(b2 / float(placed @ placed) - 1))
+        # score_drift against the exact canonical dA/dt = Gamma Q_G + K_G Gamma at
+        # K_G = Q_G = kappa I (theory.canonical_velocity on the run's tokens), integrated by
+        # the same trapezoid over dt = dtau/S0 on a sub-grid
+        sub = np.arange(0, grid.size, 40)
+        rate_A = np.array([theory.canonical_velocity(
+            _placed(run.data, cfg.vocabulary, Yi[:, j], K=kappa, Q=kappa), run.data.tokens,
+            run.data.labels, cfg.m, cfg.m1)["A"][:3, :3] for j in sub])
+        ex_A = trapezoid(rate_A, grid[sub], axis=0) / S0
+        sd_A = theory.score_drift(grid[sub], Yi[:, sub], cfg.L, cfg.m, kappa, S0)[-1]
+        sd_err = max(sd_err, float(np.max(np.abs(sd_A - ex_A)) / np.max(np.abs(ex_A))))
+        # s_drift (the solution of dS/dt = 2 m1 beta.r, d|beta|^2/dt = 2 S beta.r) against the
+        # exact canonical velocity's dS/d|beta|^2 = m1/S at M = 0 and S = S0 (1 + s_drift):
+        # S0 d(s_drift)/d|beta|^2 (central difference, relative step 1e-4) equals it
+        s_b = float(theory.s_drift(b2, cfg.m1, S0))
+        vel = theory.canonical_velocity(_placed(run.data, cfg.vocabulary, Yi[:, -1],
+                                                S=S0 * (1 + s_b)), run.data.tokens,
+                                        run.data.labels, cfg.m, cfg.m1)
+        ratio_ex = float(vel["S"]) / float(2 * placed @ vel["beta"])
+        slope = S0 * float(theory.s_drift(b2 * 1.0001, cfg.m1, S0)
+                           - theory.s_drift(b2 * 0.9999, cfg.m1, S0)) / (2e-4 * b2)
+        ds_err = max(ds_err, abs(slope / ratio_ex - 1))
         dS = float(theory.s_drift(b2, cfg.m1, S0))
         obs_S = float(run.S[k, i] / S0 - 1)
         # the observed Delta|beta|^2 carries the cross term 2 beta(0).Delta beta, of sd
@@ -640,6 +663,16 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
              "theory.private_beta_sq at the reduction's state at T1 against |beta|^2 of that "
              "state placed on the run's tokens (each random token of class k carries P_k); "
              "relative; allowance 64 eps (rounding of a sum of squares)"),
+        Part("score_drift_exact", 0.0, sd_err, sd_err, 1e-12,
+             "theory.score_drift (the Delta A of score_change) against the trapezoid over "
+             "dt = dtau/S0 of the exact canonical dA/dt (theory.canonical_velocity, "
+             "Gamma Q_G + K_G Gamma at K_G = Q_G = kappa I) along the reduction to T1, on the "
+             "run's tokens; relative; allowance 1e-12 (rounding of sums over samples and grid)"),
+        Part("s_drift_exact", 0.0, ds_err, ds_err, 1e-7,
+             "theory.s_drift's slope S0 d(Delta S/S0)/d|beta|^2 against the exact canonical "
+             "velocity's dS/dt / d|beta|^2/dt = m1/S at M = 0, S = S0 (1 + s_drift) (the "
+             "reduction's state at T1 on the run's tokens); relative; allowance 1e-7: the "
+             "central difference's O(1e-8) and its rounding, eps/1e-4"),
         Part("softmax_exact", 0.0, sm_err, sm_err, 8 * EPS,
              "theory.softmax_change of the predicted Delta A against the attention of the "
              "model's own forward pass (numerics.cooccurrence.forward, Eq. (1)) with those "
@@ -1278,7 +1311,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         Ye = _private(theory, cfg, [0.0, float(run.tau_eff[k, -1])], _start(run, k))[:, -1]
         g_red = theory.class_gamma(Ye[:3], cfg.L, cfg.m,
                                    margins=theory.private_margins(list(Ye), cfg.L))
-        g_ex = theory.canonical_velocity(_placed(run.data, cfg.vocabulary, Ye, Q_G=True),
+        g_ex = theory.canonical_velocity(_placed(run.data, cfg.vocabulary, Ye, Q=1.0),
                                          run.data.tokens, run.data.labels, cfg.m,
                                          cfg.m1)["A"][:3, :3]
         gam_err = max(gam_err, float(np.max(np.abs(g_red - g_ex)) / np.max(np.abs(g_ex))))
