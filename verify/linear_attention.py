@@ -748,7 +748,17 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
     grad = sp.lambdify([a_sym], [sp.diff(loss, v) for v in a_sym], "numpy")
     grad_star = float(np.linalg.norm(np.array(grad(steps), dtype=float)))
     run = _gd_family(layers, params["seed"], ctx)
-    parts = []
+    # The claimed steps must be a stationary point of the exact loss (a minimiser is): the
+    # residual gradient relative to its size at a = 0.  Tolerance sqrt(eps): a loss of O(1)
+    # in float64 resolves its gradient to about sqrt(eps) relative (BFGS, gtol 1e-12,
+    # stops there on precision loss at the latest).  This pins the claimed steps
+    # themselves; the trained-steps part below only bounds their distance to them.
+    grad_zero = float(np.linalg.norm(np.array(grad(np.zeros(layers)), dtype=float)))
+    parts = [Part("claimed steps are stationary for gd_loss", 0.0, grad_star,
+                  grad_star / grad_zero, math.sqrt(EPS),
+                  "||grad gd_loss(claimed steps)|| / ||grad gd_loss(0)||, exact loss (sympy); "
+                  "tolerance sqrt(eps), the resolution of a float64 gradient of an O(1) loss",
+                  details={"claimed_steps": steps.tolist()})]
     for m in range(run.A.shape[0]):
         a = run.A[m]
         dist = nl.dist_to_identity(torch.as_tensor(a)).numpy()
