@@ -287,13 +287,13 @@ def _bcast(v: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
 
 def _probed(gradient: Callable, params: Params, batch_fn: Callable[[int], Any] | None,
             members: int, steps: int) -> Probed:
-    """:class:`Probed` with the FLOP of one stacked gradient step (:mod:`numerics.flops`)."""
+    """:class:`Probed` with the FLOP of one stacked gradient step (:mod:`numerics.flops`),
+    counted on fake tensors (shapes only: a paper-size step costs nothing to count)."""
     from numerics.flops import count_flops
 
-    if batch_fn is not None:
-        counted = count_flops(lambda: gradient(params, batch_fn(0)))
-    else:
-        counted = count_flops(lambda: gradient(params))
+    batch = batch_fn(0) if batch_fn is not None else None
+    counted = count_flops(lambda: gradient(params, batch) if batch_fn is not None
+                          else gradient(params), fake=True)
     return Probed(float(members * steps), float(counted.total) * steps)
 
 
