@@ -147,6 +147,12 @@ UNJUDGED = {
 #: or sign of 0 is 0), proofs whose content is judged through their inputs (``invariants``,
 #: ``canonical_rhs``, ``class_system``) and tested in tests/test_cooccurrence.py;
 #: ``class_sigmoids`` (and its twin) is a display form of g_k = -l'(q_k) that no check uses.
+#: Survivors of ``tdcheck mutate`` argued, not hidden: ``initial_rates``[2] is an exact 0
+#: (Lemma 4.2's cancellation; a scale or sign of 0 is 0: equivalent); ``invariants``'
+#: kq_balance_2 times a constant (or negated) is still conserved, and its exact GD drift is
+#: not recorded by the runs (only the first two invariants' are), so no part can see it;
+#: ``initial_output_bound`` (delta = 0.05, n = 60, L = 5) is 8.7 sd(F(0)), so no number of draws resolves
+#: a 5 % change of it (its sign flip is killed).
 
 
 # ---------------------------------------------------------------------- validation
