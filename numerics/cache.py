@@ -101,7 +101,8 @@ PLAN: ContextVar[list | None] = ContextVar("tdcheck_plan", default=None)
 
 # Set while ``--plan`` probes a run's cost: :func:`numerics.ensemble.train` then counts the
 # FLOP of one stacked step (torch's FlopCounterMode) and raises :class:`Probed` untrained.
-PROBE: ContextVar[bool] = ContextVar("tdcheck_probe", default=False)
+PROBE: ContextVar[str | None] = ContextVar("tdcheck_probe", default=None)  # "outer": the run
+# itself is on fake tensors; "inner": only the counted step is
 
 
 class Probed(Exception):
@@ -120,15 +121,32 @@ def probe_cost(fn: Callable[..., Any], config: Any, options: dict) -> tuple[floa
     trainer's steps: evaluation, recording and any second training stage are not counted (an
     estimate from below).  It runs on the CPU (FLOP do not depend on the device,
     and the planned device need not be present).  ``None`` when ``fn`` returned untrained."""
-    token = PROBE.set(True)
+    options = {**options, "device": "cpu"} if "device" in options else options
     plan_token = PLAN.set(None)
     try:
-        fn(config, **{**options, "device": "cpu"} if "device" in options else options)
-    except Probed as p:
-        return p.member_steps, p.flops
+        # first the whole run on fake tensors (its data drawn as shapes only: free at paper
+        # size); a run whose set-up needs real values (a .item(), numpy) is probed for real
+        for fake in (True, False):
+            token = PROBE.set("outer" if fake else "inner")
+            try:
+                if fake:
+                    from torch._subclasses.fake_tensor import FakeTensorMode
+
+                    with FakeTensorMode(allow_non_fake_inputs=True):
+                        fn(config, **options)
+                else:
+                    fn(config, **options)
+            except Probed as p:
+                return p.member_steps, p.flops
+            except Exception:
+                if not fake:
+                    raise
+                continue
+            finally:
+                PROBE.reset(token)
+            return None
     finally:
         PLAN.reset(plan_token)
-        PROBE.reset(token)
     return None
 
 

@@ -293,7 +293,7 @@ def _probed(gradient: Callable, params: Params, batch_fn: Callable[[int], Any] |
 
     batch = batch_fn(0) if batch_fn is not None else None
     counted = count_flops(lambda: gradient(params, batch) if batch_fn is not None
-                          else gradient(params), fake=True)
+                          else gradient(params), fake=PROBE.get() != "outer")
     return Probed(float(members * steps), float(counted.total) * steps)
 
 

@@ -178,7 +178,7 @@ def test_plan_probe_counts_one_step_and_trains_nothing():
     assert counted.elementwise > 0  # the ones() it wrote
     params = {"w": torch.zeros(4, 6, 6, dtype=torch.float64)}
     x = torch.randn(6, 6, dtype=torch.float64)
-    token = PROBE.set(True)
+    token = PROBE.set("inner")
     try:
         with pytest.raises(Probed) as probed:
             train(lambda p: (p["w"] @ x).pow(2).sum(), params, TrainConfig(steps=50, lr=0.1))
