@@ -86,6 +86,7 @@ class PlannedRun:
     member_steps: float | None
     flops: float | None
     cached: bool
+    key: str = ""  # the run's cache key: two claims asking for one run share it
 
 
 class PlanStop(Exception):
@@ -282,7 +283,8 @@ class RunCache:
         if plan is not None and not any(p.tag == tag and p.config is config for p in plan):
             inner = config[0] if isinstance(config, tuple) and config else config
             steps, flops = _default_cost(inner)
-            planned = PlannedRun(tag, config, (), steps, flops, path is not None and path.exists())
+            planned = PlannedRun(tag, config, (), steps, flops, path is not None and path.exists(),
+                                 key)
             plan.append(planned)
             if not planned.cached:
                 raise PlanStop(planned)
@@ -373,7 +375,7 @@ def run_function(tag: str, *, maxsize: int = 8,
                 cached = key in memo or (path is not None and path.exists())
                 steps, flops = (None, None) if cached else planned_cost(config, options)
                 planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
-                                     cached)
+                                     cached, key)
                 plan.append(planned)
                 if not planned.cached:
                     raise PlanStop(planned)

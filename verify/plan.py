@@ -3,7 +3,7 @@
 For each claim, :func:`verify.runner.plan_claim` lists the runs its examples and positive
 control ask for (member-steps and FLOP from each run function's ``cost=``, or members x
 steps from its config), skipping runs already in the cache, so a stopped run's plan shows
-what is left.  Time comes from measured throughput on the device:
+what is left, and counting a run that several claims ask for once (the cache trains it once).  Time comes from measured throughput on the device:
 
 1. the bench's stacked member-step rate for the model of the run's row, where
    ``tdcheck bench`` measured one (``bench-<device>.json`` in the cache folder, written by
@@ -104,37 +104,62 @@ def _seconds(run, tp: Throughput) -> float | None:
     return None
 
 
+def _new_runs(runs: Sequence, seen: set) -> tuple[list, int]:
+    """(the uncached runs of ``runs`` not in ``seen``, how many were), adding their keys to
+    ``seen``: a run two claims (or two examples) ask for is trained once, so it is counted
+    once, by the first claim that asks for it."""
+    new, shared = [], 0
+    for r in runs:
+        if r.cached:
+            continue
+        key = r.key or id(r)
+        if key in seen:
+            shared += 1
+            continue
+        seen.add(key)
+        new.append(r)
+    return new, shared
+
+
 def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> tuple[str, dict]:
-    """(terminal table, plan.json dictionary) for a list of ``ClaimPlan``."""
-    rows, total, unknown = [], 0.0, 0
+    """(terminal table, plan.json dictionary) for a list of ``ClaimPlan``.
+
+    Runs are counted once: a run already counted for an earlier claim (or example) in
+    ``plans`` is listed as shared, at no cost (the run cache trains it once)."""
+    rows, total, unknown, seen = [], 0.0, 0, set()
     for p in plans:
-        todo = [r for r in p.runs if not r.cached]
+        todo, shared = _new_runs(p.runs, seen)
         secs = [_seconds(r, tp) for r in todo]
         known = [s for s in secs if s is not None]
         missing = len(secs) - len(known)
         unknown += missing
         t = float(sum(known))
         total += t
+        flops = (None if any(r.flops is None for r in todo)
+                 else float(sum(r.flops for r in todo)))
         rows.append({"claim": p.claim.id, "cost": p.claim.cost, "examples": p.examples,
-                     "runs": len(todo),
-                     "cached_runs": len(p.runs) - len(todo),
-                     "member_steps": p.member_steps, "flops": p.flops, "seconds": t,
+                     "runs": len(todo), "shared_runs": shared,
+                     "cached_runs": sum(1 for r in p.runs if r.cached),
+                     "member_steps": float(sum(r.member_steps or 0 for r in todo)),
+                     "flops": flops, "seconds": t,
                      "runs_of_unknown_cost": missing, "error": p.error})
     lines = [f"plan: profile {profile}, device {device}; throughput from {tp.source}",
-             f"{'claim':<44} {'ex':>3} {'runs':>4} {'member-steps':>13} {'FLOP':>10} {'est.':>9}"]
+             f"{'claim':<44} {'ex':>3} {'runs':>4} {'shared':>6} {'member-steps':>13} "
+             f"{'FLOP':>10} {'est.':>9}"]
     for r in rows:
         flops = "?" if r["flops"] is None else f"{r['flops']:.2e}"
         est = _hms(r["seconds"]) + ("+?" if r["runs_of_unknown_cost"] else "")
         if r["cost"] == "fast":
             est = "fast"
-        lines.append(f"{r['claim']:<44} {r['examples']:>3} {r['runs']:>4} "
+        lines.append(f"{r['claim']:<44} {r['examples']:>3} {r['runs']:>4} {r['shared_runs']:>6} "
                      f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
                      + (f"  ({r['error']})" if r["error"] else ""))
     lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost" if unknown
-                                            else "") + "; fast claims (symbolic and ODE "
-                 "checks) not planned; nothing was trained")
+                                            else "") + "; runs shared between claims counted "
+                 "once; fast claims (symbolic and ODE checks) not planned; nothing was trained")
     data = {"profile": profile, "device": device, "throughput": tp.source, "claims": rows,
-            "total_seconds": total, "runs_of_unknown_cost": unknown}
+            "total_seconds": total, "runs_of_unknown_cost": unknown,
+            "shared_runs": sum(r["shared_runs"] for r in rows)}
     return "\n".join(lines), data
 
 
