@@ -3,6 +3,7 @@ theory from a deliberately toothless one (which re-types the formula instead of 
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import numpy as np
@@ -39,6 +40,15 @@ def test_mutant_count_is_capped_deterministically():
     assert first[0].label == "f: [0] x 1.05"
     assert Mutant.from_json(first[-1].to_json()) == first[-1]
     assert len(mutants_for("g", None, 0.05)) == 3  # never called: whole-output mutants
+
+
+def test_a_tuple_keyed_leaf_survives_the_json_round_trip():
+    """A mutant reaches its child process as JSON, which turns a tuple key into a list: the
+    mutation must still find the leaf (a dict keyed by partitions, say)."""
+    value = {(1, 2): 1.0, (3,): 2.0}
+    path = next(p for p, _ in leaves(value) if p[0][1] == (1, 2))
+    mutant = Mutant.from_json(json.loads(json.dumps(Mutant("f", path, "sign", 0.05).to_json())))
+    assert apply_mutation(value, mutant.path, mutant.op, mutant.delta) == {(1, 2): -1.0, (3,): 2.0}
 
 
 TOOTHLESS = '''

@@ -175,6 +175,11 @@ def _op(value: Any, op: str, delta: float) -> Any:
     return out
 
 
+def _hashable(key: Any) -> Any:
+    """A mapping key as it was before a JSON round trip (which turns a tuple into a list)."""
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
+
+
 def apply_mutation(value: Any, path: Path_, op: str, delta: float) -> Any:
     """``value`` with the leaf at ``path`` mutated by ``op`` (unchanged if the path is absent)."""
     from theory.flow import ReducedSystem
@@ -198,8 +203,8 @@ def apply_mutation(value: Any, path: Path_, op: str, delta: float) -> Any:
             items[step[1]] = apply_mutation(items[step[1]], rest, op, delta)
             return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
         if kind == "key" and isinstance(value, Mapping):
-            out = dict(value)
-            out[step[1]] = apply_mutation(out[step[1]], rest, op, delta)
+            out, key = dict(value), _hashable(step[1])
+            out[key] = apply_mutation(out[key], rest, op, delta)
             return type(value)(out) if isinstance(value, dict) else out
         if kind == "field" and dataclasses.is_dataclass(value):
             new = apply_mutation(getattr(value, step[1]), rest, op, delta)
