@@ -945,7 +945,35 @@ class NoiseConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
-@run_function("linear_attention.init_noise", maxsize=16, probe=False)
+def _gradient_flops(cfg: ICLConfig, attention: str, batch: int, dtype: torch.dtype,
+                    with_b: bool = True) -> float:
+    """FLOP of one gradient of the prompt loss at ``batch`` prompts, counted on fake tensors
+    (numerics.flops: shapes only, nothing computed), for ``tdcheck verify --plan``."""
+    from numerics.flops import count_flops
+    from numerics.measure import _flat_grad
+
+    dev = torch.device("cpu")
+    params = init_params(cfg, dtype=dtype, device=dev, with_b=with_b)(
+        torch.Generator(device=dev).manual_seed(0))
+    data = sample_prompts(cfg, torch.Generator(device=dev).manual_seed(1), batch=batch,
+                          dtype=dtype, device=dev)
+    return float(count_flops(lambda: _flat_grad(loss_for(attention), params, data),
+                             fake=True).total)
+
+
+def _init_noise_cost(config: NoiseConfig, device: str = "cpu") -> tuple[float, float]:
+    """(gradients, FLOP) of :func:`run_init_noise`: ``samples`` minibatch gradients and
+    ``full / 10 000`` chunk gradients (the norms and the mean are not counted)."""
+    s = get_setting(config.setting)
+    cfg = ICLConfig(n=s.n, layers=config.layers, covariates=s.covariates, batch=config.batch)
+    chunk = min(10_000, config.full)
+    chunks = max(1, config.full // chunk)
+    flops = (config.samples * _gradient_flops(cfg, config.attention, config.batch, torch.float32)
+             + chunks * _gradient_flops(cfg, config.attention, chunk, torch.float32))
+    return float(config.samples + chunks), flops
+
+
+@run_function("linear_attention.init_noise", maxsize=16, cost=_init_noise_cost)
 def run_init_noise(config: NoiseConfig, *, device: str = "cpu") -> np.ndarray:
     """The ``samples`` noise norms of ``config`` (``cache=``: loaded when cached).  The LRU
     holds 16 (small) results: the two tail claims ask for 10 at quick."""
@@ -999,7 +1027,16 @@ class FitResult:
     grad_norm: float
 
 
-@run_function("linear_attention.fit", probe=False)
+def _fit_cost(config: FitConfig, device: str = "cpu") -> tuple[float, float]:
+    """(gradients, FLOP) of :func:`run_fit`, from above: L-BFGS evaluates the loss and its
+    gradient at most 5/4 x ``iterations`` times (torch's default ``max_eval``)."""
+    cfg = ICLConfig(layers=config.layers, sigma=config.sigma, w_law=config.w_law)
+    evals = 1.25 * config.iterations + 1
+    return evals, evals * _gradient_flops(cfg, "linear", config.prompts, torch.float64,
+                                          with_b=False)
+
+
+@run_function("linear_attention.fit", cost=_fit_cost)
 def run_fit(config: FitConfig, *, device: str = "cpu") -> FitResult:
     """The L-BFGS fit ``config`` (``cache=``: loaded when cached)."""
     cfg = ICLConfig(layers=config.layers, sigma=config.sigma, w_law=config.w_law)

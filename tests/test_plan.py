@@ -3,6 +3,8 @@ claims ask for is counted once."""
 
 from __future__ import annotations
 
+import pytest
+
 from numerics.cache import RunCache
 from verify.claims import Context
 from verify.example import claims
@@ -25,3 +27,20 @@ def test_a_run_two_claims_share_is_counted_once(tmp_path):
     assert two["claims"][1]["runs"] == 0
     assert two["claims"][1]["shared_runs"] == len(second.runs)
     assert list(tmp_path.iterdir()) == []  # nothing was trained or stored
+
+
+def test_noise_and_fit_runs_are_costed_not_unknown():
+    """The gradient-noise and L-BFGS runs have no trainer to probe: their ``cost=`` counts
+    one gradient on fake tensors and scales it by the gradients the run takes."""
+    import numerics.linear_attention as nl
+
+    one = nl._init_noise_cost(nl.NoiseConfig(samples=1, batch=50, full=200))
+    two = nl._init_noise_cost(nl.NoiseConfig(samples=2, batch=50, full=200))
+    per_gradient = two[1] - one[1]
+    assert two[0] - one[0] == 1 and per_gradient > 0
+    small = nl._init_noise_cost(nl.NoiseConfig(samples=1, batch=50, full=50))
+    assert small[1] == 2 * per_gradient  # a minibatch of 50 and one "full" chunk of 50
+    # a chunk of 200 costs 4 of 50, up to the per-call constant ops (the mean's output)
+    assert one[1] - small[1] == pytest.approx(3 * per_gradient, rel=1e-3)
+    fit = nl._fit_cost(nl.FitConfig(prompts=100, iterations=8))
+    assert fit[0] == 11 and fit[1] > 0
