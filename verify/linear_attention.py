@@ -30,10 +30,11 @@ Sizes come from the profile, through the row's one table ``numerics.linear_atten
 6 seeds and 1250 iterations.  ``thorough`` runs each simulation at the paper's own
 configuration as far as the paper and the authors' code give it (sources next to each
 entry of ``SIZES``): the optimiser comparison at the authors' 10 000 iterations, batch 1000
-and README rates with 1000 seeds (2000 members) per setting; the noise histograms at the
-authors' 10 000 minibatches of 1000 prompts (g_full from 1e5), the depth claim over 1000
-model seeds; the B = 0 family at 10 000 Adam steps, AhnPGD's batch 20 000 and the paper's 6
-seeds (no interval over members there; rate and step decay ci's); the ZFB flow at ci's
+and README rates with the paper's 6 seeds per setting (each drawn example another 6-seed
+replication); the noise histograms at the authors' 10 000 minibatches of 1000 prompts
+(g_full from 1e5), the depth claim over ci's 6 model seeds; the B = 0 family at 10 000 Adam
+steps, AhnPGD's batch 20 000 and the paper's 6 seeds (no interval over members there; rate
+and step decay ci's); the ZFB flow at ci's
 configuration with 1000 members; the L-BFGS fits as ci.  It is sized for one GPU
 (``member_chunk`` from memory measured on CPU) and its outcomes are unmeasured, so
 ``expected`` is ci's.  Simulations run through ``numerics.linear_attention.run_*`` (frozen
@@ -107,7 +108,7 @@ _COMPARISON_NOTE = (
     "Budget: the claim is about the authors' protocol (3 layers, batch 1000, README rates). "
     "It is measured at --profile ci (measured_at): the paper's 6 seeds for 1250 of their "
     "10 000 its (windows its. 250-1250), expected to hold there as the paper states; "
-    "--profile thorough runs their full 10 000 its with 1000 seeds (Adam gap over its. "
+    "--profile thorough runs their full 10 000 its with their 6 seeds (Adam gap over its. "
     "500-10 000, smoothness over its. 250-1950; sized for a GPU). quick and test run a 20-it "
     "smoke run, which reaches none of the windows, so every part is reported as not measured "
     "(inconclusive): a shortened run must not stand in for the finding. Each seed is scored "
@@ -1085,7 +1086,7 @@ def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, in
           "(4 seeds x 120 samples at batch 200, a Hill index on 6 points) has no power and "
           "is reported as not measured; --profile ci measures it (6 seeds x 1000 samples at "
           "the authors' batch 1000, g_full from 1e5 prompts) and is expected to hold there, "
-          "as the paper's Fig. 8 states; thorough runs 1000 seeds x the authors' 10 000 "
+          "as the paper's Fig. 8 states; thorough runs ci's 6 seeds x the authors' 10 000 "
           "samples (a GPU run). The positive control is the same check at ci's design on "
           "Pareto norms with a factor-2 gap in the tail index.",
     positive=Positive({"seed": 0}, "the same seed-level check at ci's design (6 seeds x "
