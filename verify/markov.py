@@ -1528,12 +1528,14 @@ def _check_switching(params: dict, ctx: Context, *, trapped: Callable) -> Eviden
                   "final_loss_per_seed": final.tolist(), "band_lower": lower.tolist(),
                   "band_upper": upper.tolist(), "level_per_seed": at}
         parts.append(_fraction_part(
-            f"{label}: fraction of seeds at the predicted level ({predicted}; three-way)",
+            f"{label}: fraction of seeds at the level the rule predicts (three-way)",
             np.array([a == predicted for a in at]),
             "per seed a three-way decision: at the unigram level, at the bigram level (the "
             "level lies in the seed's band: 99 % evaluation interval, widened below by the "
             "loss drop over the run's second half and above to the previous record; "
-            "verify/markov.py), or at neither, which counts against the prediction",
+            "verify/markov.py), or at neither, which counts against the prediction (the "
+            "predicted level is in details: the part keeps one name under check and control, "
+            "so a control predicting the other level is compared part for part)",
             predicted=predicted, predicted_level=uni if predicted == "unigram" else bi,
             E_S_minus_1={"W_V": float(np.median(res.spectrum_wv[:, -1, states - 2])),
                          "W_1": float(np.median(res.spectrum_w1[:, -1, states - 2]))},
