@@ -337,6 +337,25 @@ def _kernel_entropies(states: int, p: float, q: float) -> tuple[float, float]:
     return unigram, rate
 
 
+def _kernel_block_entropy(states: int, p: float, blocks: tuple[int, ...]) -> float:
+    """H(x_{n+1} | block of x_n) of the symmetric S-state kernel
+    (numerics.markov.transition_matrix) for the partition of the states into consecutive
+    blocks of the given sizes, from the matrix alone: the stationary law as the left
+    eigenvector for the eigenvalue 1, each block's next-token law as the stationary mixture
+    of its rows (numpy), not theory.markov's closed form."""
+    kernel = nm.transition_matrix(nm.MarkovConfig(p=p, q=0.5, states=states)).numpy()
+    vals, vecs = np.linalg.eig(kernel.T)
+    pi = np.real(vecs[:, int(np.argmin(np.abs(vals - 1)))])
+    pi = pi / pi.sum()
+    out, start = 0.0, 0
+    for m in blocks:
+        w = pi[start:start + m]
+        row = (w[:, None] * kernel[start:start + m]).sum(axis=0) / w.sum()
+        out -= float(w.sum() * np.sum(row * np.log(row)))
+        start += m
+    return out
+
+
 @st.composite
 def _chain_params(draw):
     # away from the i.i.d. chains (p + q = 1; p = (S - 1)/S for S states), where the two
@@ -355,7 +374,9 @@ def _chain_params(draw):
     id="chain_levels",
     statement="the unigram and bigram levels the row uses are the entropy of the chain's "
               "stationary law and its entropy rate: H(pi) and [q h(p) + p h(q)]/(p+q) for "
-              "the binary chain, ln S and h(p) + p ln(S - 1) for the symmetric S-state chain",
+              "the binary chain, ln S and h(p) + p ln(S - 1) for the symmetric S-state chain; "
+              "the partial-solution levels of the S-state chain (theory.markov."
+              "symmetric_partition_levels) are its entropies conditional on a partition",
     source="the paper's unigram and bigram losses; the S-state kernel of the authors' code "
            "(Markov-Simple: stay 1 - p, move to each other state with p/(S - 1))",
     kind="symbolic",
@@ -376,11 +397,23 @@ def _check_levels(params: dict, ctx: Context, *, levels: Callable) -> Evidence:
     unigram, rate = _kernel_entropies(states, p, q)
     why = ("closed form against the entropies of the kernel computed in double precision "
            "(an eigenvector and S^2 terms of O(1)): rounding < 1e-13; allowance 1e-10")
-    return Evidence((
+    parts = [
         exact("unigram level vs the entropy of the stationary law", unigram,
               theory["unigram"], 1e-10, why),
         exact("bigram level vs the entropy rate of the kernel", rate, theory["bigram"],
-              1e-10, why)))
+              1e-10, why)]
+    if states > 2:
+        # the partial-solution levels markov.multi_state reads seeds against
+        # (theory.markov.symmetric_partition_levels): the largest error over partitions
+        levels = tm.symmetric_partition_levels(p, states)
+        errs = {blocks: abs(float(v) - _kernel_block_entropy(states, p, blocks))
+                for blocks, v in levels.items()}
+        worst = max(errs, key=errs.get)
+        parts.append(exact(
+            "partial-solution levels vs the kernel's block-conditional entropies",
+            _kernel_block_entropy(states, p, worst), float(levels[worst]), 1e-10, why,
+            details={"partitions": len(levels), "worst_partition": list(worst)}))
+    return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 3. energy
