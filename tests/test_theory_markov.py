@@ -184,6 +184,29 @@ def test_symmetric_chain_levels():
         tm.symmetric_unigram_loss(1)
 
 
+def test_symmetric_partition_levels_span_unigram_to_bigram():
+    # one block is the unigram predictor, S singleton blocks the bigram one
+    for states in (3, 5):
+        assert float(tm.symmetric_partition_loss(0.9, (states,))) == pytest.approx(
+            math.log(states), rel=1e-14)
+        assert float(tm.symmetric_partition_loss(0.9, (1,) * states)) == pytest.approx(
+            float(tm.symmetric_bigram_loss(0.9, states)), rel=1e-14)
+    # one state told apart from four merged ones, written out by hand: the merged block's
+    # row puts p/(S-1) on the singled-out state and the rest evenly on its own four
+    p, c = 0.9, 0.9 / 4
+    a = (1 - p + 3 * c) / 4
+    merged = -c * math.log(c) - 4 * a * math.log(a)
+    expected = (float(tm.symmetric_bigram_loss(p, 5)) + 4 * merged) / 5
+    assert float(tm.symmetric_partition_loss(p, (1, 4))) == pytest.approx(expected, rel=1e-13)
+    levels = tm.symmetric_partition_levels(p, 5)
+    assert len(levels) == 7 and set(levels) >= {(5,), (1, 4), (2, 3), (1, 1, 1, 1, 1)}
+    # a coarser partition never does better than a refinement of it
+    assert float(levels[(5,)]) > float(levels[(1, 4)]) > float(levels[(1, 1, 3)])
+    assert float(levels[(2, 3)]) > float(levels[(1, 2, 2)]) > float(levels[(1, 1, 1, 2)])
+    with pytest.raises(ValueError, match="blocks must be positive"):
+        tm.symmetric_partition_loss(0.9, (0, 5))
+
+
 def test_pinned_basin_starts_sit_at_their_stated_energy():
     """verify.markov's pinned basin starts are written out (so that a slip in the energy
     moves the rule, not the start): each e must be the one at E_sep + delta."""

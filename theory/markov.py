@@ -108,6 +108,8 @@ __all__ = [
     "stationary_twin",
     "structured_system",
     "symmetric_bigram_loss",
+    "symmetric_partition_levels",
+    "symmetric_partition_loss",
     "symmetric_unigram_loss",
     "system",
     "unigram_curvature",
@@ -214,6 +216,52 @@ def symmetric_bigram_loss(p, states) -> sp.Expr:
     Markov-Simple)."""
     symmetric_unigram_loss(states)  # validates states
     return binary_entropy(p) + _prob("p", p) * sp.log(_num(states) - 1)
+
+
+def _symmetric_kernel(p, states) -> sp.Matrix:
+    """The symmetric S-state kernel: stay with 1 - p, move to each other state with
+    p/(S - 1) (the authors' code, Markov-Simple)."""
+    symmetric_unigram_loss(states)  # validates states
+    p, s = _prob("p", p), int(_num(states))
+    return sp.Matrix(s, s, lambda i, j: 1 - p if i == j else p / (s - 1))
+
+
+def symmetric_partition_loss(p, blocks) -> sp.Expr:
+    """H(x_{n+1} | block of x_n): the loss of the best next-token predictor that sees only
+    which block of a partition of the S = sum(blocks) states x_n lies in [our derivation].
+
+    Computed from the kernel: the predictor's row on a block is the stationary mixture of
+    the block's rows of P (the stationary law is uniform), and its loss is that row's
+    entropy, weighted by the block's stationary mass.  One block of S states is the
+    unigram predictor (ln S), S blocks of one state the bigram one (the entropy rate); the
+    partitions in between are the partial solutions that tell some states apart and
+    merge the rest (a predictor whose embedding maps a block's states to one point)."""
+    blocks = tuple(int(m) for m in blocks)
+    if not blocks or min(blocks) < 1:
+        raise ValueError(f"blocks must be positive block sizes, got {blocks}")
+    kernel = _symmetric_kernel(p, sum(blocks))
+    s = sum(blocks)
+    loss, start = sp.Integer(0), 0
+    for m in blocks:
+        rows = range(start, start + m)
+        start += m
+        mix = [sum(kernel[i, j] for i in rows) / m for j in range(s)]
+        loss += sp.Rational(m, s) * -sum(x * sp.log(x) for x in mix)
+    return loss
+
+
+def symmetric_partition_levels(p, states) -> dict[tuple[int, ...], sp.Expr]:
+    """{block sizes: :func:`symmetric_partition_loss`} over every partition of the S
+    states up to relabelling (the kernel is symmetric, so only the block sizes matter),
+    from (S,) (unigram) to (1,) * S (bigram); block sizes in increasing order."""
+    from sympy.utilities.iterables import partitions
+
+    symmetric_unigram_loss(states)  # validates states
+    out = {}
+    for part in partitions(int(_num(states))):
+        blocks = tuple(sorted(m for m, k in part.items() for _ in range(k)))
+        out[blocks] = symmetric_partition_loss(p, blocks)
+    return out
 
 
 # ---------------------------------------------------------------------- reduced loss

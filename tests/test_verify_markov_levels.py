@@ -1,0 +1,46 @@
+"""The three-way level reading of markov.multi_state (verify/markov.py): bands and
+classification on synthetic loss paths."""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from verify import markov as vm
+
+
+def _run(paths, se=1e-5):
+    paths = np.asarray(paths, dtype=float)
+    return SimpleNamespace(steps=np.arange(paths.shape[1]) * 100,
+                           eval_loss=paths, eval_se=np.full_like(paths, se))
+
+
+def test_band_widens_below_by_the_second_half_drop_and_above_to_the_previous_record():
+    # seed 0 settled at 1.0; seed 1 still falling (drop 0.02 over the second half);
+    # seed 2 just leaving 1.0 (last record 0.9999)
+    res = _run([[1.0] * 5, [1.05, 1.04, 1.03, 1.02, 1.01], [1.0, 1.0, 1.0, 1.0, 0.9999]])
+    lower, upper = vm._seed_bands(res)
+    z = 2.5758293035489004
+    assert np.allclose(lower, [1.0 - z * 1e-5, 1.01 - 0.02 - z * 1e-5,
+                               0.9999 - 0.0001 - z * 1e-5])
+    assert np.allclose(upper, [1.0 + z * 1e-5, 1.02 + z * 1e-5, 1.0 + z * 1e-5])
+    # the falling seed may still reach 1.0: its band holds it
+    at = vm._classify(res.eval_loss[:, -1], lower, upper, {"a": 1.0, "b": 0.5})
+    assert at == ["a", "a", "a"]
+    # settled over its second half at 1.1: at neither
+    flat = _run([[1.2, 1.15, 1.1, 1.1, 1.1]])
+    assert vm._classify(flat.eval_loss[:, -1], *vm._seed_bands(flat), {"a": 1.0}) == [None]
+
+
+def test_a_seed_between_the_levels_is_at_neither_not_at_the_nearer():
+    res = _run([[1.62, 1.61, 1.6016, 1.6016, 1.6016]])
+    lower, upper = vm._seed_bands(res)
+    assert vm._classify(res.eval_loss[:, -1], lower, upper,
+                        {"unigram": 1.6094, "bigram": 1.5727}) == [None]
+    part = vm._fraction_part("x", np.array([False]), "test")
+    assert part.error == 1.0
+
+
+def test_partial_levels_exclude_the_two_paper_levels():
+    levels = vm._partial_levels(5, 0.9)
+    assert set(levels) == {"(1, 4)", "(2, 3)", "(1, 1, 3)", "(1, 2, 2)", "(1, 1, 1, 2)"}
+    assert vm._partial_levels(2, 0.5) == {}
