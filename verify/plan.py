@@ -139,6 +139,9 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
                  else float(sum(r.flops for r in todo)))
         rows.append({"claim": p.claim.id, "cost": p.claim.cost, "examples": p.examples,
                      "runs": len(todo), "shared_runs": shared,
+                     "unknown_cost_tags": sorted({r.tag for r, s in zip(todo, secs,
+                                                                        strict=True)
+                                                  if s is None}),
                      "cached_runs": sum(1 for r in p.runs if r.cached),
                      "member_steps": float(sum(r.member_steps or 0 for r in todo)),
                      "flops": flops, "seconds": t,
@@ -154,9 +157,13 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
         lines.append(f"{r['claim']:<44} {r['examples']:>3} {r['runs']:>4} {r['shared_runs']:>6} "
                      f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
                      + (f"  ({r['error']})" if r["error"] else ""))
-    lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost" if unknown
+    tags = sorted({t for r in rows for t in r["unknown_cost_tags"]})
+    lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost "
+                                            f"({', '.join(tags)})" if unknown
                                             else "") + "; runs shared between claims counted "
-                 "once; fast claims (symbolic and ODE checks) not planned; nothing was trained")
+                 "once; an example is counted up to its first run not in the cache (a lower bound where a "
+                 "check asks for several in turn); fast claims (symbolic and ODE checks) not "
+                 "planned; nothing was trained")
     data = {"profile": profile, "device": device, "throughput": tp.source, "claims": rows,
             "total_seconds": total, "runs_of_unknown_cost": unknown,
             "shared_runs": sum(r["shared_runs"] for r in rows)}
