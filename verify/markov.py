@@ -1250,7 +1250,9 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 9. canonical ODE
-_END_GAP_TOL = 0.05  # |u_end - u_target| allowed at the end of the run (spec P-a4's 0.05)
+# The read-out threshold for a full run "on the unigram line" (gap 0): |u| <= 0.05, far
+# below half of u* for every chain drawn, so it cannot confuse the line with Gamma*.
+_END_GAP_TOL = 0.05
 _ODE_T = 1e5  # the ODE is integrated to its limit (LSODA; cheap), full GD to SIZES t_end
 
 
@@ -1321,8 +1323,22 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     predicted = rule(e0, w0, p, q)
     u_star = float(tm.optimal_gap(p, q))
     target = u_star if predicted == "global" else 0.0
-    sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q))
+    sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
+                    t_eval=(_ODE_T / 2, _ODE_T))
     u_ode = float(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
+    # The ODE's end-gap allowance, derived from the solution itself (the same for check and
+    # control, which differ only in the target): (i) the motion left after T: for a
+    # geometric approach u(t) - u_inf = C exp(-lam t) with lam T/2 >= ln 2 the distance
+    # still to go, |u(T) - u_inf|, is at most the change over the second half,
+    # |u(T) - u(T/2)|; (ii) the solver's own error, estimated a posteriori as twice the
+    # change when the tolerances are tightened 100-fold (LSODA at rtol 1e-12, atol 1e-14).
+    u_half = float(tm.gap_twin(sol.y[0, 0], sol.y[1, 0]))
+    tight = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
+                      t_eval=(_ODE_T,), rtol=1e-12, atol=1e-14)
+    u_tight = float(tm.gap_twin(tight.y[0, -1], tight.y[1, -1]))
+    # (iii) float64 rounding of the closed-form u* against the integrated state, 1e-12 (1 +
+    # |u*|), a 1e3 margin on the ~1e-15 seen where the flow has converged.
+    ode_tol = abs(u_ode - u_half) + 2 * abs(u_ode - u_tight) + 1e-12 * (1 + abs(u_star))
     res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=lr, t_end=t_end,
                                         record_dt=t_end / 10, seq_len=size["seq_len"]),
                           cache=ctx.cache, device=ctx.device)
@@ -1362,15 +1378,17 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "the premise of the end-set reading: GD at this step descends; float64 rounding of "
         "an O(1) loss (< 1e-15) with a 1000x margin"))
     parts.append(exact(
-        "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, _END_GAP_TOL,
-        "the ODE integrated to t = 1e5, its limit for every start drawn (the slowest "
-        "approach, e -> 0 on the unigram line, is exponential at rate 4 l'(0)(1 + 2w|w|) in "
-        "u); allowance 0.05 in the gap, the full-vs-canonical allowance the comparison was "
-        "specified with (P-a4).  The full model's end gap is "
-        "reported in details, not judged: its approach to the critical set is slower (the "
-        "position scalar moves at rate 1/N', and past the first ReLU kink GD slides along "
-        "it), and no rate for it is derived here",
-        details={"u_full_end": u_full, "full_gap_to_target": abs(u_full - target)}))
+        "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, ode_tol,
+        "the ODE integrated to T = 1e5 (the slowest approach, e -> 0 on the unigram line, "
+        "is exponential at rate 4 l'(0)(1 + 2w|w|) in u); allowance from the solution: the "
+        "change of u over [T/2, T] (what a geometric approach can still move) plus twice the "
+        "change under 100-fold tighter solver tolerances (the solver's error), plus float64 "
+        "rounding 1e-12 (1 + u*).  The full "
+        "model's end gap is reported in details, not judged: its approach to the critical "
+        "set is slower (the position scalar moves at rate 1/N', and past the first ReLU kink "
+        "GD slides along it), and no rate for it is derived here",
+        details={"u_full_end": u_full, "full_gap_to_target": abs(u_full - target),
+                 "u_at_half_T": u_half, "u_tight_tolerances": u_tight}))
     return Evidence(tuple(parts), {"predicted": predicted, "t_end": t_end, "lr": lr,
                                    "ode_end": sol.y[:, -1].tolist(),
                                    "full_loss_end": float(res.loss[-1])})
