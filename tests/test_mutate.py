@@ -93,3 +93,32 @@ def test_a_claim_not_as_expected_judges_by_change_from_the_map_run():
     assert _changed(base, {**base, "outcome": "refuted"}) == "changed outcome"
     assert _changed(base, {**base, "control_rejected": True}) == "changed control"
     assert _changed(base, {"error": "boom"}) == "exception"
+
+
+TWICE = '''
+"""The example row's saddle claim twice: two claims that consume one function."""
+import dataclasses
+
+from verify import example as ve
+
+
+def claims():
+    base = next(c for c in ve.claims() if c.id == "example.saddle")
+    return [base, dataclasses.replace(base, id="example.saddle_again")]
+'''
+
+
+def test_a_mutant_stops_at_its_first_detecting_claim(tmp_path, monkeypatch):
+    """Default: the consuming claims run cheapest first and the first detection ends the
+    mutant's run (one claim named); ``every_claim`` runs and names both."""
+    (tmp_path / "twice_example.py").write_text(textwrap.dedent(TWICE))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    kw = {"functions": ["saddle_eigenvalues"], "max_mutants": 2, "jobs": 2,
+          "claims_module": "twice_example"}
+    first = mutate_row("example", "test", **kw)
+    every = mutate_row("example", "test", every_claim=True, **kw)
+    assert first.functions["saddle_eigenvalues"]["consumed_by"] == [
+        "example.saddle", "example.saddle_again"]
+    assert first.killed == every.killed == 2
+    assert all(len(m["by"]) == 1 for m in first.functions["saddle_eigenvalues"]["mutants"])
+    assert all(len(m["by"]) == 2 for m in every.functions["saddle_eigenvalues"]["mutants"])

@@ -323,7 +323,8 @@ def _cmd_mutate(args) -> int:
     started = time.time()
     rows = run_mutate(papers, args.profile, functions=args.function or None, jobs=args.jobs,
                       max_mutants=args.max_mutants, delta=args.delta,
-                      progress=_progress(args), backend=args.backend, address=args.address)
+                      progress=_progress(args), backend=args.backend, address=args.address,
+                      every_claim=args.every_claim)
     meta = metadata(args.profile, "cpu", started, time.time() - started)
     md, js = write_mutation_reports(rows, Path(args.out), meta)
     for r in rows:
@@ -502,6 +503,9 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--backend", default="serial", choices=("serial", "ray"),
                     help="serial (local processes) or ray (one task per mutant)")
     mu.add_argument("--address", default=None, help="with --backend ray: a cluster to join")
+    mu.add_argument("--every-claim", action="store_true",
+                    help="run every consuming claim on each mutant (default: stop at the first "
+                         "that detects it, cheapest first; the report then names that one)")
     mu.add_argument("--no-progress", action="store_true")
     mu.set_defaults(fn=_cmd_mutate)
 

@@ -402,18 +402,24 @@ def _claims_of(paper: str, module: str | None) -> list:
 
 def _run_claims(paper: str, profile: str, ids: Sequence[str] | None, cache_root: Path,
                 before_each: Callable[[str], None] | None = None,
-                module: str | None = None, first_failure: bool = False) -> dict[str, dict]:
+                module: str | None = None, first_failure: bool = False,
+                stop: Callable[[str, dict], bool] | None = None) -> dict[str, dict]:
+    """Run the row's claims (``ids``, in that order when given); after each, ``stop(id,
+    summary)`` true ends the run there (a mutant is killed: the later claims are not run)."""
     from numerics.cache import RunCache
     from verify.claims import Context
     from verify.runner import run_claim
 
-    claims = [c for c in _claims_of(paper, module) if ids is None or c.id in ids]
+    by_id = {c.id: c for c in _claims_of(paper, module)}
+    claims = list(by_id.values()) if ids is None else [by_id[i] for i in ids if i in by_id]
     ctx = Context(profile=profile, cache=RunCache(Path(cache_root)))
     out = {}
     for claim in claims:
         if before_each is not None:
             before_each(claim.id)
         out[claim.id] = _summary(run_claim(claim, profile, ctx, first_failure=first_failure))
+        if stop is not None and stop(claim.id, out[claim.id]):
+            break
     return out
 
 
@@ -460,10 +466,18 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
             "unjudged": dict(getattr(theory, "UNJUDGED", {}))}
 
 
+def _verdict(base: Mapping, mut: Mapping) -> str | None:
+    """Why the claim with map-run summary ``base`` detects the mutant (None: it does not)."""
+    return _killed_by(base, mut) if base["ok"] else _changed(base, mut)
+
+
 def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
                   key_calls: Mapping[str, Sequence[str]], map_root: str,
-                  module: str | None = None) -> dict:
-    """One mutant (run in a fresh process): patch, build the row's claims, run ``ids``."""
+                  module: str | None = None, baseline: Mapping[str, Mapping] | None = None
+                  ) -> dict:
+    """One mutant (run in a fresh process): patch, build the row's claims, run ``ids`` in
+    order; with ``baseline`` (the map run's summaries) it stops at the first claim that
+    detects the mutant, since one detection kills it."""
     import torch
 
     from numerics.cache import observing
@@ -481,8 +495,10 @@ def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
     _clear_caches()
     with tempfile.TemporaryDirectory(prefix="tdcheck-mutant-") as own, \
             observing(_MutantObserver(mutant.function, key_calls, Path(map_root))):
+        stop = None if baseline is None else (
+            lambda cid, summary: _verdict(baseline[cid], summary) is not None)
         return _run_claims(paper, profile, ids, Path(own), lambda _: _clear_caches(), module,
-                           first_failure=True)
+                           first_failure=True, stop=stop)
 
 
 _PRELOAD = ["numpy", "scipy.integrate", "scipy.optimize", "scipy.stats", "sympy", "torch",
@@ -553,7 +569,8 @@ def _main(src: str, dst: str) -> int:
     else:
         out = mutant_worker(payload["paper"], payload["profile"],
                             Mutant.from_json(payload["mutant"]), payload["ids"],
-                            payload["key_calls"], payload["map_root"], payload.get("module"))
+                            payload["key_calls"], payload["map_root"], payload.get("module"),
+                            payload.get("baseline"))
     Path(dst).write_text(json.dumps(out, default=str))
     return 0
 
@@ -609,6 +626,7 @@ class RowResult:
     baseline: dict[str, dict] = field(default_factory=dict)
     seconds: float = 0.0
     map_seconds: float = 0.0
+    every_claim: bool = False  # False: a mutant stops at its first detecting claim
 
     @property
     def mutants(self) -> int:
@@ -631,6 +649,7 @@ class RowResult:
         return {"score": self.score, "killed": self.killed, "mutants": self.mutants,
                 "seconds": round(self.seconds, 1), "map_seconds": round(self.map_seconds, 1),
                 "profile": self.profile, "killed_by_kind": by,
+                "every_claim": self.every_claim,
                 "unconsumed": sorted(n for n, f in self.functions.items() if not f["consumed_by"]),
                 "unjudged": {n: f["unjudged"] for n, f in self.functions.items() if f["unjudged"]},
                 "details_only": sorted(n for n, f in self.functions.items() if f["details_only"]),
@@ -642,9 +661,12 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
                jobs: int | None = None, max_mutants: int = MAX_MUTANTS,
                delta: float = DEFAULT_DELTA, progress: bool = False,
                backend: str = "serial", address: str | None = None,
-               claims_module: str | None = None) -> RowResult:
+               claims_module: str | None = None, every_claim: bool = False) -> RowResult:
     """Map the row, run every mutant of ``functions`` (default: all public), judge them.
 
+    A mutant runs its consuming claims cheapest first (by the map run's seconds) and stops
+    at the first that detects it, so a killed mutant names the claim that killed it first;
+    ``every_claim`` runs them all (every detecting claim named, slower).
     ``claims_module`` replaces ``verify.<paper>`` as the source of claims (a module with a
     ``claims()``; the tests use it to score a deliberately toothless claim)."""
     start = time.perf_counter()
@@ -653,7 +675,8 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
                             "ids": None, "module": claims_module}, timeout=None)
         if "error" in mp:
             raise RuntimeError(f"the map pass of {paper} failed: {mp['error']}")
-        row = RowResult(paper, profile, baseline=mp["baseline"], map_seconds=mp["seconds"])
+        row = RowResult(paper, profile, baseline=mp["baseline"], map_seconds=mp["seconds"],
+                        every_claim=every_claim)
         names = [n for n in mp["functions"] if functions is None or n in functions]
         jobs_list: list[tuple[str, Mutant, list[str]]] = []
         for name in names:
@@ -663,8 +686,9 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
             # a claim that was, else (a claim the map run left not as expected, e.g. not
             # settled at this profile) the map run's own outcome, control and positive
             # control, so a claim that is not settled here still detects a slip that moves it
-            judged = [c for c in consumers if c in mp["baseline"]
-                      and mp["baseline"][c].get("outcome") != "error"]
+            judged = sorted((c for c in consumers if c in mp["baseline"]
+                             and mp["baseline"][c].get("outcome") != "error"),
+                            key=lambda c: (mp["baseline"][c].get("seconds", 0.0), c))
             d, reason = mp["delta"].get(name, (delta, ""))
             structure = mp["structures"].get(name)
             structure = None if structure is None else [
@@ -685,7 +709,9 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
             return item, _child("mutant", {"paper": paper, "profile": profile,
                                            "mutant": m.to_json(), "ids": ids,
                                            "key_calls": mp["key_calls"], "map_root": map_root,
-                                           "module": claims_module},
+                                           "module": claims_module,
+                                           "baseline": None if every_claim else
+                                           {c: mp["baseline"][c] for c in ids}},
                                 timeout=budget)
 
         bar = None
@@ -701,9 +727,11 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
             entry = row.functions[name]["mutants"][index[name]]
             index[name] += 1
             for cid in ids:
+                if "error" not in out and cid not in out and not every_claim:
+                    continue  # not run: an earlier claim already detected the mutant
                 mut = out if "error" in out else out.get(cid, {"error": "claim not run"})
                 base = mp["baseline"][cid]
-                why = _killed_by(base, mut) if base["ok"] else _changed(base, mut)
+                why = _verdict(base, mut)
                 if why is not None:
                     entry["by"][cid] = why
                 moved = _moved(mp["baseline"][cid], mut)
@@ -806,7 +834,9 @@ def to_markdown(data: Mapping) -> str:
         killed_rows = [(name, m) for name, f in r["functions"].items() for m in f["mutants"]
                        if m["killed"]]
         if killed_rows:
-            lines += ["", "Killed mutants (claim: how, parts that moved):", ""]
+            which = ("every detecting claim" if r.get("every_claim") else
+                     "the first detecting claim, cheapest first; --every-claim names all")
+            lines += ["", f"Killed mutants (claim: how, parts that moved; {which}):", ""]
             for _name, m in killed_rows:
                 how = "; ".join(f"`{c}` {w}" + (f" ({', '.join(m['moved'].get(c, []))})"
                                                 if m["moved"].get(c) else "")
