@@ -40,7 +40,9 @@ Tolerances and why:
   outside the top direction;
 * full vs reduced: first-order convergence in the step for the exact rank-one restriction
   (an order test, not a threshold); for the paper's (e, w, b) ODE, which is a reparametrised
-  flow, the basin and the end set (u -> u* or 0, allowance 0.05 in the gap).
+  flow, the basin and the end set: the ODE's end gap against u* or 0 within an allowance
+  derived from its own solution (beside the check), the full run's end set read from its
+  loss (below H(pi)) or its gap (|u| <= 0.05 on the unigram line, a read-out threshold).
 """
 
 from __future__ import annotations
