@@ -1285,7 +1285,7 @@ def _swapped_rule(e, w, p, q):
     id="canonical_ode_resembles_full",
     statement="from a rank-one init the paper's canonical (e, w, b) ODE and full-model GD "
               "closely resemble each other: both end in the basin the energy rule gives, "
-              "on its critical set (u -> u* on Gamma*, u -> 0 on the unigram line)",
+              "the ODE on its critical set (u -> u* on Gamma*, u -> 0 on the unigram line)",
     source="the paper's canonical (e, w, b) model (the authors' code, Markov-Fixed) and its "
            "statement that the canonical dynamics closely resemble the full model's "
            "(loss-comparison.pdf, their rebuttal); the basin rule is Fig. 1b/d",
@@ -1371,9 +1371,12 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         0.0,
         "discrete outcome: below the unigram loss H(pi) at t_end (a descending run can no "
         "longer reach the unigram line, where the loss is H(pi)) is Gamma*'s basin; on the "
-        "unigram line (|u| <= 0.05, loss >= H(pi)) the local one; neither: not decided",
+        "unigram line (|u| <= 0.05, loss >= H(pi)) the local one; neither: not decided.  "
+        "A start already below H(pi) (details: below_unigram_at_start) settles a 'global' "
+        "reading by the start and the descent alone, not by the dynamics",
         details={"u_end": u_full, "loss_end": loss_end, "unigram_loss": unigram,
-                 "u_star": u_star}))
+                 "u_star": u_star, "loss_start": float(res.loss[0]),
+                 "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12)}))
     rises = float(max(0.0, np.max(np.diff(res.loss))))
     parts.append(exact(
         "full-model GD: loss non-increasing at the recorded times", 0.0, rises, 1e-12,
