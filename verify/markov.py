@@ -1614,7 +1614,13 @@ NOTES_MULTI = (
     "theory.markov.symmetric_partition_levels.  The authors' multi-state runs are 5000 "
     "iterations (their loss-states.py): ci and thorough run that length, quick runs 1000.  "
     "The rank S - 1 question (the reviewers') is reported in details (E_S_minus_1), not "
-    "tested.")
+    "tested.  Verdict change at quick: held under the two-way reading (nearest of the two "
+    "levels), inconclusive under the three-way one (quick run of commit 6d47367): at S = 5, "
+    "p = 0.9, 2 of 8 seeds at ln S and 6 at neither (final losses 1.6004 to 1.6017), each "
+    "of the 6 with a partial level in its band, (1, 4) at 1.6006 or (2, 3) at 1.6015.  The "
+    "partial-level part resolves little there: four of those bands are wider than 0.006, "
+    "more than the 0.001 between those two levels, and five partial levels share the "
+    "0.037 between ln S and the entropy rate.")
 
 
 @claim(
