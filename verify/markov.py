@@ -1632,7 +1632,14 @@ NOTES_MULTI = (
     "of the 6 with a partial level in its band, (1, 4) at 1.6006 or (2, 3) at 1.6015.  The "
     "partial-level part resolves little there: four of those bands are wider than 0.006, "
     "more than the 0.001 between those two levels, and five partial levels share the "
-    "0.037 between ln S and the entropy rate.")
+    "0.037 between ln S and the entropy rate.  At ci, the authors' 5000 iterations (run of "
+    "commit 9c30adf, 8 seeds, d = 8, N = 32): refuted, 2 of 2 examples.  At p = 0.9, where "
+    "the rule predicts ln S, no seed ends at ln S: at S = 5 all 8 are at a partial level "
+    "((1, 1, 3) for 7, (1, 4) for 1), at S = 3 4 are at the bigram level and 4 at the (1, 2) "
+    "partial level.  At S = 3, p = 0.2, 5 of 8 are at the bigram level and 3 just above it, "
+    "at no level of the theory (within 4e-4 of the bigram loss, outside their bands).  So "
+    "the carried-over rule fails where it predicts the unigram trap, and where it fails the "
+    "seeds stop at partitions of the states.")
 
 
 @claim(
