@@ -134,9 +134,16 @@ SIZES = SizeTable({
     # winner_sgd's Clopper-Pearson bound needs >= 51 runs to decide with no miss, so the
     # test profile has 26 seeds x 2 ratios = 52 runs)
     "order_seeds": {"test": 26, "quick": 40, "thorough": THOROUGH_SEEDS},
-    # the panel-1 Fig. 6 sweep shared by the invariant and ratio-monotonicity claims (8 at
-    # smoke size: the positive controls need that many to be decisive)
+    # the panel-1 Fig. 6 sweep of the invariant claim (8 at smoke size: the positive
+    # controls need that many to be decisive); at quick it was the pilot of the
+    # ratio-monotonicity power calculation (verify.scan_snap.RATIO_PILOT_SD)
     "fig6_seeds": {"test": 8, "quick": 20, "thorough": THOROUGH_SEEDS},
+    # the ratio-monotonicity claim: seeds and eta_Y/eta_Z columns of the panel-1 sweep it
+    # runs (ratios 2 and 10; at thorough the whole sweep, one run with the other claims').
+    # quick: from the power calculation beside the claim (verify.scan_snap._power_seeds)
+    "monotone_seeds": {"test": 8, "quick": 163, "thorough": THOROUGH_SEEDS},
+    "monotone_ratios": {"test": (2.0, 10.0), "quick": (2.0, 10.0),
+                        "thorough": (1.0, 2.0, 5.0, 10.0)},
     # the Fig. 6 table (the published table used 10 seeds)
     "table_seeds": {"test": 8, "quick": 20, "ci": 40, "thorough": THOROUGH_SEEDS},
     # Fig. 6 panels of the table: num_last = 1 below thorough (panels 3, 5, 10 need more
@@ -145,8 +152,9 @@ SIZES = SizeTable({
     "fig6_panels": {"test": (1,), "quick": (1,), "thorough": (1, 3, 5, 10)},
     # the eta_Z-monotonicity claim: seeds and eta_Y/eta_Z columns of the panel-1 sweep it
     # runs (the ratio-10 column alone; at thorough the whole sweep, whose ratio-10 members
-    # equal the column's, so no second run)
-    "column_seeds": {"test": 8, "quick": 40, "thorough": THOROUGH_SEEDS},
+    # equal the column's, so no second run).  quick: from the power calculation beside the
+    # claim (verify.scan_snap._power_seeds); 40 seeds before, the pilot of that calculation
+    "column_seeds": {"test": 8, "quick": 100, "thorough": THOROUGH_SEEDS},
     "column_ratios": {"test": (10.0,), "quick": (10.0,), "thorough": (1.0, 2.0, 5.0, 10.0)},
     # SGD ensembles on ctx.device (True) or on the CPU, and member_chunk by vocabulary size
     "sgd_on_device": {"test": False, "quick": False, "thorough": True},

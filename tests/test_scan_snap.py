@@ -362,11 +362,14 @@ def test_thorough_profile_sizes_without_training():
     returned untouched (on the CPU)."""
     th = Context(profile="thorough", device="cuda")
     assert th.size(ns.SIZES, "fig6_panels") == (1, 3, 5, 10)
-    names = ("fig6_seeds", "table_seeds", "column_seeds", "order_seeds", "fig4_seeds")
+    names = ("fig6_seeds", "table_seeds", "column_seeds", "order_seeds", "fig4_seeds",
+             "monotone_seeds")
     assert {th.size(ns.SIZES, n) for n in names} == {ns.THOROUGH_SEEDS} == {1000}
     # the eta_Z column at thorough is the whole panel-1 sweep (one run, one cache entry)
     column = ns.fig6_column_config(1, th.size(ns.SIZES, "column_ratios"), 1000)
     assert column == ns.fig6_config(1, 1000) and repr(column) == repr(ns.fig6_config(1, 1000))
+    monotone = ns.fig6_column_config(1, th.size(ns.SIZES, "monotone_ratios"), 1000)
+    assert repr(monotone) == repr(ns.fig6_config(1, 1000))
     panels = [ns.sized(ns.fig6_config(p, 1000), th) for p in (1, 3, 5, 10)]
     assert [len(c.members) for c in panels] == [16_000] * 4
     assert [c.member_chunk for c in panels] == [None, None, 8192, 4096]
