@@ -662,12 +662,17 @@ class ReducedConfig:
 
 @dataclass(frozen=True, eq=False)
 class ReducedResult:
-    """``t`` [T], ``h`` [T], ``z`` [T, L]."""
+    """``t`` [T], ``h`` [T], ``z`` [T, L] (at ``t_eval``, from the solver's dense output);
+    ``step_t`` [N + 1] the accepted steps' ends (t = 0 first) and ``step_y`` [N + 1, L + 1]
+    the state there (the step's own end value, no interpolation), for error bounds that
+    count steps (None where not recorded)."""
 
     config: ReducedConfig
     t: np.ndarray
     h: np.ndarray
     z: np.ndarray
+    step_t: np.ndarray | None = None
+    step_y: np.ndarray | None = None
 
 
 def _reduced_compute(config: ReducedConfig) -> ReducedResult:
@@ -675,11 +680,17 @@ def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     f = sys.lambdify("numpy")
     L = len(config.probs[0])
     t_eval = np.asarray(config.t_eval, dtype=float)
+    # dense_output only to read the accepted steps' ends (sol.sol.ts); the values at t_eval
+    # come from the same per-step interpolants either way
     sol = solve_ivp(lambda t, y: f(t, y), (0.0, float(t_eval[-1])), np.zeros(L + 1),
-                    method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol)
+                    method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol,
+                    dense_output=True)
     if not sol.success:
         raise RuntimeError(f"reduced ODE failed: {sol.message}")
-    return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T)
+    steps = np.asarray(sol.sol.ts)
+    # each step's interpolant at its own right end is the step's end value (up to rounding)
+    ends = np.stack([np.zeros(L + 1)] + [q(q.t) for q in sol.sol.interpolants])
+    return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T, steps, ends)
 
 
 @run_function("scan_snap.reduced")
