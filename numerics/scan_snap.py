@@ -134,9 +134,16 @@ SIZES = SizeTable({
     # winner_sgd's Clopper-Pearson bound needs >= 51 runs to decide with no miss, so the
     # test profile has 26 seeds x 2 ratios = 52 runs)
     "order_seeds": {"test": 26, "quick": 40, "thorough": THOROUGH_SEEDS},
-    # the panel-1 Fig. 6 sweep shared by the invariant and ratio-monotonicity claims (8 at
-    # smoke size: the positive controls need that many to be decisive)
+    # the panel-1 Fig. 6 sweep of the invariant claim (8 at smoke size: the positive
+    # controls need that many to be decisive); at quick it was the pilot of the
+    # ratio-monotonicity power calculation (verify.scan_snap.RATIO_PILOT_SD)
     "fig6_seeds": {"test": 8, "quick": 20, "thorough": THOROUGH_SEEDS},
+    # the ratio-monotonicity claim: seeds and eta_Y/eta_Z columns of the panel-1 sweep it
+    # runs (ratios 2 and 10; at thorough the whole sweep, one run with the other claims').
+    # quick: from the power calculation beside the claim (verify.scan_snap._power_seeds)
+    "monotone_seeds": {"test": 8, "quick": 163, "thorough": THOROUGH_SEEDS},
+    "monotone_ratios": {"test": (2.0, 10.0), "quick": (2.0, 10.0),
+                        "thorough": (1.0, 2.0, 5.0, 10.0)},
     # the Fig. 6 table (the published table used 10 seeds)
     "table_seeds": {"test": 8, "quick": 20, "ci": 40, "thorough": THOROUGH_SEEDS},
     # Fig. 6 panels of the table: num_last = 1 below thorough (panels 3, 5, 10 need more
@@ -145,8 +152,9 @@ SIZES = SizeTable({
     "fig6_panels": {"test": (1,), "quick": (1,), "thorough": (1, 3, 5, 10)},
     # the eta_Z-monotonicity claim: seeds and eta_Y/eta_Z columns of the panel-1 sweep it
     # runs (the ratio-10 column alone; at thorough the whole sweep, whose ratio-10 members
-    # equal the column's, so no second run)
-    "column_seeds": {"test": 8, "quick": 40, "thorough": THOROUGH_SEEDS},
+    # equal the column's, so no second run).  quick: from the power calculation beside the
+    # claim (verify.scan_snap._power_seeds); 40 seeds before, the pilot of that calculation
+    "column_seeds": {"test": 8, "quick": 100, "thorough": THOROUGH_SEEDS},
     "column_ratios": {"test": (10.0,), "quick": (10.0,), "thorough": (1.0, 2.0, 5.0, 10.0)},
     # SGD ensembles on ctx.device (True) or on the CPU, and member_chunk by vocabulary size
     "sgd_on_device": {"test": False, "quick": False, "thorough": True},
@@ -654,12 +662,17 @@ class ReducedConfig:
 
 @dataclass(frozen=True, eq=False)
 class ReducedResult:
-    """``t`` [T], ``h`` [T], ``z`` [T, L]."""
+    """``t`` [T], ``h`` [T], ``z`` [T, L] (at ``t_eval``, from the solver's dense output);
+    ``step_t`` [N + 1] the accepted steps' ends (t = 0 first) and ``step_y`` [N + 1, L + 1]
+    the state there (the step's own end value, no interpolation), for error bounds that
+    count steps (None where not recorded)."""
 
     config: ReducedConfig
     t: np.ndarray
     h: np.ndarray
     z: np.ndarray
+    step_t: np.ndarray | None = None
+    step_y: np.ndarray | None = None
 
 
 def _reduced_compute(config: ReducedConfig) -> ReducedResult:
@@ -667,11 +680,17 @@ def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     f = sys.lambdify("numpy")
     L = len(config.probs[0])
     t_eval = np.asarray(config.t_eval, dtype=float)
+    # dense_output only to read the accepted steps' ends (sol.sol.ts); the values at t_eval
+    # come from the same per-step interpolants either way
     sol = solve_ivp(lambda t, y: f(t, y), (0.0, float(t_eval[-1])), np.zeros(L + 1),
-                    method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol)
+                    method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol,
+                    dense_output=True)
     if not sol.success:
         raise RuntimeError(f"reduced ODE failed: {sol.message}")
-    return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T)
+    steps = np.asarray(sol.sol.ts)
+    # each step's interpolant at its own right end is the step's end value (up to rounding)
+    ends = np.stack([np.zeros(L + 1)] + [q(q.t) for q in sol.sol.interpolants])
+    return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T, steps, ends)
 
 
 @run_function("scan_snap.reduced")

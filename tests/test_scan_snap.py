@@ -295,6 +295,28 @@ def test_reduced_and_population_flows_start_at_the_theory():
     assert np.abs(flow.zq[-1, 0].sum()) < 1e-10 and np.abs(red.z[-1].sum()) < 1e-10
 
 
+def test_reduced_run_records_its_steps():
+    """The reduced run keeps the solver's accepted step ends and the state there (the
+    dt_invariant allowances count steps); t_eval values are unchanged by recording them."""
+    P = ((0.5, 0.25, 0.25, 0.0), (0.5, 0.0, 0.0, 0.5))
+    red = ns.run_reduced(ns.ReducedConfig(P, 50, 5.0, 1.0, (0.0, 0.3, 3.0)))
+    assert red.step_t[0] == 0 and red.step_t[-1] == pytest.approx(3.0)
+    assert np.all(np.diff(red.step_t) > 0) and red.step_y.shape == (red.step_t.size, 5)
+    assert np.all(red.step_y[0] == 0)
+    assert red.step_y[-1] == pytest.approx(np.r_[red.h[-1], red.z[-1]], rel=1e-12, abs=1e-15)
+
+
+def test_monotone_sizes_come_from_the_power_calculation():
+    """quick runs the largest seed count that the power calculation beside ratio_monotone and
+    etaz_monotone asks for (published effect, pilot sd, 99 % interval, power 0.95)."""
+    from verify import scan_snap as vs
+    quick = Context(profile="quick")
+    assert quick.size(ns.SIZES, "monotone_seeds") == max(vs.ratio_monotone_seeds().values())
+    assert quick.size(ns.SIZES, "column_seeds") == max(vs.etaz_monotone_seeds().values())
+    # the calculation itself: larger noise or a smaller effect asks for more seeds
+    assert vs._power_seeds(0.1, 0.2) > vs._power_seeds(0.1, 0.1) > vs._power_seeds(0.2, 0.1)
+
+
 # ---------------------------------------------------------------------- claims at smoke size
 @pytest.mark.parametrize("claim_id", ["scan_snap.growth_exponent", "scan_snap.regimes_transition",
                                       "scan_snap.theorem2_signs", "scan_snap.winner_sgd"])
@@ -362,11 +384,14 @@ def test_thorough_profile_sizes_without_training():
     returned untouched (on the CPU)."""
     th = Context(profile="thorough", device="cuda")
     assert th.size(ns.SIZES, "fig6_panels") == (1, 3, 5, 10)
-    names = ("fig6_seeds", "table_seeds", "column_seeds", "order_seeds", "fig4_seeds")
+    names = ("fig6_seeds", "table_seeds", "column_seeds", "order_seeds", "fig4_seeds",
+             "monotone_seeds")
     assert {th.size(ns.SIZES, n) for n in names} == {ns.THOROUGH_SEEDS} == {1000}
     # the eta_Z column at thorough is the whole panel-1 sweep (one run, one cache entry)
     column = ns.fig6_column_config(1, th.size(ns.SIZES, "column_ratios"), 1000)
     assert column == ns.fig6_config(1, 1000) and repr(column) == repr(ns.fig6_config(1, 1000))
+    monotone = ns.fig6_column_config(1, th.size(ns.SIZES, "monotone_ratios"), 1000)
+    assert repr(monotone) == repr(ns.fig6_config(1, 1000))
     panels = [ns.sized(ns.fig6_config(p, 1000), th) for p in (1, 3, 5, 10)]
     assert [len(c.members) for c in panels] == [16_000] * 4
     assert [c.member_chunk for c in panels] == [None, None, 8192, 4096]
