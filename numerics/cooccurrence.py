@@ -354,8 +354,9 @@ THEORY_THOROUGH = replace(THEORY, members=2, steps=805)
 #:   30000 full-batch steps; "Kaiming" read as nn.Linear's default).  One member: Fig. 1 is one
 #:   run (no error bars) and the check reads member 0;
 #: - ``hump_appendix_a`` / ``hump_theory``: ``appendix_a_hump`` and its positive control, a
-#:   fraction over independent runs: ``datasets`` data sets, each with ``config.members``
-#:   initialisations (16 x 2 = 32 runs at quick, 250 x 4 = 1000 under thorough).  The check
+#:   fraction over independent runs, each its own data set and one initialisation
+#:   (``members=1``): ``runs`` per reading (None at quick: the number the claim's power design
+#:   asks, ``verify.cooccurrence.HUMP_POWER``; 4 at smoke size; 1000 under thorough).  The check
 #:   reads the losses only up to first classification, which every initialisation reaches
 #:   well inside the 60 steps of Appendix A (the check raises if one does not); the positive
 #:   control's small-init regime (m = 64, m1 = 4, tau to 15) has no paper configuration;
@@ -377,20 +378,20 @@ SIZES = SizeTable({
         "thorough": replace(APPENDIX_A, record_every=1, steps=30000),
     },
     "hump_appendix_a": {
-        "test": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=2),
-                 "datasets": 2},
-        "quick": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=2),
-                  "datasets": 16},
-        "thorough": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=4),
-                     "datasets": 250},
+        "test": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=1),
+                 "runs": 4},
+        "quick": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=1),
+                  "runs": None},
+        "thorough": {"config": replace(APPENDIX_A, steps=60, record_every=1, members=1),
+                     "runs": 1000},
     },
     "hump_theory": {
         "test": {"config": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06,
-                                   record_every=2, members=2), "datasets": 2},
+                                   record_every=2, members=1), "runs": 4},
         "quick": {"config": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06,
-                                    record_every=2, members=2), "datasets": 16},
+                                    record_every=2, members=1), "runs": None},
         "thorough": {"config": replace(THEORY_SMOKE, m=64, steps=250, growth=0.0, dtau=0.06,
-                                       record_every=2, members=4), "datasets": 250},
+                                       record_every=2, members=1), "runs": 1000},
     },
     "kq_drift": {
         "test": CoConfig(n=12, L=4, m=16, m1=8, init="gaussian", sigma0=0.5, sigma1=0.5,

@@ -18,13 +18,7 @@ SMOKE: dict = {}  # claim id -> its smoke-size result, reused by the other-seeds
 
 # Known defects, listed rather than hidden: each is an open finding of a row issue, and the
 # test fails (strict xfail) the day the defect is fixed, so the entry must then go.
-KNOWN_DEFECTS = {
-    "cooccurrence.phase2_margins": (
-        "the negative control is not rejected at the test profile: the onset allowance (the "
-        "reduction's G(0) spread) is wider at smoke size than the uniform-attention "
-        "control's shift, and it is computed under each theory, so check and control get "
-        "different allowances (issue 20, open)"),
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("claim_id", [
