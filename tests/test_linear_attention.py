@@ -327,3 +327,38 @@ def test_balanced_limit_and_its_control_split_gamma_evenly():
         g = np.array(gamma.evalf(), dtype=float)
         assert np.allclose(la.reduced_gamma(float(u), np.array(big_u.evalf(), dtype=float)), g)
         assert float(u) ** 2 == pytest.approx(float(np.sum(np.array(big_u.evalf(), float) ** 2)))
+
+
+def test_bootstrap_counts_nonfinite_resamples_and_fails_above_the_stated_fraction():
+    """The covariate-tail claim's bootstrap (numerics.stats.bootstrap): a resample whose
+    statistic is not finite is counted, not silently dropped, and more than
+    ``max_nonfinite`` of them raises."""
+    from numerics.stats import bootstrap
+
+    x = np.array([0.0] * 3 + [1.0] * 17)
+
+    def inverse_mean(v):  # infinite on the resamples that draw only zeros: none here
+        return 1.0 / v.mean() if v.mean() > 0 else math.inf
+
+    def first_is_zero(v):  # non-finite on about 3/20 of the resamples
+        return math.nan if v[0] == 0 else float(v.mean())
+
+    b = bootstrap(x, first_is_zero, n_boot=2000, seed=0)
+    assert 0.1 * 2000 < b.nonfinite < 0.2 * 2000
+    assert b.n_boot == 2000 and math.isfinite(b.lower) and b.lower <= b.upper
+    assert bootstrap(x, inverse_mean, n_boot=200, seed=0).nonfinite == 0
+    with pytest.raises(ValueError, match="non-finite"):
+        bootstrap(x, first_is_zero, n_boot=2000, seed=0, max_nonfinite=0.05)
+
+
+def test_lemma1_prediction_exact_in_sympy_equals_float_path():
+    rng = np.random.default_rng(3)
+    z = rng.integers(-3, 4, size=(3, 4)).astype(float)
+    z[2, 3] = 0.0
+    a = [rng.integers(-2, 3, size=(2, 2)).astype(float) for _ in range(2)]
+    exact = la.lemma1_prediction(sp.Matrix(z).applyfunc(sp.nsimplify),
+                                 [sp.Matrix(m).applyfunc(sp.nsimplify) for m in a])
+    assert exact.is_Rational
+    assert float(exact) == pytest.approx(la.lemma1_prediction(z, a), rel=1e-12, abs=1e-12)
+    tf = nl.forward({"A": torch.tensor(np.array(a))}, torch.tensor(z)[None])
+    assert float(tf[0]) == pytest.approx(float(exact), rel=1e-12, abs=1e-12)

@@ -210,19 +210,24 @@ def _gd_steps_wrong(a_layers):
     return [-np.asarray(a) for a in a_layers]
 
 
+def _lemma1_transpose_slip(z, a_layers):
+    """Control: Lemma 1 read off the prompt with the transpose slip (:func:`_gd_steps_wrong`)."""
+    return la.lemma1_prediction(z, a_layers, preconditioners=_gd_steps_wrong)
+
+
 @claim(
     statement="with B_l = 0, L linear-attention layers compute exactly L preconditioned "
               "GD steps on the in-context least squares (preconditioner -A_l^T here)",
     source="AhnPGD Lemma 1",
     kind="symbolic",
     strategy=_emulation_params(),
-    theory={"steps_of": la.gd_preconditioners},
-    control={"steps_of": _gd_steps_wrong},
+    theory={"predict": la.lemma1_prediction},
+    control={"predict": _lemma1_transpose_slip},
     control_description="preconditioner -A_l instead of -A_l^T (the transpose slip)",
     examples=(Example({"d": 5, "n": 20, "layers": 3, "scale": 0.5, "seed": 0},
                       via="the paper's base setting (d = 5, n = 20, L = 3; Section 3.2)"),),
 )
-def check_gd_emulation(params: dict, ctx: Context, *, steps_of: Callable) -> Evidence:
+def check_gd_emulation(params: dict, ctx: Context, *, predict: Callable) -> Evidence:
     cfg = nl.ICLConfig(d=params["d"], n=params["n"], layers=params["layers"])
     g = torch.Generator().manual_seed(params["seed"])
     z, _ = nl.sample_prompts(cfg, g, batch=8)
@@ -233,7 +238,7 @@ def check_gd_emulation(params: dict, ctx: Context, *, steps_of: Callable) -> Evi
     for b in range(z.shape[0]):
         x = z[b, :d, :n].T.numpy()
         y = z[b, d, :n].numpy()
-        pred = la.gd_predict(x, y, z[b, :d, n].numpy(), steps_of([m.numpy() for m in a]))
+        pred = predict(z[b].numpy(), [m.numpy() for m in a])
         # Forward-error model: each layer forms length-(n+1) inner products over d+1 rows
         # (relative error <= (n + d + 2) eps each, Higham's gamma_k), amplified by the
         # layer maps I + A_l Sigma_hat: growth = prod_l (1 + ||A_l|| ||Sigma_hat||).
