@@ -351,6 +351,40 @@ def test_bootstrap_counts_nonfinite_resamples_and_fails_above_the_stated_fractio
         bootstrap(x, first_is_zero, n_boot=2000, seed=0, max_nonfinite=0.05)
 
 
+def test_inverse_cov_preconditioners_and_their_control():
+    """a_l Sigma^-1 (AhnPGD Thm 3); the control (Thm 1's shape) agrees at Sigma = I only."""
+    from verify import linear_attention as vl
+
+    s = sp.Matrix(nl.rotated_covariance(0))
+    for p, a in zip(la.inverse_cov_preconditioners(s, (0.5, 1.25)), (0.5, 1.25), strict=True):
+        assert np.allclose(np.array((p * s).evalf(), float), a * np.eye(5))
+    right = la.inverse_cov_preconditioners(sp.eye(5), (sp.Rational(1, 2),))
+    wrong = vl._identity_prior_preconditioners(sp.eye(5), (sp.Rational(1, 2),))
+    assert sp.simplify(right[0] - wrong[0]) == sp.zeros(5, 5)
+    wrong_s = vl._identity_prior_preconditioners(s, (1,))[0]
+    assert not np.allclose(np.array((wrong_s * s).evalf(), float), np.eye(5), atol=1e-2)
+
+
+def test_fit_sampling_law_newton_step_and_covariance():
+    """At a perturbed point one Newton step returns (close) to the fit's minimiser, and the
+    sandwich covariance is symmetric positive definite."""
+    cfg = nl.ICLConfig(d=2, n=4, layers=1)
+    data = nl.sample_prompts(cfg, torch.Generator().manual_seed(0), batch=400)
+    a = torch.zeros(1, 2, 2, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([a], max_iter=200, tolerance_grad=1e-12, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = nl.prompt_loss({"A": a}, data)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    newton, cov = nl.fit_sampling_law(a.detach() + 0.01, data)
+    assert torch.allclose(newton, a.detach(), atol=1e-3)
+    assert torch.allclose(cov, cov.T) and torch.linalg.eigvalsh(cov).min() > 0
+
+
 def test_lemma1_prediction_exact_in_sympy_equals_float_path():
     rng = np.random.default_rng(3)
     z = rng.integers(-3, 4, size=(3, 4)).astype(float)

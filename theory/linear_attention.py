@@ -49,6 +49,7 @@ __all__ = [
     "gd_preconditioners",
     "gd_predict",
     "gd_step_sizes",
+    "inverse_cov_preconditioners",
     "lemma1_prediction",
     "moment4",
     "one_layer_gradient",
@@ -310,6 +311,21 @@ def gd_step_sizes(a_layers: np.ndarray) -> np.ndarray:
     is [..., L, d, d]; the result [..., L]."""
     a = np.asarray(a_layers)
     return np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
+
+
+def inverse_cov_preconditioners(Sigma, steps: Sequence) -> list[sp.Matrix]:
+    """The preconditioners (in :func:`gd_predict`'s convention) of the stationary B = 0
+    model for x ~ N(0, Sigma) and w* ~ N(0, Sigma^-1): a_l Sigma^-1 (AhnPGD Thm 3), with
+    a_l the scalar steps of the isotropic problem (:func:`gd_floor`'s).
+
+    Our derivation of the steps: x = Sigma^1/2 xi and w* = Sigma^-1/2 v map the problem
+    onto the isotropic one (xi, v ~ N(0, I)) with the preconditioner A -> Sigma^1/2 A
+    Sigma^1/2 (the residuals y_i - x_i^T w and the step A (1/n) sum x_i r_i become the
+    isotropic ones), so the isotropic optimum a_l I maps back to a_l Sigma^-1.
+    """
+    S = _covariance("Sigma", Sigma)
+    inv = S.inv()
+    return [sp.sympify(a) * inv for a in steps]
 
 
 @cache

@@ -17,6 +17,9 @@ next to its part:
   shrinks as training converges and needs no constant; "training reached the optimum" and
   "Monte Carlo value = closed form" use 1 % of the value (:data:`PRECISION`), with sampling
   noise in the interval;
+* fitted preconditioners (A ~ Sigma^-1): the fit's own sampling law, the sandwich
+  covariance of the P-prompt minimiser about the population one, through the chi-square
+  99 % point of the weighted residual (the same for check and control);
 * ZFB tracking and end state (balanced flow): the exact O(lr) gap between the discrete
   reduced GD map and the paper's flow (the same allowance for check and control); the
   flow's own limit against the claimed (u_inf, Gamma*), up to the flow's remaining motion;
@@ -803,24 +806,36 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
 
 
 # ---------------------------------------------------------------------- A ~ Sigma^-1
-def _inverse_cov_shape(sigma: sp.Matrix, n: int) -> sp.Matrix:
-    """AhnPGD Thm 3 (w* ~ N(0, Sigma^-1)): the stationary A_l are multiples of Sigma^-1."""
-    return sigma.inv()
+def _identity_prior_preconditioners(sigma, steps):
+    """Control: a_l times Thm 1's Gamma*(Sigma) scaled by (n + d + 1) / n (n = 20), the
+    optimum's shape for w* ~ N(0, I) (the wrong prior pairing of AhnPGD Thm 3); at
+    Sigma = I it equals the theory's a_l I, so only a non-isotropic Sigma tells them apart."""
+    s = sp.Matrix(sigma)
+    shape = la.optimal_preconditioner(s, 20) * sp.Rational(20 + s.rows + 1, 20)
+    return [sp.sympify(a) * shape for a in steps]
 
 
-def _identity_prior_shape(sigma: sp.Matrix, n: int) -> sp.Matrix:
-    """Control: the shape of the one-layer optimum for w* ~ N(0, I) (Thm 1's Gamma*),
-    the wrong pairing of AhnPGD Thm 3 with w* ~ N(0, I)."""
-    return la.optimal_preconditioner(sigma, n)
+def _gls(y: np.ndarray, weight: np.ndarray, columns: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Generalised least squares of ``y`` on ``columns`` [k, p] under the weight (inverse
+    covariance) ``weight``: (coefficients, their covariance, the weighted residual
+    r^T weight r)."""
+    info = columns.T @ weight @ columns
+    coef = np.linalg.solve(info, columns.T @ weight @ y)
+    r = y - columns @ coef
+    return coef, np.linalg.inv(info), float(r @ weight @ r)
 
 
-def _sym_power(mat: np.ndarray, power: float) -> np.ndarray:
-    evals, evecs = np.linalg.eigh(mat)
-    return evecs @ np.diag(evals**power) @ evecs.T
-
-
-def _dist(a: np.ndarray) -> float:
-    return float(nl.dist_to_identity(torch.as_tensor(a)))
+def _layer_columns(preconditioners: list, layers: int) -> np.ndarray:
+    """The fitted A's coordinates [L d^2, L] of one free multiple per layer of the given
+    preconditioners: A_l = -P_l^T (``la.gd_preconditioners`` is its own inverse)."""
+    d = preconditioners[0].shape[0]
+    cols = np.zeros((layers * d * d, layers))
+    for layer, p in enumerate(preconditioners):
+        block = np.zeros((layers, d, d))
+        (block[layer],) = la.gd_preconditioners([np.asarray(p, dtype=float)])
+        cols[:, layer] = block.ravel()
+    return cols
 
 
 @claim(
@@ -830,69 +845,78 @@ def _dist(a: np.ndarray) -> float:
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"rotation": st.integers(0, 1000),
                                     "layers": st.sampled_from([2, 3]), "seed": _SEEDS}),
-    theory={"shape_of": _inverse_cov_shape},
-    control={"shape_of": _identity_prior_shape},
+    theory={"preconditioners": la.inverse_cov_preconditioners},
+    control={"preconditioners": _identity_prior_preconditioners},
     control_description="A_l proportional to Thm 1's Gamma*(Sigma), the optimum's "
-                        "shape for w* ~ N(0, I) (wrong prior pairing)",
+                        "shape for w* ~ N(0, I) (wrong prior pairing; equal to the "
+                        "theory's at Sigma = I)",
     cost="slow",
     examples=(Example({"rotation": 0, "layers": 2, "seed": 0},
                       via="AhnPGD's Fig. 1/2 spectrum (1, 1, 1/4, 1/16, 1) under rotation 0, "
                           "the smallest depth the theorem covers"),),
-    notes="Fitted by L-BFGS on fixed prompts (as the authors' LBFGS notebook), at the "
+    notes="Fitted by L-BFGS on P fixed prompts (as the authors' LBFGS notebook), at the "
           "profile's prompt count and iteration budget (numerics.linear_attention.SIZES "
-          "'fit'); the allowance grows with the finite-sample and optimiser error it "
-          "measures.",
+          "'fit'). The finite-sample allowance is the fit's own sampling law: the sandwich "
+          "covariance H^-1 V H^-1 / P of the P-prompt minimiser about the population one "
+          "(numerics.linear_attention.fit_sampling_law), the same for check and control. "
+          "quick fits 12 000 prompts: at 3 000 the sandwich law was not yet calibrated (the "
+          "isotropic fit's residual statistic read 106.9 and 71.9 at seeds 0 and 1 against a "
+          "mean of 48 and a 99 % point of 73.7; 57.6 at 12 000 prompts, seed 0; runs of this "
+          "session). The fitted steps against gd_floor's are reported (details), not judged: "
+          "those runs put them 1-2.5 % above gd_floor's, several sandwich s.e., a gap not "
+          "yet explained (finite-P bias of the minimiser, or the s.e.).",
 )
 def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
-                                     shape_of: Callable) -> Evidence:
-    """AhnPGD Thm 3: L-BFGS fit on fixed prompts with x ~ N(0, Sigma), w* ~ N(0, Sigma^-1),
-    against its isotropic twin.
+                                     preconditioners: Callable) -> Evidence:
+    """AhnPGD Thm 3: L-BFGS fit on P fixed prompts with x ~ N(0, Sigma), w* ~ N(0,
+    Sigma^-1), against the claimed preconditioners (``preconditioners(Sigma, steps)``,
+    steps from ``gd_floor``).
 
-    Error model: x = Sigma^1/2 xi and w* = Sigma^-1/2 v map the problem onto the isotropic
-    one, with A -> W(A) = Sigma^1/2 A Sigma^1/2 (the scores x^T A x = xi^T W(A) xi).  The
-    twin fits the isotropic problem on exactly the whitened draws (same seed), so at their
-    common minimiser W(A) equals the twin's matrix; the twin's own Dist(., I) is the
-    finite-sample effect and ||W(A) - twin|| the optimiser mismatch (Dist is 2-Lipschitz
-    relative to ||A||).
+    Error model (our derivation): the P-prompt minimiser sits from the population one by
+    -H^-1 (mean of P per-prompt gradients), normal to first order with the sandwich
+    covariance ``fit.cov`` (one Newton step removes the optimiser's remaining error,
+    ``fit.newton``).  If the population A_l are multiples of the claimed shapes, the
+    weighted residual of vec(A) on one free multiple per layer is chi-square with L d^2 - L
+    degrees of freedom: its 99 % point is how far a P-prompt fit can sit from the claimed
+    family, for check and control alike.  A shape proportional to I must sit beyond that
+    point (the sample size tells Sigma^-1 from I).
     """
+    from scipy import stats as _st
+
     sigma = nl.rotated_covariance(params["rotation"])
     layers, seed = params["layers"], params["seed"]
     size = ctx.size(nl.SIZES, "fit")
     fit = nl.run_fit(nl.FitConfig(layers, seed, sigma, "inverse", **size), cache=ctx.cache,
                      device=ctx.device)
-    twin = nl.run_fit(nl.FitConfig(layers, seed, None, "identity", **size), cache=ctx.cache,
-                      device=ctx.device)
-    s = np.array(sigma)
-    shape = np.array(shape_of(sp.Matrix(sigma), 20).evalf(), dtype=float)
-    root_c = _sym_power(shape, -0.5)
-    root_s = _sym_power(s, 0.5)
-    # The loss is symmetric under permuting commuting layers: match layers by their step
-    # size (trace) before comparing the fit with its twin.
-    order_fit = np.argsort([np.trace(root_s @ a @ root_s) for a in fit.A])
-    order_twin = np.argsort([np.trace(a) for a in twin.A])
-    rows = []
-    for i, j in zip(order_fit, order_twin, strict=True):
-        claimed = _dist(root_c @ fit.A[i] @ root_c)
-        white = root_s @ fit.A[i] @ root_s
-        mismatch = float(np.linalg.norm(white - twin.A[j]) / np.linalg.norm(white))
-        # Dist(X) <= Dist(Y) + 2 ||X - Y|| / ||X||; 1e-12 covers rounding of the two
-        # whitening routes (eigh of Sigma and of C = Sigma^-1).
-        rows.append((claimed, _dist(twin.A[j]) + 2 * mismatch + 1e-12, mismatch))
-    k = int(np.argmax([r[0] - r[1] for r in rows]))
-    raw = min(_dist(a) for a in fit.A)
-    allowance = max(r[1] for r in rows)
+    _, steps = _floor_paper(layers)
+    claimed = [np.array(m.evalf(), dtype=float)
+               for m in preconditioners(sp.Matrix(sigma), steps)]
+    y = fit.newton.ravel()
+    weight = np.linalg.inv(fit.cov)
+    dof = y.size - layers
+    limit = float(_st.chi2.ppf(0.99, dof))
+    coef, coef_cov, resid = _gls(y, weight, _layer_columns(claimed, layers))
+    _, _, resid_i = _gls(y, weight, _layer_columns([np.eye(len(sigma))] * layers, layers))
+    # The fitted multiples of the claimed preconditioners, sorted (the loss is symmetric
+    # under permuting commuting layers): 1 if the steps are gd_floor's.
+    order = np.argsort(coef * np.array(steps))
+    fitted_steps = (coef * np.array(steps))[order]
     return Evidence((
-        Part("Dist(C^-1/2 A_l C^-1/2, I) for the claimed shape C", 0.0, rows[k][0], rows[k][0],
-             rows[k][1],
-             "worst layer; allowance: the isotropic twin's Dist(A_l, I) on the same whitened "
-             "draws (finite sample) + 2 ||W_l - twin_l|| / ||W_l||, W_l = Sigma^1/2 A_l "
-             "Sigma^1/2 (optimiser mismatch; layers matched by step size)",
-             details={"per_layer": [r[0] for r in rows], "optimiser_mismatch": rows[k][2],
-                      "twin_dist": [_dist(a) for a in twin.A], "grad_norm": fit.grad_norm,
-                      "twin_grad_norm": twin.grad_norm}),
-        Part("A_l is not proportional to I", 0.0, raw, allowance - raw, 0.0,
-             "the fitted A_l's own Dist(A_l, I) (least over layers) must exceed the same "
-             "allowance: Sigma^-1 is told apart from I at this sample size"),
+        Part("fitted A_l vs multiples of the claimed preconditioners (weighted residual)",
+             float(dof), resid, resid / dof, limit / dof,
+             "r^T C^-1 r / (L d^2 - L), r the residual of the fit's vec(A) (one Newton step "
+             "from L-BFGS's) on one free multiple per layer of the claimed preconditioner, "
+             "C the fit's sandwich covariance H^-1 V H^-1 / P; tolerance the chi-square 99 % "
+             "point / dof: how far a P-prompt fit sits from the population optimum",
+             details={"fitted_steps": fitted_steps.tolist(), "claimed_steps": list(steps),
+                      "step_se": (np.sqrt(np.diag(coef_cov)) * np.array(steps))[order].tolist(),
+                      "newton_shift": float(np.abs(fit.newton - fit.A).max()),
+                      "grad_norm": fit.grad_norm, "dof": dof}),
+        Part("A_l proportional to I is told apart at this P", limit, resid_i,
+             (limit - resid_i) / dof, 0.0,
+             "the same weighted residual for multiples of I must exceed the chi-square 99 % "
+             "point (a power check on the data, the same for check and control)",
+             details={"residual_identity": resid_i}),
     ))
 
 
