@@ -262,10 +262,10 @@ def check_gd_emulation(params: dict, ctx: Context, *, predict: Callable) -> Evid
 
 # ---------------------------------------------------------------------- trained B = 0 family
 def _gd_family(layers: int, seed: int, ctx: Context) -> nl.GDFamilyResult:
-    """Adam on the B = 0 family at the profile's size (``SIZES["gd_family"]``; L = 3 at
-    ``SIZES["gd_family_deep"]``, ci's length from quick on, the run the learned-steps figure
-    shares)."""
-    size = ctx.size(nl.SIZES, "gd_family_deep" if layers == 3 else "gd_family")
+    """Adam on the B = 0 family at the profile's size (``SIZES["gd_family"]``; L = 1 at
+    ``SIZES["gd_family_one"]``, 8 members; L = 3 at ``SIZES["gd_family_deep"]``, ci's length
+    from quick on; the runs the learned-steps figure shares)."""
+    size = ctx.size(nl.SIZES, nl.gd_family_entry(layers))
     return nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=seed, **size),
                             cache=ctx.cache, device=ctx.device)
 
@@ -394,10 +394,12 @@ def _stationarity_correlated(preconditioner: Callable) -> Part:
     cost="slow",
     examples=(Example({"seed": 0}, via="seed 0: the run the learned_steps figure draws"),),
     notes="The trained Gamma's scale (tr Gamma, the mean step) is held to 1 % of Gamma*'s "
-          "in the parameter itself: for Sigma = I the loss is isotropic in Gamma, so a "
-          "distance bound from the excess loss would restate the excess (an identity), and "
-          "1 % of the loss admits about 5 % in Gamma. The Frobenius distance keeps the "
-          "optimiser's per-entry jitter (details); the excess-loss part bounds it. The torch "
+          "in the parameter itself, with a Student-t interval over the run's members "
+          "(SIZES 'gd_family_one': 8 at quick): for Sigma = I the loss is isotropic in "
+          "Gamma, so a distance bound from the excess loss would restate the excess (an "
+          "identity), and 1 % of the loss admits about 5 % in Gamma. The Frobenius distance "
+          "keeps the optimiser's per-entry jitter (details); the excess-loss part bounds it. "
+          "The torch "
           "evaluation loss (fresh prompts, exact over w*) is judged against the closed form "
           "f* with its Monte Carlo error in the interval.",
 )
@@ -409,7 +411,7 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
     Gamma covariates.
 
     Trained parts: the trained Gamma's scale against the claimed Gamma*'s (1 %, the row's
-    :data:`PRECISION`, in the parameter), the exact excess loss of the trained Gamma
+    :data:`PRECISION`, in the parameter; interval over members), the exact excess loss of the trained Gamma
     (``one_layer_loss``), and the torch model's Monte Carlo evaluation loss against the
     closed form f* (``optimal_one_layer_loss``; noise in the interval).
     """
@@ -426,17 +428,35 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
                       abs(f_star - f_closed) / f_closed, 1e-12,
                       "|f(Gamma*) - f*| / f*, both exact (sympy): float64 rounding"))
     norm = float(np.linalg.norm(gamma_star))
-    for m in range(run.A.shape[0]):
-        (gamma,) = la.gd_preconditioners(run.A[m])  # one layer: Gamma = -A^T (Lemma 1)
+    members = run.A.shape[0]
+    # one layer: Gamma = -A^T (Lemma 1)
+    gammas = np.array([la.gd_preconditioners(run.A[m])[0] for m in range(members)])
+    # The trained Gamma against Gamma* in the parameter itself, with the run's own noise:
+    # members (own init, own minibatches) scatter about what training converges to, so the
+    # Student-t interval over members (M - 1 dof) on the mean of tr Gamma_m / tr Gamma* - 1
+    # carries the optimiser's jitter; tolerance 1 % (PRECISION) in Gamma, not in the loss
+    # (a 1 % excess loss admits about 5 % in Gamma at Sigma = I).  The trace is the
+    # direction a slip in Gamma*'s scale moves; the full Frobenius distance of the member
+    # mean is reported (details): its noise floor, the members' spread / sqrt(M), is not
+    # below 1 % at quick's members.
+    ratio = np.trace(gammas, axis1=1, axis2=2) / np.trace(gamma_star) - 1.0
+    r_mean, r_se = float(ratio.mean()), float(ratio.std(ddof=1) / math.sqrt(members))
+    q = t_quantile(0.99, members - 1)
+    mean_gamma = gammas.mean(0)
+    spread = math.sqrt(float(((gammas - mean_gamma) ** 2).sum()) / (members - 1)) / norm
+    parts.append(Part.bounded(
+        "trained step scale tr Gamma / tr Gamma* over members", 1.0, 1.0 + r_mean,
+        abs(r_mean), max(0.0, abs(r_mean) - q * r_se), abs(r_mean) + q * r_se, PRECISION,
+        "|mean over members of tr Gamma_m / tr Gamma* - 1|, Gamma_m = -A_m^T trained; "
+        "Student-t interval over members (M - 1 dof: the run's own noise); tolerance 1 % "
+        "(PRECISION) in the parameter itself",
+        se=r_se, dof=members - 1,
+        details={"members": members, "per_member": ratio.tolist(),
+                 "mean_frobenius_distance": float(np.linalg.norm(mean_gamma - gamma_star))
+                 / norm, "member_spread": spread}))
+    for m in range(members):
+        gamma = gammas[m]
         excess = float(f(gamma)) - f_star
-        dist = float(np.linalg.norm(gamma - gamma_star)) / norm
-        scale = float(np.trace(gamma) / np.trace(gamma_star))
-        parts.append(Part(f"member {m}: step scale tr Gamma / tr Gamma*", 1.0, scale,
-                          abs(scale - 1.0), PRECISION,
-                          "|tr Gamma / tr Gamma* - 1| of the trained Gamma = -A^T: the mean "
-                          "step size, in which the optimiser's per-entry jitter averages out; "
-                          "tolerance 1 % (PRECISION) in the parameter itself",
-                          details={"excess": excess, "frobenius_distance": dist}))
         parts.append(Part(f"member {m}: excess loss", f_star, f_star + excess,
                           abs(excess) / f_star, PRECISION,
                           "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), exact: training "
