@@ -1095,9 +1095,11 @@ def fit_sampling_law(a: torch.Tensor, data: tuple[torch.Tensor, torch.Tensor],
 
 def _fit_cost(config: FitConfig, device: str = "cpu") -> tuple[float, float]:
     """(gradients, FLOP) of :func:`run_fit`, from above: L-BFGS evaluates the loss and its
-    gradient at most 5/4 x ``iterations`` times (torch's default ``max_eval``)."""
+    gradient at most 5/4 x ``iterations`` times (torch's default ``max_eval``), and
+    :func:`fit_sampling_law` takes one forward-mode pass per parameter for the per-prompt
+    gradients and one more per parameter for the Hessian (each counted as a gradient)."""
     cfg = ICLConfig(layers=config.layers, sigma=config.sigma, w_law=config.w_law)
-    evals = 1.25 * config.iterations + 1
+    evals = 1.25 * config.iterations + 1 + 2 * config.layers * cfg.d**2
     return evals, evals * _gradient_flops(cfg, "linear", config.prompts, torch.float64,
                                           with_b=False)
 
