@@ -76,6 +76,7 @@ EPS = float(np.finfo(np.float64).eps)
 # checks of the closed forms in our derivation, the finest a trained model is held to.
 PRECISION = 0.01
 __all__ = [
+    "FIT_CALIBRATED_PROMPTS",
     "PRECISION",
     "adam_gap",
     "check_adam_beats_sgd",
@@ -858,6 +859,13 @@ def _layer_columns(preconditioners: list, layers: int) -> np.ndarray:
     return cols
 
 
+# The least prompt count at which the fit's sandwich law was seen calibrated (the claim's
+# notes: the weighted residual of the isotropic fit read 106.9 and 71.9 at 3 000 prompts,
+# seeds 0 and 1, against a 99 % point of 73.7; 57.6 at 12 000, seed 0).  Below it the
+# error model is not trusted, and the claim's parts are reported as not measured.
+FIT_CALIBRATED_PROMPTS = 12_000
+
+
 @claim(
     statement="with x ~ N(0, Sigma), Sigma != I, and w* ~ N(0, Sigma^-1), the trained "
               "B = 0 family has A_l proportional to Sigma^-1 (and not to I)",
@@ -871,6 +879,7 @@ def _layer_columns(preconditioners: list, layers: int) -> np.ndarray:
                         "shape for w* ~ N(0, I) (wrong prior pairing; equal to the "
                         "theory's at Sigma = I)",
     cost="slow",
+    measured_at="quick",
     examples=(Example({"rotation": 0, "layers": 2, "seed": 0},
                       via="AhnPGD's Fig. 1/2 spectrum (1, 1, 1/4, 1/16, 1) under rotation 0, "
                           "the smallest depth the theorem covers"),),
@@ -906,6 +915,13 @@ def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
     sigma = nl.rotated_covariance(params["rotation"])
     layers, seed = params["layers"], params["seed"]
     size = ctx.size(nl.SIZES, "fit")
+    if size["prompts"] < FIT_CALIBRATED_PROMPTS:
+        why = (f"{size['prompts']} prompts: below {FIT_CALIBRATED_PROMPTS}, where the fit's "
+               "sandwich law was seen calibrated (not measured)")
+        return Evidence((
+            Part.unmeasured("fitted A_l vs multiples of the claimed preconditioners "
+                            "(weighted residual)", 0.0, why),
+            Part.unmeasured("A_l proportional to I is told apart at this P", 0.0, why)))
     fit = nl.run_fit(nl.FitConfig(layers, seed, sigma, "inverse", **size), cache=ctx.cache,
                      device=ctx.device)
     _, steps = _floor_paper(layers)
