@@ -88,7 +88,7 @@ def learned_steps(out: Path, ctx: Context) -> list[Path]:
     floors, losses = [], []
     for layers in (1, 2, 3):
         floor, steps = la.gd_floor(layers, 5, 20)
-        size = ctx.size(nl.SIZES, "gd_family_deep" if layers == 3 else "gd_family")
+        size = ctx.size(nl.SIZES, nl.gd_family_entry(layers))
         run = nl.run_gd_family(nl.GDFamilyConfig(layers=layers, seed=0, **size),
                                cache=ctx.cache, device=ctx.device)
         fitted, loss = la.gd_step_sizes(run.A), run.eval_loss

@@ -327,3 +327,72 @@ def test_balanced_limit_and_its_control_split_gamma_evenly():
         g = np.array(gamma.evalf(), dtype=float)
         assert np.allclose(la.reduced_gamma(float(u), np.array(big_u.evalf(), dtype=float)), g)
         assert float(u) ** 2 == pytest.approx(float(np.sum(np.array(big_u.evalf(), float) ** 2)))
+
+
+def test_bootstrap_counts_nonfinite_resamples_and_fails_above_the_stated_fraction():
+    """The covariate-tail claim's bootstrap (numerics.stats.bootstrap): a resample whose
+    statistic is not finite is counted, not silently dropped, and more than
+    ``max_nonfinite`` of them raises."""
+    from numerics.stats import bootstrap
+
+    x = np.array([0.0] * 3 + [1.0] * 17)
+
+    def inverse_mean(v):  # infinite on the resamples that draw only zeros: none here
+        return 1.0 / v.mean() if v.mean() > 0 else math.inf
+
+    def first_is_zero(v):  # non-finite on about 3/20 of the resamples
+        return math.nan if v[0] == 0 else float(v.mean())
+
+    b = bootstrap(x, first_is_zero, n_boot=2000, seed=0)
+    assert 0.1 * 2000 < b.nonfinite < 0.2 * 2000
+    assert b.n_boot == 2000 and math.isfinite(b.lower) and b.lower <= b.upper
+    assert bootstrap(x, inverse_mean, n_boot=200, seed=0).nonfinite == 0
+    with pytest.raises(ValueError, match="non-finite"):
+        bootstrap(x, first_is_zero, n_boot=2000, seed=0, max_nonfinite=0.05)
+
+
+def test_inverse_cov_preconditioners_and_their_control():
+    """a_l Sigma^-1 (AhnPGD Thm 3); the control (Thm 1's shape) agrees at Sigma = I only."""
+    from verify import linear_attention as vl
+
+    s = sp.Matrix(nl.rotated_covariance(0))
+    for p, a in zip(la.inverse_cov_preconditioners(s, (0.5, 1.25)), (0.5, 1.25), strict=True):
+        assert np.allclose(np.array((p * s).evalf(), float), a * np.eye(5))
+    right = la.inverse_cov_preconditioners(sp.eye(5), (sp.Rational(1, 2),))
+    wrong = vl._identity_prior_preconditioners(sp.eye(5), (sp.Rational(1, 2),))
+    assert sp.simplify(right[0] - wrong[0]) == sp.zeros(5, 5)
+    wrong_s = vl._identity_prior_preconditioners(s, (1,))[0]
+    assert not np.allclose(np.array((wrong_s * s).evalf(), float), np.eye(5), atol=1e-2)
+
+
+def test_fit_sampling_law_newton_step_and_covariance():
+    """At a perturbed point one Newton step returns (close) to the fit's minimiser, and the
+    sandwich covariance is symmetric positive definite."""
+    cfg = nl.ICLConfig(d=2, n=4, layers=1)
+    data = nl.sample_prompts(cfg, torch.Generator().manual_seed(0), batch=400)
+    a = torch.zeros(1, 2, 2, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([a], max_iter=200, tolerance_grad=1e-12, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = nl.prompt_loss({"A": a}, data)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    newton, cov = nl.fit_sampling_law(a.detach() + 0.01, data)
+    assert torch.allclose(newton, a.detach(), atol=1e-3)
+    assert torch.allclose(cov, cov.T) and torch.linalg.eigvalsh(cov).min() > 0
+
+
+def test_lemma1_prediction_exact_in_sympy_equals_float_path():
+    rng = np.random.default_rng(3)
+    z = rng.integers(-3, 4, size=(3, 4)).astype(float)
+    z[2, 3] = 0.0
+    a = [rng.integers(-2, 3, size=(2, 2)).astype(float) for _ in range(2)]
+    exact = la.lemma1_prediction(sp.Matrix(z).applyfunc(sp.nsimplify),
+                                 [sp.Matrix(m).applyfunc(sp.nsimplify) for m in a])
+    assert exact.is_Rational
+    assert float(exact) == pytest.approx(la.lemma1_prediction(z, a), rel=1e-12, abs=1e-12)
+    tf = nl.forward({"A": torch.tensor(np.array(a))}, torch.tensor(z)[None])
+    assert float(tf[0]) == pytest.approx(float(exact), rel=1e-12, abs=1e-12)

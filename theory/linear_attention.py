@@ -30,7 +30,7 @@ Choices and derivations (say so in reports):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import numpy as np
@@ -49,6 +49,8 @@ __all__ = [
     "gd_preconditioners",
     "gd_predict",
     "gd_step_sizes",
+    "inverse_cov_preconditioners",
+    "lemma1_prediction",
     "moment4",
     "one_layer_gradient",
     "one_layer_loss",
@@ -260,12 +262,18 @@ def gd_invariant_change(lr, grad_sq_pv, grad_sq_kq, sign: int = -1):
 
 
 # ---------------------------------------------------------------------- L layers (AhnPGD)
-def gd_predict(X: np.ndarray, y: np.ndarray, x_q: np.ndarray, steps: Sequence[np.ndarray]) -> float:
+def gd_predict(X, y, x_q, steps: Sequence):
     """Prediction <x_q, w_L> of L preconditioned GD steps from w_0 = 0 (AhnPGD Lemma 1).
 
     w_{l+1} = w_l + A_l (1/n) sum_i x_i (y_i - x_i^T w_l); ``X`` is [n, d].  The
-    preconditioners of a B = 0 linear transformer are :func:`gd_preconditioners`.
+    preconditioners of a B = 0 linear transformer are :func:`gd_preconditioners`.  Arrays
+    give a float; sympy matrices (``y``, ``x_q`` column vectors) an exact expression.
     """
+    if isinstance(X, sp.MatrixBase):
+        w = sp.zeros(X.cols, 1)
+        for A in steps:
+            w = w + sp.Matrix(A) * (X.T * (y - X * w)) / X.rows
+        return sp.expand((x_q.T * w)[0, 0])
     X, y, x_q = np.asarray(X, float), np.asarray(y, float), np.asarray(x_q, float)
     w = np.zeros(X.shape[1])
     for A in steps:
@@ -273,10 +281,28 @@ def gd_predict(X: np.ndarray, y: np.ndarray, x_q: np.ndarray, steps: Sequence[np
     return float(x_q @ w)
 
 
-def gd_preconditioners(a_layers: Sequence[np.ndarray]) -> list[np.ndarray]:
+def gd_preconditioners(a_layers: Sequence) -> list:
     """AhnPGD Lemma 1 in the code's sign convention (TF = -Z_L[d, n], Q_l = [[A_l, 0],
-    [0, 0]], B_l = 0): layer l performs one GD step with preconditioner -A_l^T."""
-    return [-np.asarray(a).T for a in a_layers]
+    [0, 0]], B_l = 0): layer l performs one GD step with preconditioner -A_l^T (sympy
+    matrices stay sympy)."""
+    return [-a.T if isinstance(a, sp.MatrixBase) else -np.asarray(a).T for a in a_layers]
+
+
+def lemma1_prediction(Z, a_layers: Sequence, preconditioners: Callable | None = None):
+    """AhnPGD Lemma 1 read off a prompt: the L-layer B = 0 transformer's output on ``Z``
+    ((d+1) x (n+1), the paper's layout: covariate rows over the label row, the query in
+    the last column with its label slot 0) equals :func:`gd_predict` on the context
+    (x_i, y_i), i <= n, and x_q = the last column's covariates, with the preconditioners
+    ``preconditioners(a_layers)`` (default :func:`gd_preconditioners`).  Arrays give a
+    float, a sympy ``Z`` an exact expression."""
+    steps_of = gd_preconditioners if preconditioners is None else preconditioners
+    if isinstance(Z, sp.MatrixBase):
+        d, n = Z.rows - 1, Z.cols - 1
+        return gd_predict(Z[:d, :n].T, Z[d, :n].T, Z[:d, n],
+                          steps_of([sp.Matrix(a) for a in a_layers]))
+    Z = np.asarray(Z, float)
+    d, n = Z.shape[0] - 1, Z.shape[1] - 1
+    return gd_predict(Z[:d, :n].T, Z[d, :n], Z[:d, n], steps_of([np.asarray(a) for a in a_layers]))
 
 
 def gd_step_sizes(a_layers: np.ndarray) -> np.ndarray:
@@ -285,6 +311,21 @@ def gd_step_sizes(a_layers: np.ndarray) -> np.ndarray:
     is [..., L, d, d]; the result [..., L]."""
     a = np.asarray(a_layers)
     return np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
+
+
+def inverse_cov_preconditioners(Sigma, steps: Sequence) -> list[sp.Matrix]:
+    """The preconditioners (in :func:`gd_predict`'s convention) of the stationary B = 0
+    model for x ~ N(0, Sigma) and w* ~ N(0, Sigma^-1): a_l Sigma^-1 (AhnPGD Thm 3), with
+    a_l the scalar steps of the isotropic problem (:func:`gd_floor`'s).
+
+    Our derivation of the steps: x = Sigma^1/2 xi and w* = Sigma^-1/2 v map the problem
+    onto the isotropic one (xi, v ~ N(0, I)) with the preconditioner A -> Sigma^1/2 A
+    Sigma^1/2 (the residuals y_i - x_i^T w and the step A (1/n) sum x_i r_i become the
+    isotropic ones), so the isotropic optimum a_l I maps back to a_l Sigma^-1.
+    """
+    S = _covariance("Sigma", Sigma)
+    inv = S.inv()
+    return [sp.sympify(a) * inv for a in steps]
 
 
 @cache
