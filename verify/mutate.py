@@ -702,7 +702,10 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
                              "ran": bool(judged)} for m in muts]}
             if judged:
                 jobs_list += [(name, m, judged) for m in muts]
-        budget = max(60.0, 10 * sum(r["seconds"] for r in mp["baseline"].values()) + 60)
+        def budget(ids: Sequence[str]) -> float:
+            """A mutant's time limit: 10 x what its claims took in the map run, + 60 s (a
+            slip that makes a solver stiff or a loop diverge is killed as a timeout)."""
+            return max(60.0, 10 * sum(mp["baseline"][c].get("seconds", 0.0) for c in ids) + 60)
 
         def run_one(item):
             name, m, ids = item
@@ -712,7 +715,7 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
                                            "module": claims_module,
                                            "baseline": None if every_claim else
                                            {c: mp["baseline"][c] for c in ids}},
-                                timeout=budget)
+                                timeout=budget(ids))
 
         bar = None
         if progress:
