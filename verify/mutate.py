@@ -627,6 +627,7 @@ class RowResult:
     seconds: float = 0.0
     map_seconds: float = 0.0
     every_claim: bool = False  # False: a mutant stops at its first detecting claim
+    claim_seconds: dict[str, float] = field(default_factory=dict)  # summed over mutants
 
     @property
     def mutants(self) -> int:
@@ -650,6 +651,8 @@ class RowResult:
                 "seconds": round(self.seconds, 1), "map_seconds": round(self.map_seconds, 1),
                 "profile": self.profile, "killed_by_kind": by,
                 "every_claim": self.every_claim,
+                "claim_seconds": {c: round(v, 1) for c, v in sorted(
+                    self.claim_seconds.items(), key=lambda kv: -kv[1])},
                 "unconsumed": sorted(n for n, f in self.functions.items() if not f["consumed_by"]),
                 "unjudged": {n: f["unjudged"] for n, f in self.functions.items() if f["unjudged"]},
                 "details_only": sorted(n for n, f in self.functions.items() if f["details_only"]),
@@ -741,6 +744,11 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
                 if moved:
                     entry["moved"][cid] = moved
             entry["killed"] = bool(entry["by"])
+            ran = {cid: r.get("seconds", 0.0) for cid, r in out.items()
+                   if isinstance(r, dict) and "seconds" in r}
+            entry["seconds"] = round(sum(ran.values()), 1)
+            for cid, sec in ran.items():
+                row.claim_seconds[cid] = row.claim_seconds.get(cid, 0.0) + sec
             if "error" in out:
                 entry["error"] = out["error"][-300:]
         for f in row.functions.values():
@@ -817,6 +825,11 @@ def to_markdown(data: Mapping) -> str:
             lines += ["Claims not as expected in the map run (they judge a mutant by a change "
                       "from the map run's outcome, control or positive control): "
                       + ", ".join(f"`{c}`" for c in r["baseline_not_ok"]), ""]
+        slow = list(r.get("claim_seconds", {}).items())[:5]
+        if slow:
+            lines += [f"Map pass {r.get('map_seconds')} s.  Claim seconds summed over the "
+                      "mutants (where the row's mutation time goes): "
+                      + ", ".join(f"`{c}` {v:.0f} s" for c, v in slow), ""]
         lines += ["| function | consumed by (check) | other roles | killed | survivors |",
                   "|---|---|---|---|---|"]
         for name, f in r["functions"].items():
