@@ -73,6 +73,8 @@ def test_score_separates_a_consuming_claim_from_a_toothless_one(tmp_path, monkey
                        jobs=2)
     assert sound.mutants == 2 and sound.killed == 2
     assert sound.functions["saddle_eigenvalues"]["consumed_by"] == ["example.saddle"]
+    assert set(sound.claim_seconds) == {"example.saddle"}  # where the mutation time went
+    assert all(m["seconds"] >= 0 for m in sound.functions["saddle_eigenvalues"]["mutants"])
     (tmp_path / "toothless_example.py").write_text(textwrap.dedent(TOOTHLESS))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     weak = mutate_row("example", "test", functions=["saddle_eigenvalues"], max_mutants=2,
