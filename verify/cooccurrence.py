@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -229,8 +230,10 @@ def _clock(run: nc.CoRun, k: int, j: int | None = None) -> float:
     return float(np.max(h * lam * gmax) / 2) + float(run.tau_eff[k, j] / run.tau[k, j] - 1)
 
 
-def _g0_spread(theory, run: nc.CoRun, k: int, taus, stat: Callable[[np.ndarray], float],
-               clock: float = 0.0, *, allowance=None, through_trajectory: bool = False
+def _g0_spread(theory, run: nc.CoRun, k: int, taus,
+               stat: Callable[[np.ndarray], float] | None, clock: float = 0.0, *,
+               allowance=None, through_trajectory: bool = False,
+               stat_of: Callable[[Any], Callable[[np.ndarray], float]] | None = None
                ) -> tuple[float, float]:
     """``stat`` on the reduced trajectory from member k's own start (:func:`_start`), and the
     allowance for what the reduction (one margin per class) leaves out: the spread of the
@@ -241,7 +244,13 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus, stat: Callable[[np.ndarray],
     largest over six sign patterns of the classes; plus the change of ``stat`` when the
     reduction's clock runs fast by ``clock`` (relative; :func:`_clock`).
 
-    ``allowance``: the theory the allowance is computed under (default ``theory``).  What the
+    ``stat_of(th)``, in place of ``stat``: the statistic as computed under theory ``th`` (for
+    a statistic that calls the theory itself); the prediction is ``stat_of(theory)`` on
+    ``theory``'s trajectory, the allowance ``stat_of(allowance)`` on the allowance theory's,
+    which then defaults to the paper's (``tc``), so check and control get one allowance.
+
+    ``allowance``: the theory the allowance is computed under (default ``theory``, or ``tc``
+    with ``stat_of``).  What the
     allowance covers (the run's random-token spread, GD's clock) is a property of the run and
     of the paper's reduction, not of the hypothesis under test, so a claim whose control must
     meet the check's own tolerance passes the paper's theory here: the prediction stays under
@@ -254,11 +263,16 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus, stat: Callable[[np.ndarray],
     on I2 and I3 move the maximum by their first-order effect) the stat-level difference counts
     that first-order kink as if it were the second-order effect of the within-class spread."""
     cfg = run.config
-    at = theory if allowance is None else allowance
+    if stat_of is not None:
+        at = tc if allowance is None else allowance
+        stat_th, stat = stat_of(theory), stat_of(at)
+    else:
+        at = theory if allowance is None else allowance
+        stat_th = stat
     Y0 = _start(run, k)
     traj0 = _private(at, cfg, taus, Y0)
     base_at = np.asarray(stat(traj0), dtype=float)
-    base = base_at if at is theory else np.asarray(stat(_private(theory, cfg, taus, Y0)),
+    base = base_at if at is theory else np.asarray(stat_th(_private(theory, cfg, taus, Y0)),
                                                    dtype=float)
     sd = _g_sd(at, cfg)
     per = [cfg.L - 1 - sum(z[:2]) for z in tc.CLASS_TOKENS]
@@ -571,9 +585,10 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
         def dA_of(Yg, S0=S0, grid=grid):
             return theory.score_drift(grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]
 
-        dA_pred, dA_spread = _g0_spread(theory, run, k, grid,
-                                        lambda Yg, f=dA_of: np.abs(f(Yg)).max(),
-                                        _clock(run, k, i))
+        dA_pred, dA_spread = _g0_spread(
+            theory, run, k, grid, None, _clock(run, k, i),
+            stat_of=lambda th, S0=S0, grid=grid: lambda Yg: np.abs(th.score_drift(
+                grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]).max())
         Yi = _private(theory, cfg, grid, _start(run, k))
         dA = dA_of(Yi)
         # K_G, Q_G diagonals are chi-square sums of m squares: relative sd sqrt(2/m) each,
@@ -622,10 +637,10 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
         rec["dS"].append([obs_S, dS])
         if e / tol >= dS_err / max(dS_tol, 1e-300):
             dS_err, dS_tol = e, tol
-        w = np.array([float(x) for x in theory.WEIGHTS])
         l_pred, l_spread = _g0_spread(
-            theory, run, k, grid,
-            lambda Yg, w=w: float(w @ theory.private_losses(Yg, cfg.L)[:, -1]), _clock(run, k, i))
+            theory, run, k, grid, None, _clock(run, k, i),
+            stat_of=lambda th: lambda Yg: float(np.array([float(x) for x in th.WEIGHTS])
+                                                @ th.private_losses(Yg, cfg.L)[:, -1]))
         e = abs(float(run.loss[k, i]) - l_pred)
         rec["loss"].append([float(run.loss[k, i]), l_pred])
         if e / l_spread >= l_err / max(l_tol, 1e-300):
@@ -728,12 +743,16 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
     cfg = run.config
     taus = np.linspace(0.0, 12.0, 2401)
 
-    def rise(Y):
-        loss = theory.private_losses(Y, cfg.L)[1]
-        return float(loss.max() - loss[0])
+    def rise(th):
+        def stat(Y):
+            loss = th.private_losses(Y, cfg.L)[1]
+            return float(loss.max() - loss[0])
+        return stat
 
-    def peak(Y):
-        loss = theory.private_losses(Y, cfg.L)[1]
+    def peak(th):
+        return lambda Y: _peak_of(th.private_losses(Y, cfg.L)[1])
+
+    def _peak_of(loss):
         j = int(np.argmax(loss))
         if j == 0 or j == loss.size - 1:  # no interior maximum: no hump
             return math.log(float(taus[max(j, 1)]))
@@ -757,8 +776,10 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
     rise_w = peak_w = (0.0, 0.0, -1.0, 1.0)
     for k in range(cfg.members):
         i_cls = _classified(run, k)
-        r_pred, r_spread = _g0_spread(theory, run, k, taus, rise, _clock(run, k, i_cls))
-        lp_pred, lp_spread = _g0_spread(theory, run, k, taus, peak, _clock(run, k, i_cls))
+        r_pred, r_spread = _g0_spread(theory, run, k, taus, None, _clock(run, k, i_cls),
+                                      stat_of=rise)
+        lp_pred, lp_spread = _g0_spread(theory, run, k, taus, None, _clock(run, k, i_cls),
+                                        stat_of=peak)
         for c in (1, 2):
             curve = run.type_loss[k, : i_cls + 1, c]
             j = int(np.argmax(curve))
@@ -844,8 +865,9 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
     onsets, ratios, t1s, ups = [], [], [], []
     worst_p = (0.0, 0.0, -1.0, 1.0)
     for k in range(cfg.members):
-        lo_pred, lo_spread = _g0_spread(theory, run, k, taus, onset,
-                                        _clock(run, k, _classified(run, k)))
+        lo_pred, lo_spread = _g0_spread(theory, run, k, taus, None,
+                                        _clock(run, k, _classified(run, k)),
+                                        stat_of=lambda th: onset)
         tm, r = _rates(run, k)
         on = _first(tm, _sandwich_ok(r, SANDWICH_C))
         t1 = float(run.tau[k, _classified(run, k)])
@@ -895,7 +917,6 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
     run = _run(_main_config(ctx, int(params.get("seed", 0))), ctx)
     cfg = run.config
     tau_end = float(np.min(run.tau[:, -1]))
-    pis = np.array([float(x) for x in theory.WEIGHTS])
     parts_obs: dict = {"ratio": [], "a": [], "b": []}
     res = {"ratio": (0.0, 0.0, 0.0, 1.0), "a": (0.0, 0.0, 0.0, 1.0), "b": (0.0, 0.0, 0.0, 1.0)}
     for k in range(cfg.members):
@@ -903,15 +924,17 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
         t_i = float(run.tau[k, i])
         taus = np.concatenate([[0.0], np.geomspace(t_i, tau_end, 400)])
 
-        def stats(Y, taus=taus):
-            gp = pis[:, None] * (1 - np.exp(-theory.private_losses(Y, cfg.L)))  # pi_k g_k
+        def stats(Y, th=theory):
+            w = np.array([float(x) for x in th.WEIGHTS])
+            gp = w[:, None] * (1 - np.exp(-th.private_losses(Y, cfg.L)))  # pi_k g_k
             gp = gp[:, 1:]
             return (float(np.max(np.abs(gp[1] / gp[2] - 1))),
                     float(np.max(gp.sum(0) / (gp[1:].sum(0) - gp[0]))),
                     float(np.max(gp.sum(0) / (gp[0] - np.maximum(gp[1], gp[2])))))
 
-        base, spread = _g0_spread(theory, run, k, taus, lambda Y, f=stats: np.array(f(Y)),
-                                  _clock(run, k))
+        base, spread = _g0_spread(
+            theory, run, k, taus, None, _clock(run, k),
+            stat_of=lambda th, f=stats: lambda Y: np.array(f(Y, th)))
         g = run.type_g[k, i:]
         obs = (float(np.max(np.abs(g[:, 1] / g[:, 2] - 1))),
                float(np.max(g.sum(1) / (g[:, 1:].sum(1) - g[:, 0]))),
@@ -1272,9 +1295,11 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
     taus = np.concatenate([np.linspace(0.0, 50.0, 2501), np.geomspace(50.5, tau_end, 300)])
     want = np.array([1.0, 1.0, 1.0])  # q1 = G1+G2+G3 > 0, q2 = -(G1+G3) > 0, q3 = -(G2+G3) > 0
 
-    def onset(Y):
-        q = np.array(theory.class_margins(list(Y[:3])))[:3]
-        return math.log(_first(taus, np.all(np.sign(q) == want[:, None], axis=0)))
+    def onset(th):
+        def stat(Y):
+            q = np.array(th.class_margins(list(Y[:3])))[:3]
+            return math.log(_first(taus, np.all(np.sign(q) == want[:, None], axis=0)))
+        return stat
 
     onsets, end_wrong = [], 0
     worst_p = (0.0, 0.0, -1.0, 1.0)
@@ -1290,8 +1315,9 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
         # the onset is the later of the q2 and q3 crossings, a kink, so the spread's
         # second-order part is taken on the trajectory (_g0_spread, through_trajectory)
         j = int(np.searchsorted(run.tau[k], on)) if math.isfinite(on) else None
-        lo_pred, lo_spread = _g0_spread(theory, run, k, taus, onset, _clock(run, k, j),
-                                        allowance=tc, through_trajectory=True)
+        lo_pred, lo_spread = _g0_spread(theory, run, k, taus, None, _clock(run, k, j),
+                                        allowance=tc, through_trajectory=True,
+                                        stat_of=onset)
         onsets.append(on)
         end_wrong += int(np.sum(np.sign(q[:, -1]) != want))
         spacing = (_spacing(run.tau[k], int(np.searchsorted(run.tau[k], on))) / on
@@ -1363,9 +1389,15 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             return np.array([C[i, j] for i, j in ATT_PAIRS])
 
         pred = coeffs(_private(theory, cfg, grid, _start(run, k)))
-        _, c_spread = _g0_spread(theory, run, k, grid,
-                                 lambda Yg, f=coeffs, p=pred: np.max(np.abs(f(Yg) / p - 1)),
-                                 _clock(run, k))
+        def coeff_spread(th, S0=S0, grid=grid, k=k):
+            def of(Yg):
+                return np.array([C[i, j] for C in [th.score_drift(
+                    grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]] for i, j in ATT_PAIRS])
+            p = of(_private(th, cfg, grid, _start(run, k)))
+            return lambda Yg: np.max(np.abs(of(Yg) / p - 1))
+
+        _, c_spread = _g0_spread(theory, run, k, grid, None, _clock(run, k),
+                                 stat_of=coeff_spread)
         obs = np.array([dA[i, j] for i, j in ATT_PAIRS])
         # K_G, Q_G: chi-square diagonals (3 sqrt(2/m)), their growth over the run (S/S0 - 1
         # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
