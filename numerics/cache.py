@@ -12,9 +12,10 @@ The call is looked up, in order, in a bounded in-process LRU (``maxsize`` result
 ``thorough`` run does not keep every result alive) and in the on-disk :class:`RunCache`; it
 is computed only when both miss.  The key is the tag, the config's ``repr``, every keyword
 argument (device and dtype included: a CUDA run is never served to a CPU caller) and the
-**code version of the row**: a hash of the function's own module and of every module of
-``numerics/`` and ``theory/`` it imports, transitively (:func:`module_version`), so editing
-one row retrains that row only.
+**code version of the row**: a hash of the code of the function's own module and of every
+module of ``numerics/`` and ``theory/`` it imports, transitively (:func:`module_version`), so
+editing one row retrains that row only, and editing a comment or a docstring retrains
+nothing (:func:`code_digest`).
 
 Results are pickled; a corrupt entry is recomputed.  A cache with ``root=None`` is disabled
 (the in-process LRU still applies).
@@ -51,6 +52,7 @@ __all__ = [
     "PlannedRun",
     "RunCache",
     "clear_run_memos",
+    "code_digest",
     "code_version",
     "default_cache_dir",
     "module_version",
@@ -163,14 +165,30 @@ def _default_cost(config: object) -> tuple[float | None, float | None]:
     return float((members or 1) * (steps or 1)), None
 
 
+def code_digest(source: str, filename: str = "<source>") -> bytes:
+    """What of a module's source a run depends on: its syntax tree without docstrings
+    (``ast.dump``, no line numbers), so that editing a comment, a docstring or the layout
+    retrains nothing, and any change to the code does."""
+    tree = ast.parse(source, filename)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
 @functools.cache
 def code_version() -> str:
-    """SHA-256 (16 hex digits) of every ``.py`` file under ``numerics/`` and ``theory/``."""
+    """SHA-256 (16 hex digits) of the code (:func:`code_digest`) of every ``.py`` file under
+    ``numerics/`` and ``theory/``."""
     h = hashlib.sha256()
     for folder in _PACKAGES:
         for path in sorted((_ROOT / folder).glob("*.py")):
             h.update(path.name.encode())
-            h.update(path.read_bytes())
+            h.update(code_digest(path.read_text(), str(path)))
     return h.hexdigest()[:16]
 
 
@@ -199,8 +217,9 @@ def _imports(path: Path) -> set[str]:
 
 @functools.cache
 def module_version(module: str) -> str:
-    """SHA-256 (16 hex digits) of ``module``'s source and of every ``numerics``/``theory``
-    module it imports, transitively: the code version of one row's runs."""
+    """SHA-256 (16 hex digits) of ``module``'s code (:func:`code_digest`) and of every
+    ``numerics``/``theory`` module it imports, transitively: the code version of one row's
+    runs."""
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
@@ -215,7 +234,7 @@ def module_version(module: str) -> str:
     h = hashlib.sha256()
     for name in sorted(seen):
         h.update(name.encode())
-        h.update(seen[name].read_bytes())
+        h.update(code_digest(seen[name].read_text(), str(seen[name])))
     return h.hexdigest()[:16]
 
 

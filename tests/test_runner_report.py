@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from numerics.cache import RunCache
+from numerics.cache import RunCache, code_digest
 from numerics.stats import bootstrap_interval, mean_interval, median_of_means, normal_quantile
 from verify.claims import Claim, Context, Evidence, Part, PositiveControl, combine
 from verify.report import metadata, to_json, to_markdown, to_table, write_reports
@@ -165,6 +165,16 @@ def test_run_cache(tmp_path):
     assert cache.get_or_compute(("cfg", 1), f, "toy") == {"v": 1} and len(calls) == 1
     assert cache.get_or_compute(("cfg", 2), f, "toy") == {"v": 2}
     assert RunCache(None).get_or_compute(("cfg", 1), f, "toy") == {"v": 3}
+
+
+def test_code_digest_ignores_prose_not_code():
+    base = 'def f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    prose = '# a comment\ndef f(x):\n    """Another doc,\n    on two lines."""\n\n    return x + 1\n'
+    assert code_digest(base) == code_digest(prose)
+    assert code_digest(base) != code_digest(base.replace("x + 1", "x + 2"))
+    assert code_digest(base) != code_digest(base.replace('"""Doc."""', 'y = "Doc."'))
+    only_doc = 'def g():\n    """Doc."""\n'
+    assert code_digest(only_doc) != code_digest('def g():\n    """Doc."""\n    return 1\n')
 
 
 def test_context_pick():
