@@ -6,8 +6,8 @@ functionally and ``vmap``-ped over that axis, so K runs cost one batched run.  M
 initialisation and data use their own ``torch.Generator`` seeded ``seed + i``, so member i
 equals the unbatched run with that seed (tested).
 
-Conventions (DESIGN.md): time is gradient-flow time ``t = sum of lr over steps`` (``lr *
-step`` for a constant rate); the optimisers are written out over stacked tensors (GD/SGD,
+Conventions, shared by every row: time is gradient-flow time ``t = sum of lr over steps``
+(``lr * step`` for a constant rate); the optimisers are written out over stacked tensors (GD/SGD,
 heavy-ball momentum as in ``torch.optim.SGD``, Adam / AdamW with decoupled weight decay);
 gradient clipping is per member; a non-finite loss stops training with
 :class:`DivergenceError` naming member and step.

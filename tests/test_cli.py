@@ -64,7 +64,20 @@ def test_verify_one_claim_writes_reports_and_report_rerenders(tmp_path, capsys):
     assert (tmp_path / "report.md").read_text() == md
 
 
+def test_drawn_overrides_the_profiles_slow_examples_and_the_report_says_so(tmp_path):
+    args = ["verify", "example", "--claim", "example.end_point", "--no-progress",
+            "--profile", "ci", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b"), "--drawn", "0"]) == 0
+    full, pinned = (json.loads((tmp_path / d / "report.json").read_text()) for d in "ab")
+    assert full["claims"][0]["examples_requested"] == 2  # ci: one drawn + the pinned one
+    assert pinned["claims"][0]["examples_requested"] == 1  # the pinned one only
+    assert "drawn" not in full["metadata"] and pinned["metadata"]["drawn"] == 0
+    assert "`--drawn`" in (tmp_path / "b" / "report.md").read_text()
+
+
 @pytest.mark.parametrize("argv", [
+    ["verify", "markov", "--drawn", "-1"],
     ["verify", "nosuchpaper"],
     ["verify", "markov", "--profile", "huge"],
     ["verify", "markov", "--device", "tpu"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import sys
@@ -248,6 +249,10 @@ def _cmd_verify(args) -> int:
     if args.backend == "ray":
         require_ray()  # a missing Ray is one line naming the extra, before any work
     profile = get_profile(args.profile)
+    if args.drawn is not None:
+        if args.drawn < 0:
+            raise ValueError(f"--drawn must be >= 0, got {args.drawn}")
+        profile = dataclasses.replace(profile, slow=args.drawn, gpu=args.drawn)
     papers = _papers(args.paper)
     claims = [c for p in papers for c in claims_for(p)]
     if args.claim:
@@ -265,7 +270,8 @@ def _cmd_verify(args) -> int:
                   progress=_progress(args), seed=args.seed)
     results = run_claims_on(args.backend, claims, profile, ctx, progress=_progress(args),
                             address=args.address)
-    meta = metadata(profile.name, device, started, time.time() - started, seed=args.seed)
+    meta = metadata(profile.name, device, started, time.time() - started, seed=args.seed,
+                    drawn=args.drawn)
     data = to_json(results, meta, mutation_summary(Path(args.out)))
     print(to_table(data))
     md, _ = write_reports(results, Path(args.out), meta)
@@ -476,6 +482,10 @@ def _parser() -> argparse.ArgumentParser:
     ve.add_argument("--seed", type=int, default=0,
                     help="shift every simulation seed and hypothesis's draws by this much "
                          "(default 0: the registered run)")
+    ve.add_argument("--drawn", type=int, default=None, metavar="N",
+                    help="drawn examples per slow claim instead of the profile's (pinned "
+                         "examples always run; 0: pinned only, e.g. a paper-scale profile "
+                         "on a CPU); the report says so")
     ve.add_argument("--no-progress", action="store_true")
     _add_cache(ve)
     ve.add_argument("--backend", default="serial", choices=("serial", "ray"),

@@ -77,8 +77,10 @@ def _parts(ev: Evidence | None) -> list[dict]:
     return [] if ev is None else [_part(p) for p in ev.parts]
 
 
-def metadata(profile: str, device: str, started: float, seconds: float, seed: int = 0) -> dict:
-    """Commit, package versions, device, profile, start time and duration of a run."""
+def metadata(profile: str, device: str, started: float, seconds: float, seed: int = 0,
+             drawn: int | None = None) -> dict:
+    """Commit, package versions, device, profile, start time and duration of a run;
+    ``drawn``: the drawn examples per slow claim when they override the profile's."""
     versions = {"python": platform.python_version()}
     for mod in ("torch", "sympy", "numpy", "scipy", "hypothesis"):
         try:
@@ -96,7 +98,7 @@ def metadata(profile: str, device: str, started: float, seconds: float, seed: in
     except (OSError, subprocess.SubprocessError):
         commit = None
     return {"commit": commit, "versions": versions, "device": device, "profile": profile,
-            "seed": int(seed),
+            "seed": int(seed), **({"drawn": int(drawn)} if drawn is not None else {}),
             "started": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
             "seconds": round(float(seconds), 2)}
 
@@ -279,7 +281,9 @@ def to_markdown(data: Mapping) -> str:
         "# tdcheck verification report", "",
         f"**{summary_line(data)}.**", "",
         f"Profile `{meta.get('profile')}`, device `{meta.get('device')}`, commit "
-        f"`{meta.get('commit')}`, started {meta.get('started')}, {meta.get('seconds')} s.", "",
+        f"`{meta.get('commit')}`, started {meta.get('started')}, {meta.get('seconds')} s."
+        + (f" Drawn examples per slow claim: {meta['drawn']} (`--drawn`, not the profile's)."
+           if "drawn" in meta else ""), "",
         "Each claim's check returns named parts; a part *passes* when the upper end of the "
         "interval on its error is within the tolerance (a model-mismatch allowance), *fails* "
         "when the lower end exceeds it, and is *inconclusive* otherwise. The outcome is "
