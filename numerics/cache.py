@@ -357,7 +357,8 @@ def run_function(tag: str, *, maxsize: int = 8,
     ``tdcheck verify --plan`` reports for the run; without it, a run that takes a ``device``
     option (a torch run) is probed (:func:`probe_cost`: built and costed at its trainer's
     first step, not trained) unless ``probe=False``, and any other run gets members x steps
-    from its config, FLOP unknown.  The wrapper has ``cache_clear()``, ``tag`` and ``version()``.
+    from its config, FLOP unknown.  The wrapper has ``cache_clear()``, ``tag``, ``version()``
+    and ``planned_cost(config, **options)`` (what ``--plan`` counts for that run).
     """
     if not tag:
         raise ValueError("a run function needs a tag")
@@ -416,6 +417,8 @@ def run_function(tag: str, *, maxsize: int = 8,
         run.tag = tag  # type: ignore[attr-defined]
         run.version = version  # type: ignore[attr-defined]
         run.compute = fn  # type: ignore[attr-defined]
+        run.planned_cost = lambda config, **options: planned_cost(  # type: ignore[attr-defined]
+            config, {**defaults, **options})
         _MEMOS.append(memo.clear)
         return run
 

@@ -34,13 +34,13 @@ def test_noise_and_fit_runs_are_costed_not_unknown():
     one gradient on fake tensors and scales it by the gradients the run takes."""
     import numerics.linear_attention as nl
 
-    one = nl._init_noise_cost(nl.NoiseConfig(samples=1, batch=50, full=200))
-    two = nl._init_noise_cost(nl.NoiseConfig(samples=2, batch=50, full=200))
+    one = nl.run_init_noise.planned_cost(nl.NoiseConfig(samples=1, batch=50, full=200))
+    two = nl.run_init_noise.planned_cost(nl.NoiseConfig(samples=2, batch=50, full=200))
     per_gradient = two[1] - one[1]
     assert two[0] - one[0] == 1 and per_gradient > 0
-    small = nl._init_noise_cost(nl.NoiseConfig(samples=1, batch=50, full=50))
+    small = nl.run_init_noise.planned_cost(nl.NoiseConfig(samples=1, batch=50, full=50))
     assert small[1] == 2 * per_gradient  # a minibatch of 50 and one "full" chunk of 50
     # a chunk of 200 costs 4 of 50, up to the per-call constant ops (the mean's output)
     assert one[1] - small[1] == pytest.approx(3 * per_gradient, rel=1e-3)
-    fit = nl._fit_cost(nl.FitConfig(prompts=100, iterations=8))
+    fit = nl.run_fit.planned_cost(nl.FitConfig(prompts=100, iterations=8))
     assert fit[0] == 11 + 2 * 2 * 25 and fit[1] > 0  # L-BFGS, then the sampling law
