@@ -306,6 +306,25 @@ def test_reduced_run_records_its_steps():
     assert red.step_y[-1] == pytest.approx(np.r_[red.h[-1], red.z[-1]], rel=1e-12, abs=1e-15)
 
 
+def test_a_posteriori_re_solve_of_the_reduced_run():
+    """dt_invariant's re-solve: the same trajectory at tolerances / FINE_FACTOR, each output
+    time a step end; it agrees with the run to the run's tolerance, is closer to Lemma 6's h,
+    and its step counts per output time are cumulative."""
+    from verify import scan_snap as vs
+    P = ((0.5, 0.25, 0.25, 0.0), (0.5, 0.0, 0.0, 0.5))
+    t = (0.0, 0.01, 0.3, 3.0)
+    red = ns.run_reduced(ns.ReducedConfig(P, 50, 5.0, 1.0, t))
+    fine, ends, n_k = vs._fine_reduced(red)
+    assert fine.shape == (len(t), 5) and np.all(fine[0] == 0) and np.all(ends[0] == 0)
+    assert n_k[0] == 0 and np.all(np.diff(n_k) >= 1) and n_k[-1] == ends.shape[0] - 1
+    # every output time is a step end: the last step of each interval ends on it
+    assert np.allclose(ends[n_k[1:]], fine[1:], rtol=0, atol=0)
+    h_ref = np.array([ts.decoder_scale(x / 2, 50, 5.0) for x in t[1:]])
+    assert np.all(np.abs(fine[1:, 0] - red.h[1:]) <= 1e-8 * h_ref)
+    assert np.max(np.abs(fine[1:, 0] - h_ref) / h_ref) < 1e-11
+    assert np.all(vs._step_sum(n_k, np.ones(n_k[-1])) == n_k)
+
+
 def test_monotone_sizes_come_from_the_power_calculation():
     """quick runs the largest seed count that the power calculation beside ratio_monotone and
     etaz_monotone asks for (published effect, pilot sd, 99 % interval, power 0.95)."""
