@@ -1092,6 +1092,7 @@ def _interior_inversions(t: np.ndarray, shares: np.ndarray, top: int) -> tuple[i
     control={"order": _reversed_order},
     control_description="the reversed order (high-P tokens drop first)",
     cost="slow",
+    measured_at="quick",
     examples=(Example({"perm": None}, via=_FIG4_VIA),
               Example({"perm": _DT_PERM}, via=_FIG4_PERM_VIA)),
     notes="The authors' layout sorts each class's DT masses into id order; the second "
