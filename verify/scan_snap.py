@@ -843,7 +843,10 @@ def _flow_for(params: Mapping, ctx: Context, t_eval) -> tuple[ns.Facts, ns.FlowR
           "finding, from a run of this check on the pinned data (ref/scan_snap): relative "
           "miss / allowance 1.67 / 0.87 (1 CT) and 0.85 / 0.40 (3 CTs) at nu = 5, "
           "0.72 / 0.67 (1 CT) and 0.36 / 0.40 (3 CTs) at nu = 10, 0.28 / 0.65 and "
-          "0.23 / 0.41 at nu = 30.",
+          "0.23 / 0.41 at nu = 30.  Region (issue 23's audit): the data's vocabulary is "
+          "Dataset2's at num_last = 1 with 1-3 CTs, M = 24-26, below Theorem 1's M >> 100, "
+          "so the refutation is at the authors' data sizes, not inside Theorem 1's stated "
+          "region; the population flow at M >> 100 (an M^2 state) has not been run.",
 )
 def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) -> Evidence:
     K = 2  # num_last = 1, two next tokens (the authors' num_next_per_last)
@@ -1727,7 +1730,10 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "check (pinned examples) found the exponent's error above 25 % "
           "at the region's edge eta_Y/eta_Z = 5 and inside it at 10, so it is a finding: "
           "read as 'eta_Y >> eta_Z', ratio 5 is not enough for Eqn 11 in the population "
-          "flow.  The report lists the failed draws.",
+          "flow.  The report lists the failed draws.  Region (issue 23's audit): the flow "
+          "runs Dataset2 at num_last = 1 (M = 33), below Theorem 1's M >> 100, on which "
+          "Eqn 98 rests; the refutation is at the authors' data size, not inside Theorem 1's "
+          "stated region.",
 )
 def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     data = ns.DataConfig(num_last=1)
