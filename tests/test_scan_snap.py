@@ -306,6 +306,25 @@ def test_reduced_run_records_its_steps():
     assert red.step_y[-1] == pytest.approx(np.r_[red.h[-1], red.z[-1]], rel=1e-12, abs=1e-15)
 
 
+def test_a_posteriori_re_solve_of_the_reduced_run():
+    """dt_invariant's re-solve: the same trajectory at tolerances / FINE_FACTOR, each output
+    time a step end; it agrees with the run to the run's tolerance, is closer to Lemma 6's h,
+    and its step counts per output time are cumulative."""
+    from verify import scan_snap as vs
+    P = ((0.5, 0.25, 0.25, 0.0), (0.5, 0.0, 0.0, 0.5))
+    t = (0.0, 0.01, 0.3, 3.0)
+    red = ns.run_reduced(ns.ReducedConfig(P, 50, 5.0, 1.0, t))
+    fine, ends, n_k = vs._fine_reduced(red)
+    assert fine.shape == (len(t), 5) and np.all(fine[0] == 0) and np.all(ends[0] == 0)
+    assert n_k[0] == 0 and np.all(np.diff(n_k) >= 1) and n_k[-1] == ends.shape[0] - 1
+    # every output time is a step end: the last step of each interval ends on it
+    assert np.allclose(ends[n_k[1:]], fine[1:], rtol=0, atol=0)
+    h_ref = np.array([ts.decoder_scale(x / 2, 50, 5.0) for x in t[1:]])
+    assert np.all(np.abs(fine[1:, 0] - red.h[1:]) <= 1e-8 * h_ref)
+    assert np.max(np.abs(fine[1:, 0] - h_ref) / h_ref) < 1e-11
+    assert np.all(vs._step_sum(n_k, np.ones(n_k[-1])) == n_k)
+
+
 def test_monotone_sizes_come_from_the_power_calculation():
     """quick runs the largest seed count that the power calculation beside ratio_monotone and
     etaz_monotone asks for (published effect, pilot sd, 99 % interval, power 0.95)."""
@@ -413,3 +432,57 @@ def test_runs_are_cached_in_process_with_the_device_in_the_key():
     a = ns.run_sgd(cfg, device="cpu")
     assert ns.run_sgd(cfg, device="cpu") is a
     assert ns.sgd_run(cfg, Context(profile="quick")) is a
+
+
+def test_permuted_fig4_layout_separates_p_order_from_id_order():
+    """scan_order_sgd's and winner_sgd's second example (dt_perm_seed): through the theory,
+    each class's winner is not its last DT id and its scan order is not id order, while the
+    authors' layout has both in id order (so a check that read ids for P would pass there)."""
+    from verify import scan_snap as vs
+    for perm, differs in ((None, False), (vs._DT_PERM, True)):
+        f = ns.make_facts(ns.fig4_config(1, perm).data)
+        P = f.probs[:, : f.n_context]
+        for n, d in enumerate(f.dts):
+            assert (ts.winners(P)[n] != max(d)) == differs
+            assert (ts.scan_order(P, n) != tuple(sorted(d))) == differs
+            assert sorted(ts.scan_order(P, n)) == sorted(d)
+
+
+def test_interior_inversions_count_only_pairs_peaking_inside():
+    """scan_order_sgd's interior part: pairs of non-winning columns whose peaks both lie
+    strictly inside the record; ties at t = 0 and the winner's column are left out."""
+    from verify import scan_snap as vs
+    t = np.arange(5.0)
+    # columns in predicted order; peaks at t = 0, 3, 1 (inverted against 3), 4 (winner)
+    shares = np.array([[9, 0, 0, 0], [0, 0, 5, 0], [0, 0, 0, 0], [0, 7, 0, 0],
+                       [0, 0, 0, 8]], dtype=float)
+    assert vs._interior_inversions(t, shares, top=3) == (1, 1)
+    assert vs._interior_inversions(t, shares[:, [0, 2, 1, 3]], top=3) == (0, 1)
+    assert vs._interior_inversions(t, shares[:, [0, 3]], top=1) == (0, 0)
+
+
+def test_snap_reduced_follows_p_not_ids():
+    """snap_reduced picks the winner through the theory (ts.winners): relabelling a class's
+    DT ids (the model has no positions) leaves its evidence unchanged, and the drawn region
+    puts the winner away from the last DT id in some examples."""
+    from verify import scan_snap as vs
+    from verify.claims import Context as VContext
+    base = dict(vs._EXAMPLE_PROBS)
+    P = np.array(base["probs"])
+    swapped = P.copy()
+    swapped[:, [1, 3]] = P[:, [3, 1]]               # class 0's DTs relabelled
+    ctx = VContext(profile="test")
+    a = vs._check_snap_reduced(base, ctx, power=1)
+    b = vs._check_snap_reduced(dict(base, probs=tuple(map(tuple, swapped))), ctx, power=1)
+    assert ts.winners(swapped)[0] != ts.winners(P)[0]
+    assert b.parts[0].observed == pytest.approx(a.parts[0].observed, rel=1e-6)
+    seen = []
+
+    @given(vs._probs(M_min=300, M_max=5000, nu_max=100.0))
+    def draw(params):
+        Q = np.array(params["probs"])
+        seen.append(all(ts.winners(Q)[n] != max(d) for n, d in
+                        enumerate(ts.distinct_tokens(Q))))
+
+    draw()
+    assert any(seen)
