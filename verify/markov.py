@@ -1718,9 +1718,10 @@ def _fraction_part(name: str, hits: np.ndarray, error_model: str, **details) -> 
 
     n, k = int(hits.size), int(hits.sum())
     if n == 0:
-        return Part(name, 1.0, 1.0, 0.0, 0.5,
-                    "no seed to judge: the statement holds vacuously.  " + error_model,
-                    details={"seeds": 0, **details})
+        # nothing to judge is not a pass: the part is inconclusive, not held (it held
+        # vacuously before, issue 18's multi_state review)
+        part = Part.unmeasured(name, 0.5, "no seed to judge (" + error_model + ")")
+        return replace(part, details={"seeds": 0, **details})
     lo = float(beta.ppf(0.005, k, n - k + 1)) if k > 0 else 0.0
     hi = float(beta.ppf(0.995, k + 1, n - k)) if k < n else 1.0
     frac = k / n
@@ -1774,12 +1775,16 @@ def _check_switching(params: dict, ctx: Context, *, trapped: Callable) -> Eviden
             E_S_minus_1={"W_V": float(np.median(res.spectrum_wv[:, -1, states - 2])),
                          "W_1": float(np.median(res.spectrum_w1[:, -1, states - 2]))},
             **common))
+        if not partial:
+            # S = 2: no partition lies between one block and S blocks, so there is no
+            # partial level to find; a seed at neither already counts against the first part
+            continue
         parts.append(_fraction_part(
             f"{label}: fraction of the seeds at neither level that are at a partial level",
             np.array([a is not None for a in at_partial]),
             "per seed at neither level, whether a partial-solution level (a partition of "
-            "the states, theory.markov.symmetric_partition_levels; none for S = 2) lies in "
-            "its band (the same band)",
+            "the states, theory.markov.symmetric_partition_levels) lies in its band (the "
+            "same band); not measured when no seed is at neither",
             partial_levels=partial, partial_level_of_neither_seeds=at_partial, **common))
     return Evidence(tuple(parts))
 
@@ -1805,7 +1810,11 @@ NOTES_MULTI = (
     "partial level.  At S = 3, p = 0.2, 5 of 8 are at the bigram level and 3 just above it, "
     "at no level of the theory (within 4e-4 of the bigram loss, outside their bands).  So "
     "the carried-over rule fails where it predicts the unigram trap, and where it fails the "
-    "seeds stop at partitions of the states.")
+    "seeds stop at partitions of the states.  A fraction with no seed to judge (the "
+    "partial-level part of a case with no seed at neither) is not measured, so it leaves "
+    "the claim inconclusive; it held vacuously before (issue 18).  S = 2 has no partial "
+    "level, so that part is not made for the binary chains (their seeds at neither count "
+    "against the first part).")
 
 
 @claim(
