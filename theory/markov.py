@@ -653,15 +653,15 @@ def rank_one_kinks(e, s) -> tuple[sp.Expr, sp.Expr]:
     return s, e + s
 
 
-def rank_one_metric(positions=NPOS) -> sp.Matrix:
+def rank_one_metric(positions=NPOS) -> tuple[sp.Expr, ...]:
     """The Euclidean metric of the full parameters in the restriction's coordinates
-    (e, s, c1, c2, b): diag(1, N', 1, 1, 1) [our derivation].
+    (e, s, c1, c2, b), diagonal, as its diagonal (1, N', 1, 1, 1) [our derivation].
 
     wte = e alpha, W_1 = c1 u alpha^T and W_2 = c2 alpha u^T move along unit directions
     (|alpha| = |u alpha^T|_F = 1), b is a scalar, and s sets the N' position rows that
     carry a target (the last position's output is not scored, so its row is not a
     parameter of the loss), each s alpha: |d wpe|^2 = N' ds^2."""
-    return sp.diag(1, positions, 1, 1, 1)
+    return sp.S.One, sp.sympify(positions), sp.S.One, sp.S.One, sp.S.One
 
 
 def rank_one_image(e, w, b) -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
@@ -677,11 +677,12 @@ def _canonical_jacobian() -> sp.Matrix:
     return sp.Matrix(rank_one_image(E, W, B)).jacobian(sp.Matrix([E, W, B]))
 
 
-def canonical_metric(positions=NPOS) -> sp.Matrix:
+def canonical_metric(positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """G = J^T M J: the pull-back of the full parameters' Euclidean metric M
     (:func:`rank_one_metric`) through the canonical map :func:`rank_one_image`, J its
     Jacobian [our derivation].  Derived on both sign branches of w (J depends on sign w
-    through |w|); the two agree, and G = diag(1 + N'/4, 8, 1) is constant.
+    through |w|); the two agree, and G is diagonal (checked) and constant,
+    diag(1 + N'/4, 8, 1): returned as its diagonal (g_e, g_w, g_b).
 
     At a point of the canonical family, the full model's gradient-flow velocity projected
     orthogonally onto the family is -G^{-1} grad L(e, w, b) (:func:`metric_system`); the
@@ -690,18 +691,20 @@ def canonical_metric(positions=NPOS) -> sp.Matrix:
     (e, w and b move at rates 1/(1 + N'/4), 1/8 and 1), so no single time change maps the
     paper's (e, w, b) ODE (metric I) onto it."""
     jac = _canonical_jacobian()
-    metric = rank_one_metric(positions)
+    metric = sp.diag(*rank_one_metric(positions))
     out = [sp.simplify((jac.T * metric * jac).subs(branch)) for branch in _BRANCHES]
     if sp.simplify(out[0] - out[1]) != sp.zeros(3, 3):
         raise RuntimeError(f"the canonical metric differs between the branches: {out}")
-    return out[0]
+    if any(out[0][i, j] != 0 for i in range(3) for j in range(3) if i != j):
+        raise RuntimeError(f"the canonical metric is not diagonal: {out[0]}")
+    return tuple(out[0][i, i] for i in range(3))
 
 
 def _metric_velocity(p, q, positions) -> sp.Matrix:
     """-G^{-1} grad L(e, w, b) of :func:`metric_system`."""
     loss = reduced_loss(E, W, B, p, q)
-    grad = sp.Matrix([sp.diff(loss, x) for x in (E, W, B)])
-    return -canonical_metric(positions).inv() * grad
+    metric = canonical_metric(positions)
+    return sp.Matrix([-sp.diff(loss, x) / g for x, g in zip((E, W, B), metric, strict=True)])
 
 
 def canonical_projection(e, s, c1, c2, b, positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
@@ -715,8 +718,8 @@ def canonical_projection(e, s, c1, c2, b, positions=NPOS) -> tuple[sp.Expr, sp.E
     y = sp.Matrix([_real("e", e), _real("s", s), _real("c1", c1), _real("c2", c2),
                    _real("b", b)])
     jac = _canonical_jacobian().subs(W, y[3] / 2)
-    coeff = canonical_metric(positions).inv() * jac.T * rank_one_metric(positions) * y
-    return tuple(coeff)
+    pulled = jac.T * sp.diag(*rank_one_metric(positions)) * y
+    return tuple(x / g for x, g in zip(pulled, canonical_metric(positions), strict=True))
 
 
 def metric_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
@@ -757,7 +760,7 @@ def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
         loss,
         (E, S_POS, C1, C2, B),
         params,
-        rates=tuple(1 / m for m in rank_one_metric(positions).diagonal()),
+        rates=tuple(1 / m for m in rank_one_metric(positions)),
         name="markov rank-one restriction (e, s, c1, c2, b)",
         assumptions="full model on the rank-one manifold, attention inert (our derivation)",
     )
@@ -819,8 +822,8 @@ def equations() -> list[Equation]:
         Equation("flow dw/dt (b = b*, l(u) = min_b L)", sys_opt.rhs[1],
                  "gradient flow of the paper's L(e, w) (Fig. 1a/c)"),
         Equation("flow db/dt (b trained)", sys_tr.rhs[2], model),
-        Equation("canonical metric G = J^T J (full parameters, N' target rows)",
-                 canonical_metric(NPOS), "our derivation"),
+        Equation("canonical metric G = J^T J, diagonal (full parameters, N' target rows)",
+                 sp.Tuple(*canonical_metric(NPOS)), "our derivation"),
         Equation("attention gap u(e, w, a) [reconstruction]", attention_gap(E, W, A),
                  "our reconstruction of the paper's L(e, w, a), unverified"),
         Equation("attention invariant [reconstruction]", attention_invariant(E, A),

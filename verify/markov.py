@@ -1438,8 +1438,8 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
     """|J delta|: the distance in the full parameters between two points of the canonical
     family, sqrt(delta^T G delta) with G = theory.markov.canonical_metric (the same norm
     for check and control)."""
-    g = np.array(tm.canonical_metric(n_targets).subs(tm.NPOS, n_targets), float)
-    return np.sqrt(np.einsum("ti,ij,tj->t", delta, g, delta))
+    g = np.array([float(x) for x in tm.canonical_metric(n_targets)])
+    return np.sqrt(np.einsum("ti,i,ti->t", delta, g, delta))
 
 
 @claim(
