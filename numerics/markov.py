@@ -762,6 +762,11 @@ SIZES = SizeTable({
         "ci": {"seq_len": 64, "t_cap": 10.0, "steps": (0.2, 0.1, 0.05, 0.025),
                "min_points": 9},
     },
+    # markov.canonical_metric_path: sequence length, the longest comparison time T (the
+    # ladder is T/8, T/4, T/2, T, cut to the first ReLU kink) and the GD steps per rung
+    # T/8 of the two runs (h and h/2)
+    "metric_path": {"test": {"seq_len": 16, "t_max": 0.4, "steps_per_rung": (25, 50)},
+                    "quick": {"seq_len": 64, "t_max": 0.4, "steps_per_rung": (50, 100)}},
     # markov.canonical_ode_resembles_full: gradient-flow time, GD step, sequence length
     "resemble": {"test": {"t_end": 100.0, "lr": 0.4, "seq_len": 16},
                  "quick": {"t_end": 200.0, "lr": 0.4, "seq_len": 64}},

@@ -292,3 +292,58 @@ def test_sizes_table_falls_back_and_budgets_are_the_runs_sizes():
     assert nm.SIZES.at("tracks", "thorough") == nm.SIZES.at("tracks", "ci")
     run = nm.adam_run_config(0.5, 0.8, "gaussian", nm.SIZES.at("full", "quick"), seed=3)
     assert (run.members, run.steps, run.seed, run.config.seq_len) == (8, 1000, 3, 32)
+
+
+@given(st.floats(0.05, 0.95), st.floats(0.05, 0.95), st.floats(0.3, 2.0),
+       st.floats(0.05, 2.0), st.sampled_from([-1.0, 1.0]), st.floats(-1.0, 1.0),
+       st.sampled_from([8, 16]))
+def test_canonical_metric_is_the_full_gradient_pushed_through_the_map(p, q, e, w_abs, sign,
+                                                                       b, seq_len):
+    """theory.markov.canonical_metric G = J^T J and the metric flow -G^{-1} grad L against
+    the full model (numerics.markov.init_rank_one, autograd) at random points: J^T of the
+    full gradient is grad L(e, w, b), its least-squares coefficients on the family's
+    tangent (the full gradient projected onto the family) are G^{-1} grad L, and
+    canonical_projection of the rank-one state returns (e, w, b)."""
+    w = sign * w_abs
+    n_targets = seq_len - 1
+    cfg = nm.MarkovConfig(p=p, q=q, d=4, seq_len=seq_len, batch=1)
+    params = nm.init_rank_one(cfg, e, w, b)(torch.Generator().manual_seed(1))
+    params["wo"] = torch.zeros_like(params["wo"])  # inert attention, as in run_rank_one
+    alpha = params["wte"] / params["wte"].norm()
+    hidden = torch.full((4 * cfg.d,), 1 / math.sqrt(4 * cfg.d), dtype=torch.float64)
+    names = sorted(params)
+    loss = nm.rank_one_population_loss(p, q, seq_len)
+
+    def image(c: torch.Tensor) -> torch.Tensor:
+        """(e, w, b) -> the full parameters the loss depends on (the canonical map)."""
+        ce, cw, cb = c
+        out = dict(params)
+        wpe = params["wpe"].clone()
+        wpe[:n_targets] = -ce / 2 * alpha
+        out.update(wte=ce * alpha, wpe=wpe, w1=2 * cw.abs() * torch.outer(hidden, alpha),
+                   w2=2 * cw * torch.outer(alpha, hidden), b=cb)
+        return torch.cat([out[k].reshape(-1) for k in names])
+
+    c0 = torch.tensor([e, w, b], dtype=torch.float64)
+    flat = torch.cat([params[k].reshape(-1) for k in names])
+    assert torch.allclose(image(c0), flat, rtol=0, atol=1e-14)  # the map is the init's
+    jac = torch.autograd.functional.jacobian(image, c0).numpy()
+    sizes = [params[k].numel() for k in names]
+
+    def full_loss(v: torch.Tensor) -> torch.Tensor:
+        parts = torch.split(v, sizes)
+        return loss({k: t.reshape(params[k].shape) for k, t in zip(names, parts, strict=True)})
+
+    grad = torch.autograd.functional.jacobian(full_loss, flat).numpy()
+    metric = np.diag([float(g) for g in tm.canonical_metric(n_targets)])
+    assert jac.T @ jac == pytest.approx(metric, abs=1e-12)
+    values = {tm.E: e, tm.W: w, tm.B: b}
+    dl = np.array([float(sp_diff.subs(values)) for sp_diff in
+                   (tm.reduced_loss(tm.E, tm.W, tm.B, p, q).diff(x) for x in (tm.E, tm.W, tm.B))])
+    assert jac.T @ grad == pytest.approx(dl, rel=1e-9, abs=1e-12)
+    coeff = np.linalg.lstsq(jac, grad, rcond=None)[0]
+    sys = tm.metric_system(p, q, n_targets)
+    velocity = np.asarray(sys.lambdify("numpy")(0.0, np.array([e, w, b])), float).ravel()
+    assert -coeff == pytest.approx(velocity, rel=1e-9, abs=1e-12)
+    back = [float(v) for v in tm.canonical_projection(*tm.rank_one_state(e, w, b), n_targets)]
+    assert back == pytest.approx([e, w, b], rel=1e-12, abs=1e-14)

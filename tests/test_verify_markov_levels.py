@@ -44,3 +44,9 @@ def test_partial_levels_exclude_the_two_paper_levels():
     levels = vm._partial_levels(5, 0.9)
     assert set(levels) == {"(1, 4)", "(2, 3)", "(1, 1, 3)", "(1, 2, 2)", "(1, 1, 1, 2)"}
     assert vm._partial_levels(2, 0.5) == {}
+
+
+def test_a_fraction_with_no_seed_to_judge_is_not_measured_not_held():
+    part = vm._fraction_part("x", np.array([], dtype=bool), "test", extra=1)
+    assert not part.measured and part.status == "inconclusive"
+    assert part.details["seeds"] == 0 and part.details["extra"] == 1

@@ -73,6 +73,8 @@ __all__ = [
     "binary_entropy",
     "canonical_from_logits",
     "canonical_from_logits_torch",
+    "canonical_metric",
+    "canonical_projection",
     "critical_type",
     "energy",
     "energy_twin",
@@ -87,16 +89,19 @@ __all__ = [
     "logits",
     "logits_twin",
     "loss_from_logits",
+    "metric_system",
     "optimal_bias",
     "optimal_gap",
     "optimal_logit0",
     "profile_curvature_at_optimum",
     "profile_loss",
     "profile_slope_at_zero",
+    "rank_one_image",
     "rank_one_kinks",
     "rank_one_kinks_twin",
     "rank_one_logits",
     "rank_one_logits_twin",
+    "rank_one_metric",
     "rank_one_state",
     "rank_one_system",
     "reduced_loss",
@@ -648,6 +653,95 @@ def rank_one_kinks(e, s) -> tuple[sp.Expr, sp.Expr]:
     return s, e + s
 
 
+def rank_one_metric(positions=NPOS) -> tuple[sp.Expr, ...]:
+    """The Euclidean metric of the full parameters in the restriction's coordinates
+    (e, s, c1, c2, b), diagonal, as its diagonal (1, N', 1, 1, 1) [our derivation].
+
+    wte = e alpha, W_1 = c1 u alpha^T and W_2 = c2 alpha u^T move along unit directions
+    (|alpha| = |u alpha^T|_F = 1), b is a scalar, and s sets the N' position rows that
+    carry a target (the last position's output is not scored, so its row is not a
+    parameter of the loss), each s alpha: |d wpe|^2 = N' ds^2."""
+    return sp.S.One, sp.sympify(positions), sp.S.One, sp.S.One, sp.S.One
+
+
+def rank_one_image(e, w, b) -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
+    """The paper's canonical (e, w, b) as a rank-one state (e, s, c1, c2, b) =
+    (e, -e/2, 2|w|, 2w, b): the slice of :func:`rank_one_logits` that gives the canonical
+    logits (:func:`logits`) for e > 0 (our derivation)."""
+    e, w, b = _real("e", e), _real("w", w), _real("b", b)
+    return e, -e / 2, 2 * sp.Abs(w), 2 * w, b
+
+
+def _canonical_jacobian() -> sp.Matrix:
+    """d(e, s, c1, c2, b)/d(e, w, b) of :func:`rank_one_image` (5 x 3; depends on sign w)."""
+    return sp.Matrix(rank_one_image(E, W, B)).jacobian(sp.Matrix([E, W, B]))
+
+
+def canonical_metric(positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """G = J^T M J: the pull-back of the full parameters' Euclidean metric M
+    (:func:`rank_one_metric`) through the canonical map :func:`rank_one_image`, J its
+    Jacobian [our derivation].  Derived on both sign branches of w (J depends on sign w
+    through |w|); the two agree, and G is diagonal (checked) and constant,
+    diag(1 + N'/4, 8, 1): returned as its diagonal (g_e, g_w, g_b).
+
+    At a point of the canonical family, the full model's gradient-flow velocity projected
+    orthogonally onto the family is -G^{-1} grad L(e, w, b) (:func:`metric_system`); the
+    full flow itself leaves the family (its position scalar does not follow -e/2), so the
+    two paths agree to first order in time only.  G is not a multiple of the identity
+    (e, w and b move at rates 1/(1 + N'/4), 1/8 and 1), so no single time change maps the
+    paper's (e, w, b) ODE (metric I) onto it."""
+    jac = _canonical_jacobian()
+    metric = sp.diag(*rank_one_metric(positions))
+    out = [sp.simplify((jac.T * metric * jac).subs(branch)) for branch in _BRANCHES]
+    if sp.simplify(out[0] - out[1]) != sp.zeros(3, 3):
+        raise RuntimeError(f"the canonical metric differs between the branches: {out}")
+    if any(out[0][i, j] != 0 for i in range(3) for j in range(3) if i != j):
+        raise RuntimeError(f"the canonical metric is not diagonal: {out[0]}")
+    return tuple(out[0][i, i] for i in range(3))
+
+
+def _metric_velocity(p, q, positions) -> sp.Matrix:
+    """-G^{-1} grad L(e, w, b) of :func:`metric_system`."""
+    loss = reduced_loss(E, W, B, p, q)
+    metric = canonical_metric(positions)
+    return sp.Matrix([-sp.diff(loss, x) / g for x, g in zip((E, W, B), metric, strict=True)])
+
+
+def canonical_projection(e, s, c1, c2, b, positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """(e, w, b) of the point of the canonical family nearest the rank-one state
+    (e, s, c1, c2, b) in the full parameters' metric: G^{-1} J^T M y [our derivation].
+
+    On each sign branch of w the family is a linear subspace, so the orthogonal projection
+    is exact; the branch is that of c2 (= 2w on the family).  On the family it returns the
+    canonical (e, w, b) of :func:`rank_one_image`; off it, e.g. where full GD has moved the
+    position scalar away from -e/2, it is the least-squares canonical read-out."""
+    y = sp.Matrix([_real("e", e), _real("s", s), _real("c1", c1), _real("c2", c2),
+                   _real("b", b)])
+    jac = _canonical_jacobian().subs(W, y[3] / 2)
+    pulled = jac.T * sp.diag(*rank_one_metric(positions)) * y
+    return tuple(x / g for x, g in zip(pulled, canonical_metric(positions), strict=True))
+
+
+def metric_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
+    """d(e, w, b)/dt = -G^{-1} grad L(e, w, b), G = :func:`canonical_metric`: the paper's
+    canonical model in the metric the full parameters induce [our derivation].
+
+    Its velocity is the full model's gradient-flow velocity at a point of the canonical
+    family, projected orthogonally onto the family (the full velocity also has a part off
+    the family: the position scalar, at rate 1/N', does not follow -e/2; the FF factors
+    stay balanced, c1 = |c2|).  The paper's (e, w, b) ODE, :func:`system` with
+    ``bias="trained"``, is this flow with G replaced by the identity."""
+    p, q = _pq(p, q)
+    params = tuple(x for x in (p, q, positions) if isinstance(x, sp.Symbol))
+    return ReducedSystem(
+        state=(E, W, B), params=params, rhs=_metric_velocity(p, q, positions),
+        loss=reduced_loss(E, W, B, p, q), branches=_BRANCHES,
+        name="markov (e, w, b) in the full model's metric",
+        assumptions="the full model's gradient flow projected onto the canonical family "
+                    "(our derivation)",
+    )
+
+
 def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
     """Exact gradient flow of the full model on the rank-one manifold [our derivation].
 
@@ -666,7 +760,7 @@ def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
         loss,
         (E, S_POS, C1, C2, B),
         params,
-        rates=(1, 1 / positions, 1, 1, 1),
+        rates=tuple(1 / m for m in rank_one_metric(positions)),
         name="markov rank-one restriction (e, s, c1, c2, b)",
         assumptions="full model on the rank-one manifold, attention inert (our derivation)",
     )
@@ -675,7 +769,7 @@ def rank_one_system(p=P, q=Q, positions=NPOS) -> ReducedSystem:
 def rank_one_state(e0, w0, b0) -> tuple[float, float, float, float, float]:
     """Map the paper's canonical (e0, w0, b0) to the rank-one state (e, s, c1, c2, b)."""
     e0, w0, b0 = float(_real("e0", e0)), float(_real("w0", w0)), float(_real("b0", b0))
-    return e0, -e0 / 2, 2 * abs(w0), 2 * w0, b0
+    return tuple(float(v) for v in rank_one_image(e0, w0, b0))
 
 
 # ---------------------------------------------------------------------- float twins
@@ -728,6 +822,8 @@ def equations() -> list[Equation]:
         Equation("flow dw/dt (b = b*, l(u) = min_b L)", sys_opt.rhs[1],
                  "gradient flow of the paper's L(e, w) (Fig. 1a/c)"),
         Equation("flow db/dt (b trained)", sys_tr.rhs[2], model),
+        Equation("canonical metric G = J^T J, diagonal (full parameters, N' target rows)",
+                 sp.Tuple(*canonical_metric(NPOS)), "our derivation"),
         Equation("attention gap u(e, w, a) [reconstruction]", attention_gap(E, W, A),
                  "our reconstruction of the paper's L(e, w, a), unverified"),
         Equation("attention invariant [reconstruction]", attention_invariant(E, A),
