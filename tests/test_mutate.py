@@ -51,6 +51,20 @@ def test_a_tuple_keyed_leaf_survives_the_json_round_trip():
     assert apply_mutation(value, mutant.path, mutant.op, mutant.delta) == {(1, 2): -1.0, (3,): 2.0}
 
 
+def test_an_immutable_matrix_or_rhs_is_mutated_not_silently_kept():
+    """sympy's simplify returns immutable matrices: a mutant of one of their entries (or of
+    such an rhs) must change it, not fall through the failed assignment unchanged."""
+    x = sp.Symbol("x")
+    m = sp.ImmutableMatrix([[1, x], [x, 2]])
+    out = apply_mutation(m, (("entry", 3),), "sign", 0.05)
+    assert isinstance(out, sp.ImmutableMatrix) and out[3] == -2 and m[3] == 2
+    sys = te.system()
+    frozen = ReducedSystem(state=sys.state, params=sys.params, rhs=sys.rhs.as_immutable(),
+                           loss=sys.loss)
+    path = leaves(frozen)[0][0]
+    assert sp.simplify(apply_mutation(frozen, path, "sign", 0.05).rhs[0] + sys.rhs[0]) == 0
+
+
 TOOTHLESS = '''
 """A deliberately toothless copy of example.saddle: its theory re-types the eigenvalues."""
 from verify import example as ve

@@ -191,13 +191,13 @@ def apply_mutation(value: Any, path: Path_, op: str, delta: float) -> Any:
     try:
         if kind == "rhs" and isinstance(value, ReducedSystem):
             i = step[1]
-            rhs = value.rhs.copy()
+            rhs = value.rhs.as_mutable()  # an immutable rhs would refuse the assignment
             rhs[i] = apply_mutation(rhs[i], rest, op, delta)
             return dataclasses.replace(value, rhs=rhs)
         if kind == "entry" and isinstance(value, sp.MatrixBase):
-            m = value.copy()
+            m = value.as_mutable()  # a copy; an immutable one would refuse the assignment
             m[step[1]] = apply_mutation(m[step[1]], rest, op, delta)
-            return m
+            return m.as_immutable() if isinstance(value, sp.ImmutableMatrix) else m
         if kind == "idx" and isinstance(value, (tuple, list)):
             items = list(value)
             items[step[1]] = apply_mutation(items[step[1]], rest, op, delta)
