@@ -42,6 +42,7 @@ peak of gamma at ``e^x (x-1) = M-1`` with ``x = M h``, and the exact scalings
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
 
@@ -168,13 +169,19 @@ def _scaled_root(u: float, M: int) -> float:
     """
     if u == 0.0:
         return 0.0
-    x = min(u / M, math.log1p(u))
+    return _newton_down(lambda x: (math.expm1(x) + (M - 1) * x - u) / (math.exp(x) + M - 1),
+                        min(u / M, math.log1p(u)), floor=0.0)
+
+
+def _newton_down(step_of: Callable[[float], float], x: float, floor: float = -math.inf
+                 ) -> float:
+    """Newton's iteration ``x -= step_of(x)`` on a convex increasing function from a point
+    above its root, so that it descends monotonically: stops when the descent stalls (the
+    next point is not lower, or not above ``floor``) or the step is at machine precision."""
     for _ in range(200):
-        g = math.expm1(x) + (M - 1) * x - u
-        step = g / (math.exp(x) + M - 1)
+        step = step_of(x)
         x_new = x - step
-        if x_new >= x or x_new <= 0.0:
-            # monotone descent stalled at machine precision
+        if x_new >= x or x_new <= floor:
             break
         x = x_new
         if step <= 4e-17 * x:
@@ -333,16 +340,8 @@ def speed_peak_scale(M) -> float:
     and increasing for x > 0; Newton from x0 = 2 + ln(M-1) > root descends monotonically.
     """
     M = _integer("M", M, 2)
-    x = 2.0 + math.log(M - 1)
-    for _ in range(200):
-        step = (math.exp(x) * (x - 1) - (M - 1)) / (x * math.exp(x))
-        x_new = x - step
-        if x_new >= x:
-            break
-        x = x_new
-        if step <= 4e-17 * x:
-            break
-    return x
+    return _newton_down(lambda x: (math.exp(x) * (x - 1) - (M - 1)) / (x * math.exp(x)),
+                        2.0 + math.log(M - 1))
 
 
 def speed_peak_time(M, K, eta_Y) -> float:
