@@ -370,7 +370,7 @@ def _stable_run(layers: int, ctx: Context) -> nl.ComparisonResult:
         "initialisation against depth (smaller = heavier tail; the depth claim's samples, "
         "model seed 0, bootstrap 90 % intervals)")
 def depth_sweep(out: Path, ctx: Context) -> list[Path]:
-    from numerics.stats import bootstrap_interval
+    from numerics.stats import bootstrap
 
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}
@@ -388,10 +388,10 @@ def depth_sweep(out: Path, ctx: Context) -> list[Path]:
                             label=(f"L = {layers}" + (f" (lr x {scale:g})" if scale != 1 else ""))
                             if k == 1 else None)
         data[f"L{layers}_lr_scale"] = scale
-        est, lo, hi = bootstrap_interval(x, hill_tail_index_top5, 0.9, n_boot=200, seed=layers)
-        hills.append(est)
-        lows.append(lo)
-        highs.append(hi)
+        boot = bootstrap(x, hill_tail_index_top5, 0.9, n_boot=200, seed=layers)
+        hills.append(boot.estimate)
+        lows.append(boot.lower)
+        highs.append(boot.upper)
         data[f"L{layers}_loss"], data[f"L{layers}_noise"] = run.eval_loss, x
     axes[0, 0].set_yscale("log")
     axes[0, 0].set_xlabel("iteration")

@@ -16,7 +16,6 @@ from scipy import stats as _st
 __all__ = [
     "Bootstrap",
     "bootstrap",
-    "bootstrap_interval",
     "mean_interval",
     "median_of_means",
     "normal_quantile",
@@ -119,19 +118,6 @@ def bootstrap(
         raise ValueError(f"bootstrap statistic was non-finite on {bad} of {n_boot} resamples")
     lo, hi = np.quantile(finite, [0.5 - confidence / 2, 0.5 + confidence / 2])
     return Bootstrap(est, float(lo), float(hi), n_boot, bad)
-
-
-def bootstrap_interval(
-    x: Sequence[float] | np.ndarray,
-    statistic: Callable[[np.ndarray], float],
-    confidence: float = 0.99,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """(estimate, lower, upper) of :func:`bootstrap` (which also counts non-finite
-    resamples; use it where that count must be reported)."""
-    b = bootstrap(x, statistic, confidence, n_boot, seed)
-    return b.estimate, b.lower, b.upper
 
 
 def median_of_means(x: Sequence[float] | np.ndarray, groups: int) -> float:

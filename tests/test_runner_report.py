@@ -9,7 +9,7 @@ import pytest
 from hypothesis import strategies as st
 
 from numerics.cache import RunCache, code_digest
-from numerics.stats import bootstrap_interval, mean_interval, median_of_means, normal_quantile
+from numerics.stats import bootstrap, mean_interval, median_of_means, normal_quantile
 from verify.claims import Claim, Context, Evidence, Part, PositiveControl, combine
 from verify.report import metadata, to_json, to_markdown, to_table, write_reports
 from verify.runner import Profile, run_claim
@@ -152,7 +152,8 @@ def test_stats_helpers():
     x = rng.normal(1.0, 2.0, 400)
     m, lo, hi, se = mean_interval(x)
     assert lo < 1.0 < hi and se == pytest.approx(2.0 / 20, rel=0.15)
-    est, blo, bhi = bootstrap_interval(x, np.mean, n_boot=400, seed=1)
+    b = bootstrap(x, np.mean, n_boot=400, seed=1)
+    est, blo, bhi = b.estimate, b.lower, b.upper
     assert blo < est < bhi and blo == pytest.approx(lo, abs=0.15)
     assert median_of_means(np.r_[np.zeros(9), 1e9], 5) == 0.0
 
