@@ -257,6 +257,12 @@ def printed_growth_exponent(t, M, K, eta_Y, eta_Z, C0) -> float:
     return 0.25 * math.log(C0 + 4.0 * integrated_speed(t, M, K, eta_Y, eta_Z))
 
 
+def _growth_args(t, M, K, eta_Y, eta_Z, C0) -> tuple[float, int, int, float, float, float]:
+    """The checked (t, M, K, eta_Y, eta_Z, C0) of the growth-exponent forms."""
+    return (_nonneg("t", t), _integer("M", M, 2), _integer("K", K, 1),
+            _positive("eta_Y", eta_Y), _positive("eta_Z", eta_Z), _positive("C0", C0))
+
+
 def growth_exponent_regime(
     t, M, K, eta_Y, eta_Z, C0, regime: Literal["early", "late"]
 ) -> float:
@@ -266,12 +272,7 @@ def growth_exponent_regime(
     late (t >= t0 = 2 K ln M/eta_Y): ``4 Gamma = 2 K (M-1)^2 (eta_Z/eta_Y) ln^2(M eta_Y t/K)/M^2``
     (zero where ``M eta_Y t/K <= 1``, where the late form has no meaning).
     """
-    t = _nonneg("t", t)
-    M = _integer("M", M, 2)
-    K = _integer("K", K, 1)
-    eta_Y = _positive("eta_Y", eta_Y)
-    eta_Z = _positive("eta_Z", eta_Z)
-    C0 = _positive("C0", C0)
+    t, M, K, eta_Y, eta_Z, C0 = _growth_args(t, M, K, eta_Y, eta_Z, C0)
     if regime == "early":
         four_gamma = 2.0 * (M - 1) ** 2 * eta_Y * eta_Z * t * t / (K * M * M)
     elif regime == "late":
@@ -288,12 +289,7 @@ def growth_exponent_asymptote(t, M, K, eta_Y, eta_Z, C0) -> float:
 
     The (1 + o(1)) factor is dropped; ``nu = eta_Y/eta_Z``.  Needs ``M eta_Y t/K > e``.
     """
-    t = _nonneg("t", t)
-    M = _integer("M", M, 2)
-    K = _integer("K", K, 1)
-    eta_Y = _positive("eta_Y", eta_Y)
-    eta_Z = _positive("eta_Z", eta_Z)
-    C0 = _positive("C0", C0)
+    t, M, K, eta_Y, eta_Z, C0 = _growth_args(t, M, K, eta_Y, eta_Z, C0)
     arg = M * eta_Y * t / K
     if not arg > math.e:
         raise ValueError(f"t must satisfy M eta_Y t/K > e for the asymptote, got t = {t}")
