@@ -92,7 +92,7 @@ def test_growth_exponent_corrected_vs_printed():
     assert ts.growth_exponent(0, 100, 3, 1, 1, 0.5) == 0.0
     diff = ts.printed_growth_exponent(7, 100, 3, 1, 1, 0.5) - ts.growth_exponent(7, 100, 3, 1, 1, 0.5)
     assert diff == pytest.approx(0.25 * math.log(0.5), rel=1e-12)
-    # spec §3.2: B(100) = 1.771 exact, 1.859 from Eqn 14's late form (M = 1000, K = 10)
+    # corrected Eqn 14 at M = 1000, K = 10: B(100) = 1.771 exact, 1.859 from the late form
     assert ts.growth_exponent(100, 1000, 10, 1, 1, 1) == pytest.approx(1.771, abs=5e-4)
     assert ts.growth_exponent_regime(100, 1000, 10, 1, 1, 1, "late") == pytest.approx(1.859, abs=5e-4)
 
@@ -107,7 +107,8 @@ def test_snap_system_invariant_symbolic():
 
 
 def test_speed_peak():
-    # spec §3.2: M = 1000, K = 10, eta_Y = 1 -> x = 5.42, t = 56.5, before t0' = 69.1
+    # Theorem 1's gamma at M = 1000, K = 10, eta_Y = 1 peaks at x = M h = 5.42, t = 56.5,
+    # before t0' = K ln M / eta_Y = 69.1
     x = ts.speed_peak_scale(1000)
     assert math.exp(x) * (x - 1) == pytest.approx(999, rel=1e-13)
     tp = ts.speed_peak_time(1000, 10, 1)
@@ -120,7 +121,7 @@ def test_speed_peak():
 def test_regimes_and_times():
     assert ts.snap_time(1000, 10, 1) == pytest.approx(2 * 10 * math.log(1000))
     # Theorem 1(b): gamma -> ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t); the printed ln(eta_Y t/K)
-    # is still 25 % off at t = 1e12 (spec §3.2)
+    # is still 25 % off at t = 1e12
     exact = [ts.speed_control(t, 1000, 10, 1) / ts.late_speed_asymptote(t, 1000, 10, 1)
              for t in (1e6, 1e9, 1e12)]
     printed = ts.speed_control(1e12, 1000, 10, 1) / ts.late_speed_asymptote(1e12, 1000, 10, 1, True)
@@ -214,7 +215,7 @@ def test_facts_layout_matches_dataset2():
     assert f.probs[0, 0] == pytest.approx(1 / 15.5) and f.probs[0, 10] == pytest.approx(0.1 / 15.5)
     g = ns.make_facts(ns.DataConfig(num_last=2, num_next_per_last=1))  # Fig. 4: M = 34
     assert g.M == 34 and tuple(g.query) == (30, 31)
-    # initial DT entropy H(p ~ 1..10) = 2.1513 (spec §3.5)
+    # initial DT entropy of the Fig. 4 masses p ~ 1..10: H = 2.1513
     assert float(ns.dt_entropy(np.zeros((2, 33)), f)) == pytest.approx(2.15128, abs=1e-5)
 
 
