@@ -134,6 +134,11 @@ SIZES = SizeTable({
     # winner_sgd's Clopper-Pearson bound needs >= 51 runs to decide with no miss, so the
     # test profile has 26 seeds x 2 ratios = 52 runs)
     "order_seeds": {"test": 26, "quick": 40, "thorough": THOROUGH_SEEDS},
+    # the runs of scan_order_sgd: order_seeds' below thorough (one run with the other Fig. 4
+    # claims); at thorough the seeds its interior-peak part's power calculation asks for
+    # (verify.scan_snap.scan_order_sgd_seeds: 16 280 for ratio 10's rare interior peaks;
+    # 32 560 members at M = 34, ~0.9 MiB each all-in, ~29 GiB: no member chunk)
+    "scan_order_seeds": {"test": 26, "quick": 40, "thorough": 16_280},
     # the panel-1 Fig. 6 sweep of the invariant claim (8 at smoke size: the positive
     # controls need that many to be decisive); at quick it was the pilot of the
     # ratio-monotonicity power calculation (verify.scan_snap.RATIO_PILOT_SD)
