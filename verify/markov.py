@@ -1449,7 +1449,8 @@ def _lstsq_project(delta: np.ndarray, at: tuple, n_targets: int) -> np.ndarray:
     return np.linalg.lstsq(root[:, None] * jac, root * delta, rcond=None)[0]
 
 
-_METRIC_THEORIES = {"metric": "metric", "identity": "trained"}
+# (reduced system, position rows the metric counts beyond the N' = N - 1 that carry a target)
+_METRIC_THEORIES = {"metric": ("metric", 0), "all_rows": ("metric", 1)}
 
 
 def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
@@ -1476,9 +1477,10 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
     kind="reduced-vs-full",
     strategy=_rank_one_params(),
     theory={"metric": "metric"},
-    control={"metric": "identity"},
-    control_description="the identity metric: the paper's (e, w, b) ODE in its own time, "
-                        "not reparametrised (theory.markov.system, bias trained)",
+    control={"metric": "all_rows"},
+    control_description="the metric counting all N position rows instead of the N' = N - 1 "
+                        "that carry a target (g_e = 1 + N/4 instead of 1 + N'/4: 1.5 % off "
+                        "at N = 64), a near miss",
     cost="slow",
     examples=_TRACKS_EXAMPLES,
     notes="Issue 18, item 2 (the path part).  Our derivation: the canonical map (e, w, b) -> "
@@ -1503,8 +1505,12 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
           "rank-one restriction).  That limit came from a run: the first quick run of this "
           "claim (session 27, before commit) showed full GD's u moving several times faster "
           "than the metric flow's over the ladder, while the paper's ODE in its own time "
-          "(the control) stayed near it, so the statement was narrowed to parameter space "
-          "and u's rate at the init is reported beside it (check and control details).",
+          "(then the control) stayed near it, so the statement was narrowed to parameter space "
+          "and u's rate at the init is reported beside it (check and control details).  The "
+          "control was the identity metric (the paper's ODE in its own time) until the "
+          "referee read of session 27: it differs from G by factors 16.75 and 8, so it "
+          "could not show that the check sees a small slip in G; counting all N position "
+          "rows is one.",
 )
 def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     """Full-model GD at steps h and h/2 from the rank-one image of (e0, w0, b0), projected
@@ -1517,8 +1523,9 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     t_max = min(size["t_max"], window)
     rung = t_max / 8
     times = rung * np.array([1.0, 2.0, 4.0, 8.0])
-    sys = _flow(_METRIC_THEORIES[metric])
-    values = {tm.P: p, tm.Q: q, tm.NPOS: float(n_targets)}
+    kind, extra_rows = _METRIC_THEORIES[metric]
+    sys = _flow(kind)
+    values = {tm.P: p, tm.Q: q, tm.NPOS: float(n_targets + extra_rows)}
     values = {k: v for k, v in values.items() if k in sys.params}
     sol = integrate(sys, (e0, w0, b0), t_max, values, t_eval=times)
     tight = integrate(sys, (e0, w0, b0), t_max, values, t_eval=times, rtol=1e-12, atol=1e-14)
