@@ -20,6 +20,8 @@ __all__ = [
     "median_of_means",
     "normal_quantile",
     "one_sided_quantile",
+    "samples_for_power",
+    "t_interval_power",
     "t_quantile",
     "upper_tail",
 ]
@@ -58,6 +60,42 @@ def one_sided_quantile(alpha: float, dof: int | None = None) -> float:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     return float(_st.norm.isf(alpha) if dof is None else _st.t.isf(alpha, dof))
+
+
+def t_interval_power(effect: float, sd: float, n: int, confidence: float = 0.99) -> float:
+    """Probability that the two-sided Student-t interval of :func:`mean_interval` over ``n``
+    samples of mean ``effect`` > 0 and standard deviation ``sd`` lies wholly above 0 (the
+    sign decided): P(T' > t_q) for T' noncentral t with n - 1 dof and noncentrality
+    effect sqrt(n) / sd, t_q the interval's quantile.  Normal samples assumed."""
+    _check_confidence(confidence)
+    if n < 2:
+        raise ValueError(f"n must be >= 2, got {n}")
+    if not sd > 0:
+        raise ValueError(f"sd must be > 0, got {sd}")
+    q = t_quantile(confidence, n - 1)
+    return float(_st.nct.sf(q, n - 1, effect * np.sqrt(n) / sd))
+
+
+def samples_for_power(effect: float, sd: float, power: float = 0.9,
+                      confidence: float = 0.99, max_n: int = 100_000) -> int | None:
+    """The fewest samples whose :func:`t_interval_power` reaches ``power``: a seed count
+    from a planning effect and spread (a pilot's, or a published one).  None when
+    ``effect`` <= 0 (no sample count decides a sign the planning effect does not have) or
+    when more than ``max_n`` would be needed."""
+    if not 0 < power < 1:
+        raise ValueError(f"power must lie in (0, 1), got {power}")
+    if effect <= 0:
+        return None
+    if t_interval_power(effect, sd, max_n, confidence) < power:
+        return None
+    lo, hi = 2, max_n  # power grows with n: bisect for the first n that reaches it
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if t_interval_power(effect, sd, mid, confidence) >= power:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def mean_interval(x: Sequence[float] | np.ndarray, confidence: float = 0.99

@@ -239,3 +239,22 @@ def test_drawn_examples_do_not_depend_on_loaded_modules():
     alone = draws("")
     beside = draws("import verify.markov, verify.scan_snap, verify.cooccurrence")
     assert len(alone) >= 12 and alone == beside
+
+
+def test_t_interval_power_matches_simulation_and_samples_for_power_is_its_inverse():
+    """The power of the sign decision by mean_interval is the noncentral-t probability (a
+    Monte Carlo of 4000 normal samples of size 10 agrees within 4 s.e.), and samples_for_power is the
+    first n that reaches the power asked for."""
+    from numerics.stats import samples_for_power, t_interval_power
+
+    rng = np.random.default_rng(0)
+    effect, sd, n = 0.4, 0.26, 10
+    x = rng.normal(effect, sd, (4000, n))
+    lower = np.array([mean_interval(row)[1] for row in x])
+    simulated = float((lower > 0).mean())
+    exact = t_interval_power(effect, sd, n)
+    assert abs(simulated - exact) < 4 * np.sqrt(exact * (1 - exact) / 4000)
+    need = samples_for_power(effect, sd, power=0.9)
+    assert t_interval_power(effect, sd, need) >= 0.9 > t_interval_power(effect, sd, need - 1)
+    assert samples_for_power(-0.1, 1.0) is None
+    assert samples_for_power(1e-6, 1.0, max_n=1000) is None

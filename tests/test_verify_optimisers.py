@@ -143,3 +143,31 @@ def test_positive_controls_pass_at_smoke_size():
     for claim in vl.claims():
         if claim.positive_control is not None:
             assert claim.positive_control.run(CTX).status == "holds", claim.id
+
+
+def test_comparison_power_calculation_sets_thorough_and_the_ci_expectation():
+    """The power calculation's table covers each comparison claim's statistical parts in
+    order; thorough runs at least the largest seed count it asks for; where 6 seeds (ci,
+    the paper's count) have power below 0.9 the claim expects inconclusive at ci and the
+    paper's holds at thorough, where it has the power (a part with no positive planning
+    effect aside)."""
+    from numerics import linear_attention as nl
+    from verify.registry import claims_for
+
+    needed = vl.comparison_seeds_needed()
+    thorough = nl.comparison_config("setting1", "thorough").seeds
+    assert thorough >= max(n for n in needed.values() if n is not None)
+    by_id = {c.id.split(".")[-1]: c for c in claims_for("linear_attention")}
+    low = vl.comparison_power_at(nl.comparison_config("setting1", "ci").seeds)
+    high = vl.comparison_power_at(thorough)
+    for cid in {c for c, _ in vl.COMPARISON_PILOT}:
+        labels = [lab for c, lab in vl.COMPARISON_PILOT if c == cid]
+        assert len(labels) == len(set(labels)) == (12 if cid == "condition_number_ratio" else 3)
+        claim = by_id[cid]
+        assert low[cid] < vl.COMPARISON_POWER
+        assert claim.expected_for("ci") == "inconclusive"
+        assert claim.expected_for("thorough") == "holds"
+        if all(vl.planning_effect(cid, lab) > 0 for lab in labels):
+            assert high[cid] >= vl.COMPARISON_POWER
+    assert vl.log_normal_mean_log(1.0, 0.0) == 0.0
+    assert abs(vl.log_normal_mean_log(1.76, 0.40) - 0.540) < 1e-3
