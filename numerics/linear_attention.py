@@ -323,8 +323,10 @@ def _eval_sums(cfg: ICLConfig, params_list: list[dict], generator: torch.Generat
 MEMBER_CHUNK_GD: int | None = None
 MEMBER_CHUNK_ZFB: int | None = None
 MEMBER_CHUNK_COMPARISON: int | None = 1000
+# ci's and thorough's evaluation prompts: the floor claim's power calculation
+# (verify.linear_attention.floor_eval_prompts_needed, which a test holds them to).
 _GD_FAMILY_CI = {"steps": 2000, "decay_at": 1000, "lr": 0.01, "batch": 1000,
-                 "eval_prompts": 200_000}
+                 "eval_prompts": 440_000}
 # The authors' length, 10 000 iterations (``train.ipynb`` max_iters), at AhnPGD's batch of
 # 20 000 prompts (their Fig. 1/2 protocol; they resample it every 100 steps, we draw a fresh
 # one every step) and the paper's 6 seeds (``train.ipynb`` seeds 0-5) as members.  AhnPGD's
@@ -333,7 +335,7 @@ _GD_FAMILY_CI = {"steps": 2000, "decay_at": 1000, "lr": 0.01, "batch": 1000,
 # step decay stay ci's; no interval is taken over members (each member is checked on its
 # own), so 6 members, not 1000.
 _GD_FAMILY_THOROUGH = {"steps": 10_000, "decay_at": 5000, "lr": 0.01, "batch": 20_000,
-                       "eval_prompts": 200_000, "members": 6, "member_chunk": MEMBER_CHUNK_GD}
+                       "eval_prompts": 440_000, "members": 6, "member_chunk": MEMBER_CHUNK_GD}
 _GD_FAMILY_TEST = {"steps": 150, "decay_at": 100, "lr": 0.03, "batch": 1000,
                    "eval_prompts": 2000}
 SIZES = SizeTable({
@@ -396,11 +398,12 @@ SIZES = SizeTable({
         "ci": {"samples": 1000, "batch": 1000, "full": 100_000},
         "thorough": {"samples": 10_000, "batch": 1000, "full": 100_000},
     },
-    # Model seeds of the depth claim (an interval over seeds; the paper shows one, Fig. 8).
-    # Thorough keeps ci's 6, the count its power calculation (verify: DEPTH_MIN_TOP) is for;
-    # 1000 seeds would take 1000 runs per depth and example, each (8 layers) 2.8e12 FLOP by
-    # the plan's FLOP model (``_init_noise_cost``), hours on one GPU.
-    "depth_seeds": {"test": 4, "quick": 4, "ci": 6, "thorough": 6},
+    # Model seeds of the depth claim (an interval over seeds; the paper shows one, Fig. 8):
+    # ci and thorough the count of its power calculation (verify.linear_attention.
+    # depth_seeds_needed, which a test holds these entries to); 1000 seeds would take 1000
+    # runs per depth and example, each (8 layers) 2.8e12 FLOP by the plan's FLOP model
+    # (``_init_noise_cost``), hours on one GPU.
+    "depth_seeds": {"test": 4, "quick": 4, "ci": 10, "thorough": 10},
     # Bootstrap resamples of the covariate-tail claim's Hill ratio.
     "bootstrap": {"test": 200, "quick": 1000},
     # L-BFGS fits on fixed prompts (the inverse-covariance claim).  AhnPGD's batch is 20 000

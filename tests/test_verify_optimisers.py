@@ -171,3 +171,30 @@ def test_comparison_power_calculation_sets_thorough_and_the_ci_expectation():
             assert high[cid] >= vl.COMPARISON_POWER
     assert vl.log_normal_mean_log(1.0, 0.0) == 0.0
     assert abs(vl.log_normal_mean_log(1.76, 0.40) - 0.540) < 1e-3
+
+
+def test_depth_claim_runs_its_power_calculations_seeds_disjoint_from_the_pilot():
+    """ci and thorough run at least the seeds the depth claim's power calculation asks
+    for, and its pinned example starts after the pilot's seeds 0-5."""
+    from numerics import linear_attention as nl
+    from verify.registry import claims_for
+
+    need = vl.depth_seeds_needed()
+    assert nl.SIZES.at("depth_seeds", "ci") >= need
+    assert nl.SIZES.at("depth_seeds", "thorough") >= need
+    claim = next(c for c in claims_for("linear_attention")
+                 if c.id.endswith("heavy_tailed_noise_depth"))
+    assert [e.params["seed"] for e in claim.examples] == [vl.DEPTH_FIRST_SEED]
+    assert vl.DEPTH_FIRST_SEED >= 6
+    assert claim.expected_for("ci") == "holds"
+
+
+def test_floor_claim_evaluates_on_its_power_calculations_prompts():
+    """ci and thorough evaluate the trained B = 0 family on at least the prompts the floor
+    claim's torch-loss part needs by its power calculation."""
+    from numerics import linear_attention as nl
+
+    need = vl.floor_eval_prompts_needed()
+    assert need > vl.FLOOR_EVAL_PILOT["prompts"]
+    for profile in ("ci", "thorough"):
+        assert nl.SIZES.at("gd_family", profile)["eval_prompts"] >= need
