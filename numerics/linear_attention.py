@@ -435,7 +435,9 @@ SIZES = SizeTable({
     # interval's half-width is t(0.995, 5) / sqrt(6) = 1.65 per-seed s.d.); thorough the 226
     # of the claims' power calculation (verify.linear_attention.comparison_seeds_needed,
     # which a test holds this entry to); each drawn example is another replication of the
-    # protocol (the report counts how many failed).
+    # protocol (the report counts how many failed): thorough's 6 drawn examples make 7
+    # replications of 226 seeds, 7 times the pinned one's cost, so on one GPU
+    # ``--drawn 0`` runs the powered pinned replication alone.
     "comparison": {
         "test": {"seeds": 1, "steps": 10, "batch": 100, "eval_every": 10, "hessian_at": (),
                  "eval_batch": 100},
