@@ -37,7 +37,7 @@ configuration as far as the paper and the authors' code give it (sources next to
 entry of ``SIZES``): the optimiser comparison at the authors' 10 000 iterations, batch 1000
 and README rates with the seeds of its power calculation (:func:`comparison_seeds_needed`;
 each drawn example another replication); the noise histograms at the authors' 10 000 minibatches of 1000 prompts
-(g_full from 1e5), the depth claim over ci's 6 model seeds; the B = 0 family at 10 000 Adam
+(g_full from 1e5), the depth claim over ci's model seeds (:func:`depth_seeds_needed`); the B = 0 family at 10 000 Adam
 steps, AhnPGD's batch 20 000 and the paper's 6 seeds (no interval over members there; rate
 and step decay ci's); the ZFB flow at ci's
 configuration with 1000 members; the L-BFGS fits as ci.  It is sized for one GPU
