@@ -431,13 +431,13 @@ SIZES = SizeTable({
     # clipping, loss every 50 its on the seed-99 batch of 1000 (``plot_loss.ipynb``),
     # Hessians at the table's its. 750 and 1250 (Fig. 2 row 3), directional smoothness over
     # the paper's window, its. 250-2000 (Fig. 2 row 4; Fig. 6 uses its. 0-1998), every 50
-    # its (Fig. 6 takes every it. of one seed).  The claims are Student-t intervals over
-    # seeds: ci runs the paper's 6 (12 members: SGD-momentum and Adam per seed; a 99 %
-    # interval's half-width is t(0.995, 5) / sqrt(6) = 1.65 per-seed s.d.); thorough the 226
+    # its (Fig. 6 takes every it. of one seed).  The claims are intervals over seeds
+    # (Student-t on the mean, or order statistics on the median): ci runs the paper's 6 (12 members: SGD-momentum and Adam per seed; a 99 %
+    # interval's half-width is t(0.995, 5) / sqrt(6) = 1.65 per-seed s.d.); thorough the 140
     # of the claims' power calculation (verify.linear_attention.comparison_seeds_needed,
     # which a test holds this entry to); each drawn example is another replication of the
     # protocol (the report counts how many failed): thorough's 6 drawn examples make 7
-    # replications of 226 seeds, 7 times the pinned one's cost, so on one GPU
+    # replications of 140 seeds, 7 times the pinned one's cost, so on one GPU
     # ``--drawn 0`` runs the powered pinned replication alone.
     "comparison": {
         "test": {"seeds": 1, "steps": 10, "batch": 100, "eval_every": 10, "hessian_at": (),
@@ -446,7 +446,7 @@ SIZES = SizeTable({
                   "eval_batch": 200},
         "ci": {"seeds": 6, "steps": 1250, "batch": 1000, "eval_every": 50,
                "hessian_at": (750, 1250), "eval_batch": 1000},
-        "thorough": {"seeds": 226, "steps": 10_000, "batch": 1000, "eval_every": 50,
+        "thorough": {"seeds": 140, "steps": 10_000, "batch": 1000, "eval_every": 50,
                      "hessian_at": (750, 1250), "eval_batch": 1000, "smooth_until": 2000,
                      "member_chunk": MEMBER_CHUNK_COMPARISON},
     },

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from numerics.stats import mean_interval, t_quantile
+from numerics.stats import mean_interval, median_interval, t_quantile
 from theory.flow import simplify_zero
 from verify.claims import Part
 
@@ -38,6 +38,7 @@ __all__ = [
     "identically_zero",
     "log_slope",
     "over_seeds",
+    "signed_median_over_seeds",
     "signed_over_seeds",
     "worst_member",
 ]
@@ -122,6 +123,31 @@ def signed_over_seeds(name: str, per_seed: np.ndarray, error_model: str, *,
     mean, lo, hi, se = mean_interval(x, confidence)
     det["se"] = se
     return Part.bounded(name, 0.0, mean, -mean, -hi, -lo, 0.0, error_model, confidence, det)
+
+
+def signed_median_over_seeds(name: str, per_seed: np.ndarray, error_model: str, *,
+                             confidence: float = 0.99,
+                             details: Mapping[str, Any] | None = None) -> Part:
+    """A statistic claimed positive for the typical seed, one value per seed: ``error =
+    -median``, tolerance 0, with the distribution-free order-statistic interval on the
+    median (``numerics.stats.median_interval``).  For per-seed statistics with heavy tails,
+    where one seed can carry a Student-t interval on the mean anywhere; too few seeds for
+    the confidence (fewer than 8 at 99 %) leave the part not decided."""
+    x = np.asarray(per_seed, dtype=float).ravel()
+    det = {"per_seed": x.tolist(), "seeds": int(x.size), **dict(details or {})}
+    if x.size == 0:
+        return Part(name, 0.0, math.nan, math.nan, 0.0, error_model + " (no seeds)",
+                    details=det, measured=False)
+    # a non-finite seed counts as the most negative value (against the claim), so the
+    # ranks still decide; the interval's ends stay finite numbers of the sample
+    worst = -float(np.finfo(float).max)
+    med, lo, hi = median_interval(np.where(np.isfinite(x), x, worst), confidence)
+    det["negative_seeds"] = int(np.sum(~(x > 0)))
+    if not math.isfinite(lo):
+        return Part(name, 0.0, med, -med, 0.0,
+                    error_model + f" ({x.size} seeds: too few for a {confidence:.0%} "
+                    "interval on the median, not decided)", details=det, measured=False)
+    return Part.bounded(name, 0.0, med, -med, -hi, -lo, 0.0, error_model, confidence, det)
 
 
 def identically_zero(name: str, expr: sp.Expr, error_model: str = "",
