@@ -192,13 +192,13 @@ def test_depth_claim_runs_its_power_calculations_seeds_disjoint_from_the_pilot()
 
 
 def test_floor_claim_evaluates_on_its_power_calculations_prompts():
-    """ci and thorough evaluate the trained B = 0 family on at least the prompts the floor
-    claim's torch-loss part needs by its power calculation."""
+    """quick, ci and thorough evaluate the trained B = 0 family on at least the prompts the
+    floor claim's torch-loss part needs by its power calculation."""
     from numerics import linear_attention as nl
 
     need = vl.floor_eval_prompts_needed()
     assert need > vl.FLOOR_EVAL_PILOT["prompts"]
-    for profile in ("ci", "thorough"):
+    for profile in ("quick", "ci", "thorough"):
         assert nl.SIZES.at("gd_family", profile)["eval_prompts"] >= need
 
 

@@ -1025,9 +1025,9 @@ def floor_eval_prompts_needed(power: float = 0.9) -> int:
     notes="Pinned L = 2: quick's 300 Adam steps reach the exact floor. L = 3 needs about "
           "2000 steps (SIZES 'gd_family_deep', the run the learned-steps figure shares) and "
           "is drawn under --profile ci; the test profile's smoke run cannot train it, and "
-          "examples run at every profile, so it is not pinned. ci's evaluation prompts "
-          "(SIZES gd_family) come from floor_eval_prompts_needed: the pilot's 200 000 left "
-          "the torch-loss part undecided (ci at 6750882).",
+          "examples run at every profile, so it is not pinned. The evaluation prompts of "
+          "quick, ci and thorough (SIZES gd_family) come from floor_eval_prompts_needed: the "
+          "pilot's 200 000 left the torch-loss part undecided (ci at 6750882; quick too).",
 )
 def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> Evidence:
     """AhnPGD Thms 2-3 on trained B = 0 models, Setting 1."""
