@@ -1310,7 +1310,7 @@ COMPARISON_PILOT: dict[tuple[str, str], tuple[float, float, int]] = {
     ("condition_number_ratio", "setting1 diag 750"): (0.838, 0.592, 1),
     ("condition_number_ratio", "setting1 diag 1250"): (0.133, 0.800, 3),
     ("condition_number_ratio", "setting1 eig 750"): (0.148, 0.582, 3),
-    ("condition_number_ratio", "setting1 eig 1250"): (-0.480, 0.533, 5),
+    ("condition_number_ratio", "setting1 eig 1250"): (-0.480, 0.533, 4),
     ("condition_number_ratio", "setting2 diag 750"): (0.053, 0.599, 2),
     ("condition_number_ratio", "setting2 diag 1250"): (1.197, 0.986, 1),
     ("condition_number_ratio", "setting2 eig 750"): (-0.449, 0.534, 5),
