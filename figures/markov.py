@@ -178,8 +178,9 @@ def _adam(p: float, q: float, init: str, ctx: Context, size: str = "full") -> nm
 @figure("markov", "init_loss_curves", "Fig. 4 (code: loss_avg.pdf)",
         "full model, standard Gaussian vs the authors' initialisation at p = 0.5, q = 0.8 "
         "(median and range over seeds), unigram and bigram lines from theory; Fig. 4's run: "
-        "the Markov-Simple model, its constants at commit f3a2ec1, lr 1e-3, iterations "
-        "0-600 of a 5000-iteration schedule (SIZES fig4)")
+        "the authors' linear-embedding model at d = 8 (Markov-Simple before f3a2ec1, kept "
+        "as Markov-Simple2), the constants of f3a2ec1, lr 1e-3, iterations 0-600 of a "
+        "5000-iteration schedule (SIZES fig4)")
 def init_loss(out: Path, ctx: Context) -> list[Path]:
     p, q = 0.5, 0.8
     std = _adam(p, q, "gaussian", ctx, "fig4")
