@@ -258,9 +258,10 @@ def full_vs_reduced(out: Path, ctx: Context) -> list[Path]:
     return save(fig, out, "full_vs_reduced", data)
 
 
-@figure("markov", "rank_energy", "code: energy1.py (energy1-4.pdf); paper Fig. 5",
+@figure("markov", "rank_energy", "code: energy1.py / energy2.py (energy1-4.pdf)",
         "top-singular-value energy of W_V and W_1 over training from Gaussian init "
-        "(median and range over seeds)")
+        "(median and range over seeds); the energy runs' linear-embedding model at d = 8 "
+        "(SIZES fig5)")
 def rank_energy(out: Path, ctx: Context) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=4.0)
     data = {}

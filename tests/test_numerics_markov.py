@@ -286,7 +286,7 @@ def test_sizes_table_falls_back_and_budgets_are_the_runs_sizes():
     assert (fig4.embedding, fig4.d, fig4.seq_len, fig4.lr, fig4.steps, fig4.schedule_steps) == (
         "linear", 8, 1024, 1e-3, 600, 5000) and fig4.paper and fig4.members >= 8
     fig5 = nm.SIZES.at("fig5", "thorough")
-    assert (fig5.embedding, fig5.d, fig5.seq_len, fig5.steps) == ("table", 8, 1024, 5000)
+    assert (fig5.embedding, fig5.d, fig5.seq_len, fig5.steps) == ("linear", 8, 1024, 5000)
     assert nm.SIZES.at("full_multi", "thorough").steps == 5000
     assert nm.SIZES.at("full_multi", "ci").steps == 5000  # the authors' length at ci
     assert nm.SIZES.at("tracks", "thorough") == nm.SIZES.at("tracks", "ci")

@@ -1637,10 +1637,12 @@ def _e1_at_init(start: float) -> float:
 
 @claim(
     id="low_rank_emerges",
-    statement="from random init W_V and W_1 are rank one up to 10% of their energy "
-              "(E_1 >= 0.9) over the whole window from iteration 100 to the end",
-    source="paper Fig. 5 (the authors' code, Markov-Simple/figures/energy1.py, and their "
-           "saved weights of the random-init run)",
+    statement="from random init W_1 is rank one up to 10% of its energy (E_1 >= 0.9) over "
+              "the whole window from iteration 100 to the end, and W_V by the end of "
+              "training (E_1 >= 0.9 at the last iteration)",
+    source="the authors' energy figures (Markov-Simple/figures/energy1.py for W_V, "
+           "energy2.py for W_1, committed at f3a2ec1; cited here as the paper's Fig. 5, a "
+           "placement the paper text available to us does not confirm)",
     kind="reduced-vs-full",
     strategy=_distinguishable_pq(),
     theory={"prediction": _rank_one_e1},
@@ -1660,21 +1662,27 @@ def _e1_at_init(start: float) -> float:
         "concentrates on one direction within the first 100 iterations"),
     notes="The earlier refutation (W_V at p = 0.2, q = 0.3 dipping below 0.9 late in "
           "training at d = 4, N = 32) was at a size that is not Fig. 5's, and a size scan "
-          "saw the dip shrink as N grows, so it was withdrawn.  Fig. 5's runs (the authors' "
-          "energy1.py over src/schedule.sh) are the Markov-Simple model at d = 8, N = 1024, "
-          "5000 iterations, lr 2e-3: numerics.markov.SIZES fig5 thorough, 16 seeds, judged "
-          "there.  Quick runs the Markov-Simple2 runs of markov.gaussian_init_trap and "
+          "saw the dip shrink as N grows, so it was withdrawn.  Session 28 read the energy "
+          "figures' provenance in the authors' history (no run): their runs (src/schedule.sh, "
+          "3 seeds per init) predate f3a2ec1's Embedding model, so they are the linear-"
+          "embedding model at d = 8, N = 1024, 5000 iterations, lr 2e-3 (numerics.markov."
+          "SIZES fig5 thorough, 16 seeds, judged there); and in them W_V's E_1 starts near "
+          "0.4 and passes 0.9 only late, so the statement, which held W_V to 0.9 from "
+          "iteration 100 as W_1, was our misreading: W_V is now judged at the end of "
+          "training (changed before any run at the figure's size).  Quick runs the Markov-Simple2 runs of markov.gaussian_init_trap and "
           "reports them without judging.  The earlier positive control started from the "
           "authors' constant initialisation, where W_1 is rank one by construction; it is "
           "replaced by W_1 from Gaussian init.",
 )
 def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evidence:
-    """From Gaussian init, E_1 of W_V and W_1 is near 1 (rank one) over the whole window
-    from iteration 100 to the end of training (paper Fig. 5).
+    """From Gaussian init, E_1 of W_1 is near 1 (rank one) over the whole window from
+    iteration 100 to the end of training, and E_1 of W_V by the end (the authors' energy
+    figures).
 
     ``prediction(E_1 at init)`` is the theory's E_1: 1 (rank one) for the paper.  The
-    statistic is seed-level: each seed's lowest E_1 over the window (a run stays rank one
-    only if its worst time does), averaged over seeds with a Student-t interval.  One
+    statistic is seed-level: for W_1 each seed's lowest E_1 over the window (a run stays
+    rank one only if its worst time does), for W_V each seed's last E_1, averaged over
+    seeds with a Student-t interval.  One
     interval on one pre-declared statistic: picking the worst time of the seed-mean curve
     after seeing it, and then quoting a pointwise interval there, would not hold its
     stated confidence (a selection over the recorded times).
@@ -1692,14 +1700,19 @@ def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evid
             continue
         e1 = spectra[:, :, 0]  # [seed, time]
         pred = float(prediction(float(e1[:, 0].mean())))
-        worst = e1[:, window].min(axis=1)  # per seed: the lowest E_1 in the window
-        at = res.steps[window][e1[:, window].argmin(axis=1)]
+        if name == "W_1":  # per seed: the lowest E_1 in the window
+            stat, what = e1[:, window].min(axis=1), "each seed's minimum from iteration 100"
+            at = res.steps[window][e1[:, window].argmin(axis=1)]
+        else:  # W_V: per seed, E_1 at the last record (the authors' figure: late)
+            stat, what = e1[:, -1], "each seed's value at the end of training"
+            at = np.full(e1.shape[0], res.steps[-1])
         parts.append(over_seeds(
-            f"{name}: top singular-value energy E_1, each seed's minimum from iteration 100",
-            pred, worst, 0.1,
-            "rank one up to 10% of the squared singular values, as the authors' saved "
-            "weights show the low-rank structure (random init, d = 8: E_1 = 0.93 / 0.94 at "
-            "iteration 100).  Interval: Student-t over seeds on each seed's window minimum",
+            f"{name}: top singular-value energy E_1, {what}",
+            pred, stat, 0.1,
+            "rank one up to 10% of the squared singular values, as the authors' energy "
+            "figures show for random init (W_1 near 0.93 from its first record on; W_V from "
+            "about 0.4 to 0.94 at the end of training).  Interval: Student-t over seeds on "
+            "each seed's statistic",
             details={"seed_argmin_iteration": at.tolist(),
                      "mean_E1_over_time": e1.mean(0).tolist()}))
         if not judged:
