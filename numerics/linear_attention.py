@@ -373,7 +373,9 @@ SIZES = SizeTable({
     "zfb": {
         "test": {"sigma0": 0.2, "steps": 150, "batch": 500, "members": 4, "noise_full": 2000,
                  "noise_batches": 4},
-        "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 4,
+        # quick's members: balanced_flow's power calculation (verify.linear_attention.
+        # balanced_flow_members, from a 4-member pilot), which a test holds this entry to
+        "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 27,
                   "noise_full": 16_000, "noise_batches": 8},
         "ci": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 8,
                "noise_full": 256_000},
@@ -446,9 +448,11 @@ SIZES = SizeTable({
                   "eval_batch": 200},
         "ci": {"seeds": 6, "steps": 1250, "batch": 1000, "eval_every": 50,
                "hessian_at": (750, 1250), "eval_batch": 1000},
+        # seed_offset: thorough's seeds start after the ci pilot's 0-5, whose spreads (and,
+        # for the Adam gap and the smoothness parts, means) planned its seed count
         "thorough": {"seeds": 140, "steps": 10_000, "batch": 1000, "eval_every": 50,
                      "hessian_at": (750, 1250), "eval_batch": 1000, "smooth_until": 2000,
-                     "member_chunk": MEMBER_CHUNK_COMPARISON},
+                     "member_chunk": MEMBER_CHUNK_COMPARISON, "seed_offset": 6},
     },
     # The depth-sweep figure's comparison runs (no claim runs them): one seed, 500 its at
     # the authors' batch from quick on; a 20-it smoke run under test.
@@ -627,7 +631,9 @@ class ZFBConfig:
 
 @dataclass(frozen=True)
 class ZFBResult:
-    """Recorded observables [members, T] (``U`` [members, T, 3, 3]), per-step squared
+    """Recorded observables [members, T] (``U`` [members, T, 3, 3]; ``off_entries``
+    [members, T, 6]: the off-block entries that GD moves, (W_PV[d, :d], W_KQ[d, :d]);
+    ``off``: the largest |entry| off the (u, U) block, all of them), per-step squared
     gradient norms [members, steps], the end-point gradient noise per member."""
 
     config: ZFBConfig
@@ -638,6 +644,7 @@ class ZFBResult:
     balance: np.ndarray
     sum: np.ndarray
     off: np.ndarray
+    off_entries: np.ndarray
     grad_sq_pv: np.ndarray
     grad_sq_kq: np.ndarray
     noise_sq: np.ndarray
@@ -695,6 +702,7 @@ def run_zfb(config: ZFBConfig, *, device: str = "cpu") -> ZFBResult:
         "balance": lambda p: (p["PV"] ** 2).sum() - (p["KQ"] ** 2).sum(),
         "sum": lambda p: (p["PV"] ** 2).sum() + (p["KQ"] ** 2).sum(),
         "off": off_block,
+        "off_entries": lambda p: torch.cat([p["PV"][d, :d], p["KQ"][d, :d]]),
     }
     traj = train(zfb_loss, params, TrainConfig(steps=config.steps, lr=config.lr,
                                                record_every=config.record_every,
@@ -707,6 +715,7 @@ def run_zfb(config: ZFBConfig, *, device: str = "cpu") -> ZFBResult:
     return ZFBResult(config=config, time=traj.time[0].cpu().numpy(),
                      steps=traj.steps.cpu().numpy(), u=obs["u"], U=obs["U"],
                      balance=obs["balance"], sum=obs["sum"], off=obs["off"],
+                     off_entries=obs["off_entries"],
                      grad_sq_pv=traj.grad_sq["PV"].cpu().numpy(),
                      grad_sq_kq=traj.grad_sq["KQ"].cpu().numpy(), noise_sq=np.array(noise))
 
@@ -800,9 +809,11 @@ class ComparisonRun:
 
 def comparison_config(setting: str, profile: str = "quick", attention: str = "linear",
                       seed: int = 0, layers: int = 3) -> ComparisonRun:
-    """The comparison run of ``setting`` at ``profile``'s size (``SIZES["comparison"]``)."""
-    return ComparisonRun(setting=setting, attention=attention, seed=seed, layers=layers,
-                         **SIZES.at("comparison", profile))
+    """The comparison run of ``setting`` at ``profile``'s size (``SIZES["comparison"]``;
+    its ``seed_offset``, if any, shifts ``seed``)."""
+    size = dict(SIZES.at("comparison", profile))
+    return ComparisonRun(setting=setting, attention=attention,
+                         seed=seed + size.pop("seed_offset", 0), layers=layers, **size)
 
 
 @dataclass(frozen=True)

@@ -408,27 +408,58 @@ def test_balanced_flow_members_come_from_the_power_calculation():
     from numerics.context import Context
     from verify import linear_attention as vl
 
-    need = max(vl.balanced_flow_members().values())
     (claim,) = [c for c in vl.claims() if c.id == "linear_attention.balanced_flow"]
-    for profile in ("ci", "thorough"):
+    for profile in ("quick", "ci", "thorough"):
+        need = vl.balanced_flow_members(profile).values()
         members = Context(profile=profile).size(nl.SIZES, "zfb")["members"]
-        assert (members >= need) == (claim.expected_for(profile) == "holds")
+        decides = None not in need and members >= max(need)
+        assert decides == (claim.expected_for(profile) == "holds"), profile
     assert claim.expected_for("thorough") == "holds"
-    # the calculation: more spread or an error nearer the tolerance asks for more members
-    assert vl.members_to_decide(0.002, 0.01, 0.02) > vl.members_to_decide(0.002, 0.005, 0.02)
-    assert vl.members_to_decide(0.015, 0.005, 0.02) > vl.members_to_decide(0.002, 0.005, 0.02)
-    assert vl.members_to_decide(0.02, 0.005, 0.02) > 10**6
 
 
 def test_zfb_off_block_loss_reduces_to_the_one_layer_loss():
     """The full ZFB model's loss to second order in its off-block entries (the drift
     allowance's curvature) builds, i.e. at o = 0 it is one_layer_loss / 2 with no odd terms,
     and its off-block Hessian is symmetric positive semidefinite at a balanced state."""
-    from verify import linear_attention as vl
-
-    a_fn, da_fn = vl._off_block_curvature(nl.ZFB_LAMBDA, 10)
+    a_fn, da_fn = la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, 10)
     y = np.array([1.2, *(0.9 * np.eye(3)).flatten()])
     a = np.asarray(a_fn(y), dtype=float)
     assert a.shape == (6, 6) and np.asarray(da_fn(y)).shape == (10, 6, 6)
     np.testing.assert_allclose(a, a.T, atol=1e-12)
     assert np.linalg.eigvalsh(a).min() > -1e-10
+
+
+def test_zfb_off_block_curvature_is_the_torch_models_hessian():
+    """theory's off-block curvature A(u, U) is the Hessian of the torch ZFB model's loss in
+    (W_PV[d, :d], W_KQ[d, :d]) at 0, at a generic (unbalanced, non-symmetric) state: the
+    Monte Carlo Hessian over 20 chunks of 20 000 prompts lies within 5 standard errors of A
+    in every entry, and the same criterion rejects A at n + 1 (the check has resolution)."""
+    d, n = 3, 10
+    rng = np.random.default_rng(3)
+    u, big_u = 0.8, rng.normal(size=(d, d)) * 0.5
+    a_fn, _ = la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, n)
+    expected = np.asarray(a_fn(np.array([u, *big_u.flatten()])), dtype=float)
+    cfg = nl.ICLConfig(d=d, n=n, layers=1, sigma=tuple(
+        tuple(nl.ZFB_LAMBDA[i] if i == j else 0.0 for j in range(d)) for i in range(d)))
+    g = torch.Generator().manual_seed(0)
+
+    def loss(o, batch):
+        pv = torch.zeros(d + 1, d + 1, dtype=torch.float64)
+        kq = torch.zeros(d + 1, d + 1, dtype=torch.float64)
+        pv = pv.index_put((torch.tensor(d), torch.tensor(d)), torch.tensor(u, dtype=torch.float64))
+        pv = torch.cat([pv[:d], torch.cat([o[:d], pv[d, d:]]).unsqueeze(0)])
+        kq = torch.cat([torch.cat([torch.as_tensor(big_u), kq[:d, d:]], 1),
+                        torch.cat([o[d:], kq[d, d:]]).unsqueeze(0)])
+        return nl.zfb_loss({"PV": pv, "KQ": kq}, batch)
+
+    chunks = []
+    for _ in range(20):
+        batch = nl.sample_prompts(cfg, g, batch=20_000)
+        chunks.append(torch.autograd.functional.hessian(
+            lambda o, b=batch: loss(o, b), torch.zeros(2 * d, dtype=torch.float64)).numpy())
+    chunks = np.array(chunks)
+    se = chunks.std(0, ddof=1) / math.sqrt(len(chunks))
+    assert np.all(np.abs(chunks.mean(0) - expected) <= 5 * se + 1e-12)
+    slip = np.asarray(la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, n + 1)[0](
+        np.array([u, *big_u.flatten()])), dtype=float)
+    assert np.any(np.abs(chunks.mean(0) - slip) > 5 * se + 1e-12)

@@ -41,6 +41,8 @@ from theory.flow import Equation, ReducedSystem, gradient_flow
 __all__ = [
     "balanced_flow",
     "balanced_limit",
+    "balanced_off_block_curvature",
+    "balanced_off_block_curvature_numeric",
     "equations",
     "gamma_moments",
     "gd_floor",
@@ -240,6 +242,70 @@ def balanced_limit(Sigma, n) -> tuple[sp.Expr, sp.Matrix]:
     G = optimal_preconditioner(Sigma, n)
     norm = sp.sqrt(sum(x**2 for x in G))
     return sp.sqrt(norm), G / sp.sqrt(norm)
+
+
+def _gauss_mean(expr: sp.Expr, normals: list[tuple[sp.Symbol, sp.Expr]]) -> sp.Expr:
+    """E[expr] over independent centred normals (symbol, variance): a polynomial in them,
+    each monomial x^k replaced by var^(k/2) (k - 1)!! (0 for odd k)."""
+    syms = [s for s, _ in normals]
+    out = sp.S.Zero
+    for powers, coef in sp.Poly(sp.expand(expr), *syms).terms():
+        if any(k % 2 for k in powers):
+            continue
+        out += coef * sp.Mul(*(var ** (k // 2) * sp.factorial2(k - 1)
+                               for k, (_, var) in zip(powers, normals, strict=True)))
+    return out
+
+
+def balanced_off_block_curvature(Lambda, n) -> tuple[tuple[sp.Symbol, ...], sp.Matrix]:
+    """(state, A): the Hessian A(u, U) of the full one-layer ZFB model's population loss
+    (f/2) in the off-block entries o = (a, b), a = W_PV[d, :d], b = W_KQ[d, :d], at o = 0
+    (our derivation; Lambda diagonal).  ``state`` is :func:`balanced_flow`'s (u, U
+    row-major).
+
+    On ZFB's block family (:func:`balanced_flow`) these are the only entries off the block
+    that GD moves: W_PV[:d] leaves the read-out and W_KQ[:, d] meets the query's zero label.
+    The read-out is c^T Sigma_hat e with c = a + u w*, e = U x_q + (b . x_q) w*, so given
+    (w*, x_q) the loss is (c^T E[Sigma_hat e e^T Sigma_hat] c - 2 (c^T Lambda e)(w* . x_q)
+    + (w* . x_q)^2) / 2, E[Sigma_hat A Sigma_hat] from :func:`sample_cov_second_moment`, then
+    Gaussian moments over w* ~ N(0, I), x_q ~ N(0, Lambda).  L(u, U, o) = L(u, U, 0) +
+    o^T A o / 2 + O(|o|^4).  Checked on the way (ValueError otherwise): at o = 0 the loss is
+    :func:`one_layer_loss` (u U^T) / 2, and it has no odd terms in o (the symmetry (o, y) ->
+    (-o, -y))."""
+    L = _covariance("Lambda", Lambda)
+    if not L.is_diagonal():
+        raise ValueError("Lambda must be diagonal")
+    d = L.rows
+    system = balanced_flow(L, n)
+    u, U = system.state[0], sp.Matrix(d, d, system.state[1:])
+    a = sp.Matrix(sp.symbols(f"a1:{d + 1}", real=True))
+    b = sp.Matrix(sp.symbols(f"b1:{d + 1}", real=True))
+    w = sp.Matrix(sp.symbols(f"w1:{d + 1}", real=True))
+    xq = sp.Matrix(sp.symbols(f"q1:{d + 1}", real=True))
+    t = sp.Symbol("t")
+    c = t * a + u * w
+    e = U * xq + t * (b.dot(xq)) * w
+    second = sample_cov_second_moment(L, n, e * e.T)
+    cond = ((c.T * second * c)[0] - 2 * (c.T * L * e)[0] * w.dot(xq) + w.dot(xq) ** 2) / 2
+    normals = [(s, sp.S.One) for s in w] + [(s, L[i, i]) for i, s in enumerate(xq)]
+    order = {k[0]: v for k, v in sp.Poly(_gauss_mean(cond, normals), t).terms()}
+    if sp.expand(order.get(0, 0) - one_layer_loss(u * U.T, L, n) / 2) != 0:
+        raise ValueError("the full model's loss at o = 0 is not one_layer_loss / 2")
+    if any(sp.expand(order.get(k, 0)) != 0 for k in (1, 3)):
+        raise ValueError("the full model's loss has odd terms in the off-block entries")
+    return tuple(system.state), sp.hessian(order.get(2, sp.S.Zero), [*a, *b])
+
+
+@cache
+def balanced_off_block_curvature_numeric(lam: tuple[float, ...], n: int
+                                         ) -> tuple[Callable, Callable]:
+    """Numeric twins of :func:`balanced_off_block_curvature` at Lambda = diag(``lam``):
+    (A(y), dA/dy(y)) lambdified on the state y = (u, U row-major), [2d, 2d] and
+    [state, 2d, 2d]."""
+    state, A = balanced_off_block_curvature(sp.diag(*[sp.nsimplify(x) for x in lam]), n)
+    dA = sp.Array([[[sp.diff(A[i, j], s) for j in range(A.cols)] for i in range(A.rows)]
+                   for s in state])
+    return sp.lambdify([list(state)], A, "numpy"), sp.lambdify([list(state)], dA, "numpy")
 
 
 def reduced_gamma(u, U) -> np.ndarray:
