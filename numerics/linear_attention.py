@@ -51,6 +51,7 @@ __all__ = [
     "SETTINGS",
     "SIZES",
     "ZFB_LAMBDA",
+    "ZFB_N",
     "ComparisonResult",
     "ComparisonRun",
     "FitConfig",
@@ -86,6 +87,7 @@ __all__ = [
     "zfb_forward",
     "zfb_init",
     "zfb_loss",
+    "zfb_off_block_hessian",
 ]
 
 
@@ -596,6 +598,7 @@ def zfb_init(d: int, sigma: float, dtype=torch.float64, device="cpu") -> Callabl
 
 
 ZFB_LAMBDA = (1.0, 0.5, 0.25)
+ZFB_N = 10
 
 
 @dataclass(frozen=True)
@@ -649,7 +652,7 @@ class ZFBResult:
     grad_sq_kq: np.ndarray
     noise_sq: np.ndarray
     lam: tuple[float, ...] = ZFB_LAMBDA
-    n: int = 10
+    n: int = ZFB_N
 
     @property
     def lr(self) -> float:
@@ -658,7 +661,7 @@ class ZFBResult:
 
 def _zfb_data(d: int) -> ICLConfig:
     lam = ZFB_LAMBDA
-    return ICLConfig(d=d, n=10, layers=1,
+    return ICLConfig(d=d, n=ZFB_N, layers=1,
                      sigma=tuple(tuple(lam[i] if i == j else 0.0 for j in range(d)) for i in range(d)))
 
 
@@ -672,6 +675,35 @@ def _zfb_noise(member: dict, cfg: ICLConfig, config: ZFBConfig, g: torch.Generat
     mini = [sample_prompts(cfg, g, batch=config.batch, device=dev)
             for _ in range(config.noise_batches)]
     return float((gradient_noise(zfb_loss, member, mini, full) ** 2).mean())
+
+
+def zfb_off_block_hessian(u: float, U: np.ndarray, *, chunks: int, prompts: int, seed: int = 0,
+                          device: str = "cpu") -> np.ndarray:
+    """Monte Carlo Hessians [chunks, 2d, 2d] of ZFB's loss (f/2, ZFB's data: d = 3, n = 10,
+    x ~ N(0, diag(ZFB_LAMBDA))) in the off-block entries o = (W_PV[d, :d], W_KQ[d, :d]) at
+    o = 0, the block at W_PV[d, d] = ``u``, W_KQ[:d, :d] = ``U`` and every other entry 0; each
+    chunk on its own ``prompts`` fresh prompts (float64)."""
+    big_u = torch.as_tensor(np.asarray(U, dtype=float), dtype=torch.float64, device=device)
+    d = big_u.shape[0]
+    cfg = _zfb_data(d)
+    gen = torch.Generator(device=device).manual_seed(seed)
+
+    def params(o: torch.Tensor) -> dict[str, torch.Tensor]:
+        pv = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
+        kq = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
+        pv = pv.index_put((torch.tensor([d]), torch.arange(d + 1)),
+                          torch.cat([o[:d], torch.tensor([float(u)], dtype=torch.float64)]))
+        kq = kq.index_put((torch.tensor([d]), torch.arange(d)), o[d:])
+        kq[:d, :d] = big_u
+        return {"PV": pv, "KQ": kq}
+
+    out = []
+    for _ in range(int(chunks)):
+        batch = sample_prompts(cfg, gen, batch=int(prompts), device=device)
+        out.append(torch.autograd.functional.hessian(
+            lambda o, b=batch: zfb_loss(params(o), b),
+            torch.zeros(2 * d, dtype=torch.float64, device=device)).cpu().numpy())
+    return np.array(out)
 
 
 @run_function("linear_attention.zfb")

@@ -434,32 +434,14 @@ def test_zfb_off_block_curvature_is_the_torch_models_hessian():
     (W_PV[d, :d], W_KQ[d, :d]) at 0, at a generic (unbalanced, non-symmetric) state: the
     Monte Carlo Hessian over 20 chunks of 20 000 prompts lies within 5 standard errors of A
     in every entry, and the same criterion rejects A at n + 1 (the check has resolution)."""
-    d, n = 3, 10
     rng = np.random.default_rng(3)
-    u, big_u = 0.8, rng.normal(size=(d, d)) * 0.5
-    a_fn, _ = la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, n)
-    expected = np.asarray(a_fn(np.array([u, *big_u.flatten()])), dtype=float)
-    cfg = nl.ICLConfig(d=d, n=n, layers=1, sigma=tuple(
-        tuple(nl.ZFB_LAMBDA[i] if i == j else 0.0 for j in range(d)) for i in range(d)))
-    g = torch.Generator().manual_seed(0)
-
-    def loss(o, batch):
-        pv = torch.zeros(d + 1, d + 1, dtype=torch.float64)
-        kq = torch.zeros(d + 1, d + 1, dtype=torch.float64)
-        pv = pv.index_put((torch.tensor(d), torch.tensor(d)), torch.tensor(u, dtype=torch.float64))
-        pv = torch.cat([pv[:d], torch.cat([o[:d], pv[d, d:]]).unsqueeze(0)])
-        kq = torch.cat([torch.cat([torch.as_tensor(big_u), kq[:d, d:]], 1),
-                        torch.cat([o[d:], kq[d, d:]]).unsqueeze(0)])
-        return nl.zfb_loss({"PV": pv, "KQ": kq}, batch)
-
-    chunks = []
-    for _ in range(20):
-        batch = nl.sample_prompts(cfg, g, batch=20_000)
-        chunks.append(torch.autograd.functional.hessian(
-            lambda o, b=batch: loss(o, b), torch.zeros(2 * d, dtype=torch.float64)).numpy())
-    chunks = np.array(chunks)
+    u, big_u = 0.8, rng.normal(size=(3, 3)) * 0.5
+    state = np.array([u, *big_u.flatten()])
+    a_fn, _ = la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, nl.ZFB_N)
+    expected = np.asarray(a_fn(state), dtype=float)
+    chunks = nl.zfb_off_block_hessian(u, big_u, chunks=20, prompts=20_000)
     se = chunks.std(0, ddof=1) / math.sqrt(len(chunks))
     assert np.all(np.abs(chunks.mean(0) - expected) <= 5 * se + 1e-12)
-    slip = np.asarray(la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, n + 1)[0](
-        np.array([u, *big_u.flatten()])), dtype=float)
+    slip = np.asarray(la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, nl.ZFB_N + 1)[0](
+        state), dtype=float)
     assert np.any(np.abs(chunks.mean(0) - slip) > 5 * se + 1e-12)
