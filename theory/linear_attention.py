@@ -270,8 +270,9 @@ def balanced_off_block_curvature(Lambda, n) -> tuple[tuple[sp.Symbol, ...], sp.M
     + (w* . x_q)^2) / 2, E[Sigma_hat A Sigma_hat] from :func:`sample_cov_second_moment`, then
     Gaussian moments over w* ~ N(0, I), x_q ~ N(0, Lambda).  L(u, U, o) = L(u, U, 0) +
     o^T A o / 2 + O(|o|^4).  Checked on the way (ValueError otherwise): at o = 0 the loss is
-    :func:`one_layer_loss` (u U^T) / 2, and it has no odd terms in o (the symmetry (o, y) ->
-    (-o, -y))."""
+    :func:`one_layer_loss` (u U^T) / 2, and it has no odd terms in o at fixed (u, U) (the
+    symmetry (w*, o) -> (-w*, -o): c -> -c, e -> e and the target w* . x_q -> -w* . x_q, with
+    w* ~ N(0, I) symmetric; the joint flip (o, y) -> (-o, -y) alone would not exclude them)."""
     L = _covariance("Lambda", Lambda)
     if not L.is_diagonal():
         raise ValueError("Lambda must be diagonal")

@@ -780,10 +780,13 @@ def _drift_allowance(run: nl.ZFBResult, norm: float) -> dict[str, np.ndarray]:
     r = (1/2) d2F : C + (1/6) d3F : m3 - (1/2) tr(dA/dy E[o o^T]) (F is cubic in y, so the
     y-series ends; A the off-block curvature
     ``theory.linear_attention.balanced_off_block_curvature``; no second-order o-y cross
-    moments, by the (o, y) -> (-o, -y) symmetry).  C and m3 are the members' own recorded
+    moments: the loss is even in o at fixed y, by the symmetry (w*, o) -> (-w*, -o), so
+    d_o F = 0 at o = 0 for every y).  C and m3 are the members' own recorded
     covariance and third central moments of (u, U), E[o o^T] their mean of o o^T over the
-    recorded off-block entries o = (a, b) (which start at 0).  To first order the gap e to the map obeys e' = (I + lr J) e +
-    lr r (J = dF/dy at the map's state), so Gamma's gap at step K is sum_k lr G_k r_k with
+    recorded off-block entries o = (a, b) (which start at 0; the raw moment, as the expansion is
+    about o = 0).  All three are the members' sample estimates: the allowance is a plug-in
+    bound, and its own sampling error is not in the parts' intervals.  To first order the gap
+    e to the map obeys e' = (I + lr J) e + lr r (J = dF/dy at the map's state), so Gamma's gap at step K is sum_k lr G_k r_k with
     G_k = T_K (I + lr J_{K-1}) ... (I + lr J_{k+1}), T_K = dGamma/dy at the map's state: the
     bound sum_k lr ||G_k||_F |r_k|.  Gamma is invariant under (u, U) -> (c u, U / c), along
     which the noise moves the balance, so this sum does not grow with the record as the
@@ -866,7 +869,7 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
 
     model = ("allowance the noise-induced drift of the member mean from the GD map "
              "(_drift_allowance: second order in the fluctuations, from the members' recorded "
-             "(u, U) moments and max off-block entries, the paper's flow and the full model's "
+             "(u, U) moments and off-block second moments, the paper's flow and the full model's "
              "off-block curvature, propagated by the map's linearisation; the same for check "
              "and control); interval: the members' spread, Student-t M - 1 dof")
     # u(T): a member's block balance u^2 - ||U||^2 is its full balance (recorded: data, the
