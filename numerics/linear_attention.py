@@ -36,7 +36,7 @@ the code's block family, as the authors' figures were produced).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -657,6 +657,12 @@ class ZFBResult:
     @property
     def lr(self) -> float:
         return self.config.lr
+
+    def member_subset(self, idx: np.ndarray) -> ZFBResult:
+        """The same run restricted to members ``idx`` (every per-member record)."""
+        per_member = ("u", "U", "balance", "sum", "off", "off_entries", "grad_sq_pv",
+                      "grad_sq_kq", "noise_sq")
+        return replace(self, **{k: getattr(self, k)[idx] for k in per_member})
 
 
 def _zfb_data(d: int) -> ICLConfig:

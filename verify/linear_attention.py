@@ -747,7 +747,7 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     # control); the members' spread at each time is the interval (Student-t, M - 1 dof).
     rec = np.asarray(run.steps)
     ref = _gd_map(sys, y0, lr, int(rec[-1]))[rec]
-    parts.extend(_map_parts(run, ref, _drift_allowance(run, norm), norm))
+    parts.extend(_map_parts(run, ref, _allowance_with_se(run, norm), norm))
     disc = _ode_vs_map(run, y0, norm)
     return Evidence(tuple(parts), {"members": members, "lr": lr, "ode_vs_map": disc,
                                    "to_claimed_limit": float(np.linalg.norm(
@@ -849,6 +849,33 @@ def _drift_allowance(run: nl.ZFBResult, norm: float) -> dict[str, np.ndarray]:
     return {"gamma": bound / norm, "off_balance": 6 * (run.off**2).max(0)}
 
 
+def _allowance_with_se(run: nl.ZFBResult, norm: float, groups: int = 10
+                       ) -> dict[str, np.ndarray | int]:
+    """:func:`_drift_allowance` with the standard error of its Gamma part (``gamma_se``, at
+    each recorded time), a grouped jackknife over the members (min(M, ``groups``) groups;
+    ``jackknife_dof`` = groups - 1): the allowance is a plug-in of the members' moments, so
+    its own sampling error goes into the parts' intervals, beside the spread of the mean."""
+    allow = _drift_allowance(run, norm)
+    members = run.u.shape[0]
+    parts = np.array_split(np.arange(members), min(members, groups))
+    leave_out = np.array([_drift_allowance(run.member_subset(np.setdiff1d(np.arange(members), g)),
+                                           norm)["gamma"] for g in parts])
+    k = len(parts)
+    var = (k - 1) / k * ((leave_out - leave_out.mean(0)) ** 2).sum(0)
+    return {**allow, "gamma_se": np.sqrt(var), "jackknife_dof": k - 1}
+
+
+def _welch(se_a: np.ndarray, dof_a: int, se_b: np.ndarray, dof_b: int
+           ) -> tuple[np.ndarray, int]:
+    """sqrt(se_a^2 + se_b^2) and its Welch-Satterthwaite degrees of freedom (the smallest
+    over the entries, floored)."""
+    a, b = np.asarray(se_a) ** 2, np.asarray(se_b) ** 2
+    total = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dof = np.where(total > 0, total**2 / (a**2 / dof_a + b**2 / dof_b), dof_a)
+    return np.sqrt(total), max(1, int(np.floor(np.min(dof))))
+
+
 def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray], norm: float
                ) -> list[Part]:
     """Torch GD against ``ref``, the discrete GD map of the flow under test (states at the
@@ -857,11 +884,12 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
     over t) and at T, and u(T) (the balanced split's scalar in the torch run itself)."""
     g_full = la.reduced_gamma(run.u, run.U)  # [M, T, d, d]
     members = g_full.shape[0]
-    q = t_quantile(0.99, members - 1)
     mean = g_full.mean(0)
     g_ref = _gamma_path(ref)
     dev = np.linalg.norm(mean - g_ref, axis=(1, 2)) / norm
-    se = np.sqrt(((g_full - mean) ** 2).sum((0, 2, 3)) / (members - 1) / members) / norm
+    se_mean = np.sqrt(((g_full - mean) ** 2).sum((0, 2, 3)) / (members - 1) / members) / norm
+    se, dof = _welch(se_mean, members - 1, allow["gamma_se"], int(allow["jackknife_dof"]))
+    q = t_quantile(0.99, dof)
     tol = allow["gamma"]
 
     def rms(v: np.ndarray) -> float:
@@ -871,7 +899,8 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
              "(_drift_allowance: second order in the fluctuations, from the members' recorded "
              "(u, U) moments and off-block second moments, the paper's flow and the full model's "
              "off-block curvature, propagated by the map's linearisation; the same for check "
-             "and control); interval: the members' spread, Student-t M - 1 dof")
+             "and control); interval: the members' spread and the allowance's own jackknife "
+             "error (_allowance_with_se), Student-t with Welch-Satterthwaite dof")
     # u(T): a member's block balance u^2 - ||U||^2 is its full balance (recorded: data, the
     # same for check and control) minus ||a||^2 - ||b||^2, within 6 max_off^2; with Gamma it
     # fixes u: u^2 = (b + sqrt(b^2 + 4 ||Gamma||^2)) / 2 (our derivation).  From
@@ -885,9 +914,13 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
     u_ref = abs(float(u_end.mean()))
     diff = u_end - u_pred
     u_dev = abs(float(diff.mean())) / u_ref
-    u_se = float(diff.std(ddof=1)) / math.sqrt(members) / u_ref
     # (u at the run's own smallest u(T), data: the same allowance for check and control)
-    u_tol = float(allow["off_balance"][-1] + norm * tol[-1]) / (2 * float(u_end.min())) / u_ref
+    u_scale = 2 * float(u_end.min()) * u_ref
+    u_tol = float(allow["off_balance"][-1] + norm * tol[-1]) / u_scale
+    u_se, u_dof = _welch(np.array([float(diff.std(ddof=1)) / math.sqrt(members) / u_ref]),
+                         members - 1, np.array([norm * float(allow["gamma_se"][-1]) / u_scale]),
+                         int(allow["jackknife_dof"]))
+    u_se, u_q = float(u_se[0]), t_quantile(0.99, u_dof)
     return [
         Part.bounded("Gamma(t) of torch GD tracks the GD map of the flow (RMS over t)", 0.0,
                      rms(dev), rms(dev), rms(np.maximum(dev - q * se, 0.0)), rms(dev + q * se),
@@ -901,15 +934,15 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
                      float(dev[-1]), max(0.0, float(dev[-1] - q * se[-1])),
                      float(dev[-1] + q * se[-1]), float(tol[-1]),
                      "||mean torch Gamma(T) - Gamma_map(T)|| / ||mean Gamma(T)||; " + model,
-                     se=float(se[-1]), dof=members - 1),
+                     se=float(se[-1]), dof=dof),
         Part.bounded("u(T) of torch GD vs u from the map's Gamma(T) and the run's balance",
                      float(u_pred.mean()), float(u_end.mean()), u_dev,
-                     max(0.0, u_dev - q * u_se), u_dev + q * u_se, u_tol,
+                     max(0.0, u_dev - u_q * u_se), u_dev + u_q * u_se, u_tol,
                      "|mean (torch u(T) - u_pred)| / |mean u(T)|, u_pred^2 = (b + sqrt(b^2 + 4 "
                      "||Gamma_map(T)||^2)) / 2 with each member's own balance b(T); allowance "
                      "(6 max_off^2 + the Gamma allowance at T) / (2 u) (du/db and du/d||Gamma|| "
                      "<= 1/(2u)); " + model,
-                     se=u_se, dof=members - 1,
+                     se=u_se, dof=u_dof,
                      details={"u_map": float(ref[-1, 0]),
                               "max_off_block": float(run.off.max()),
                               "balance_drift": float(np.abs(run.balance[:, -1]
