@@ -709,41 +709,17 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     # arrived) + the integrator's relative tolerance (1e-10, x 1e3 headroom).
     y0 = np.array([run.u[0, 0], *run.U[0, 0].flatten()])
     t_end = float(run.time[-1])
-    far = integrate(sys, y0, 40 * t_end, t_eval=[20 * t_end, 40 * t_end]).y.T
-    g_far = _gamma_path(far)
-    settle = float(np.linalg.norm(g_far[1] - g_far[0]) / norm) + 1e-7
-    u_inf, u_mat = limit(lam, n)
-    u_inf = float(u_inf)
-    u_mat = np.array(u_mat.evalf(), dtype=float)
-    gamma_star = la.reduced_gamma(u_inf, u_mat)
-    # The claimed Gamma* itself (AhnPGD Thm 1 / ZFB), not its recomposed split, so that the
-    # flow's Gamma = u U^T is held to a matrix that does not go through reduced_gamma.
-    gamma_claim = np.array(preconditioner(lam, n).evalf(), dtype=float)
-    lim_err = float(np.linalg.norm(g_far[1] - gamma_claim) / norm)
-    parts.append(Part("the flow's limit Gamma = u U^T vs the claimed Gamma*", 0.0, lim_err,
-                      lim_err, settle,
-                      "||Gamma_ode(40 T) - Gamma*|| / ||Gamma*||, the flow under test from the "
-                      "run's shared start; allowance its own remaining motion, "
-                      "||Gamma_ode(40 T) - Gamma_ode(20 T)|| / ||Gamma*||, + 1e-7 (integrator)",
-                      details={"u_ode": float(far[1, 0]),
-                               "split_recomposes": float(np.linalg.norm(gamma_star - gamma_claim)
-                                                         / norm)}))
-    # The balanced split's matrix U_inf against the flow's U(40 T) in the state itself.
-    # Allowance: U = Gamma^T / u moves at most as fast as Gamma and u together (relative),
-    # so twice the u allowance below; + 1e-7 (integrator).
-    big_u = far[1, 1:].reshape(3, 3)
-    big_u_err = float(np.linalg.norm(big_u - u_mat) / np.linalg.norm(u_mat))
-    parts.append(Part("the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2", 0.0,
-                      big_u_err, big_u_err, 2 * (settle * 2 + 1e-7) + 1e-7,
-                      "||U_ode(40 T) - U_inf|| / ||U_inf|| (the balanced split's matrix); "
-                      "allowance: U = Gamma^T / u moves at most by Gamma's and u's relative "
-                      "motion together, twice the u allowance, + 1e-7 (integrator)"))
-    u_err = abs(float(far[1, 0]) - u_inf) / u_inf
-    parts.append(Part("the flow's u vs the balanced u_inf = ||Gamma*||^1/2", u_inf,
-                      float(far[1, 0]), u_err, settle * 2 + 1e-7,
-                      "|u_ode(40 T) - u_inf| / u_inf (the balanced split of the limit); "
-                      "allowance twice the flow's remaining relative motion (u ~ ||Gamma||^1/2 "
-                      "moves at most half as fast, x 4 headroom) + 1e-7"))
+    limit_parts, gamma_star = _limit_parts(sys, y0, t_end, lam, n, limit, preconditioner, norm)
+    parts.extend(limit_parts)
+    # The same at a covariance that is not diagonal (ZFB's limit holds for any Sigma): Sigma =
+    # R Lambda R^T with R an exact rational rotation, the flow from the rotated start (u, R U
+    # R^T), which the flow's rotation equivariance maps to the rotated path.
+    rot = _ROTATION
+    rot_start = np.array([y0[0], *(np.array(rot, dtype=float) @ y0[1:].reshape(3, 3)
+                                   @ np.array(rot.T, dtype=float)).flatten()])
+    sigma_rot = rot * lam * rot.T
+    parts.extend(_limit_parts(flow_of(sigma_rot, n), rot_start, t_end, sigma_rot, n, limit,
+                              preconditioner, norm, " (Sigma = R Lambda R^T)")[0])
     # The torch run against the discrete GD map of the flow under test (its rhs, the run's lr,
     # start and steps): torch GD is a discrete map plus minibatch noise, so its member mean
     # differs from that map only by the noise-induced drift, which :func:`_drift_allowance`
@@ -757,6 +733,59 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
                                    "to_claimed_limit": float(np.linalg.norm(
                                        la.reduced_gamma(run.u[:, -1], run.U[:, -1]).mean(0)
                                        - gamma_star) / norm)})
+
+
+# A rational rotation (the Cayley transform (I - S)(I + S)^-1 of a skew-symmetric S), so that
+# Sigma = R Lambda R^T stays exact in sympy.
+_SKEW = sp.Matrix([[0, sp.Rational(1, 2), 0], [-sp.Rational(1, 2), 0, sp.Rational(1, 3)],
+                   [0, -sp.Rational(1, 3), 0]])
+_ROTATION = (sp.eye(3) - _SKEW) * (sp.eye(3) + _SKEW).inv()
+
+
+def _limit_parts(system, y0: np.ndarray, t_end: float, sigma: sp.Matrix, n: int,
+                 limit: Callable, preconditioner: Callable, norm: float, where: str = ""
+                 ) -> tuple[list[Part], np.ndarray]:
+    """The flow ``system`` integrated from ``y0`` far past ``t_end`` against the claimed
+    balanced limit ``limit(sigma, n)`` and Gamma* = ``preconditioner(sigma, n)``: parts for
+    Gamma, U and u (relative to ``norm``), and the split's recomposed Gamma*."""
+    # Allowance: how far that flow still moves between 20 T and 40 T (it has not quite
+    # arrived) + the integrator's relative tolerance (1e-10, x 1e3 headroom).
+    far = integrate(system, y0, 40 * t_end, t_eval=[20 * t_end, 40 * t_end]).y.T
+    g_far = _gamma_path(far)
+    settle = float(np.linalg.norm(g_far[1] - g_far[0]) / norm) + 1e-7
+    u_inf, u_mat = limit(sigma, n)
+    u_inf = float(u_inf)
+    u_mat = np.array(u_mat.evalf(), dtype=float)
+    gamma_star = la.reduced_gamma(u_inf, u_mat)
+    # The claimed Gamma* itself (AhnPGD Thm 1 / ZFB), not its recomposed split, so that the
+    # flow's Gamma = u U^T is held to a matrix that does not go through reduced_gamma.
+    gamma_claim = np.array(preconditioner(sigma, n).evalf(), dtype=float)
+    lim_err = float(np.linalg.norm(g_far[1] - gamma_claim) / norm)
+    parts = [Part(f"the flow's limit Gamma = u U^T vs the claimed Gamma*{where}", 0.0, lim_err,
+                  lim_err, settle,
+                  "||Gamma_ode(40 T) - Gamma*|| / ||Gamma*||, the flow under test from the "
+                  "run's shared start; allowance its own remaining motion, "
+                  "||Gamma_ode(40 T) - Gamma_ode(20 T)|| / ||Gamma*||, + 1e-7 (integrator)",
+                  details={"u_ode": float(far[1, 0]),
+                           "split_recomposes": float(np.linalg.norm(gamma_star - gamma_claim)
+                                                     / norm)})]
+    # The balanced split's matrix U_inf against the flow's U(40 T) in the state itself.
+    # Allowance: U = Gamma^T / u moves at most as fast as Gamma and u together (relative),
+    # so twice the u allowance below; + 1e-7 (integrator).
+    big_u = far[1, 1:].reshape(3, 3)
+    big_u_err = float(np.linalg.norm(big_u - u_mat) / np.linalg.norm(u_mat))
+    parts.append(Part(f"the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2{where}", 0.0,
+                      big_u_err, big_u_err, 2 * (settle * 2 + 1e-7) + 1e-7,
+                      "||U_ode(40 T) - U_inf|| / ||U_inf|| (the balanced split's matrix); "
+                      "allowance: U = Gamma^T / u moves at most by Gamma's and u's relative "
+                      "motion together, twice the u allowance, + 1e-7 (integrator)"))
+    u_err = abs(float(far[1, 0]) - u_inf) / u_inf
+    parts.append(Part(f"the flow's u vs the balanced u_inf = ||Gamma*||^1/2{where}", u_inf,
+                      float(far[1, 0]), u_err, settle * 2 + 1e-7,
+                      "|u_ode(40 T) - u_inf| / u_inf (the balanced split of the limit); "
+                      "allowance twice the flow's remaining relative motion (u ~ ||Gamma||^1/2 "
+                      "moves at most half as fast, x 4 headroom) + 1e-7"))
+    return parts, gamma_star
 
 
 def _gd_map(system, y0: np.ndarray, lr: float, steps: int) -> np.ndarray:
