@@ -445,3 +445,18 @@ def test_zfb_off_block_curvature_is_the_torch_models_hessian():
     slip = np.asarray(la.balanced_off_block_curvature_numeric(nl.ZFB_LAMBDA, nl.ZFB_N + 1)[0](
         state), dtype=float)
     assert np.any(np.abs(chunks.mean(0) - slip) > 5 * se + 1e-12)
+
+
+def test_balanced_split_scale_inverts_the_factorisation():
+    """u from (||Gamma||, balance) recomposes: for random (u, U), balanced_split_scale of
+    ||u U^T|| and u^2 - ||U||^2 is u; at balance 0 it is balanced_limit's ||Gamma||^1/2."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        u, big_u = rng.uniform(0.1, 3.0), rng.normal(size=(3, 3))
+        gamma = la.reduced_gamma(u, big_u)
+        got = la.balanced_split_scale(np.linalg.norm(gamma), u**2 - (big_u**2).sum())
+        assert abs(got - u) < 1e-12 * max(1.0, u)
+    g_star = la.optimal_preconditioner(sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4)), 10)
+    u_inf, _ = la.balanced_limit(sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4)), 10)
+    norm = float(sp.sqrt(sum(x**2 for x in g_star)))
+    assert abs(la.balanced_split_scale(norm, 0.0) - float(u_inf)) < 1e-14

@@ -43,6 +43,7 @@ __all__ = [
     "balanced_limit",
     "balanced_off_block_curvature",
     "balanced_off_block_curvature_numeric",
+    "balanced_split_scale",
     "equations",
     "gamma_moments",
     "gd_floor",
@@ -254,6 +255,16 @@ def balanced_limit(Sigma, n) -> tuple[sp.Expr, sp.Matrix]:
     G = optimal_preconditioner(Sigma, n)
     norm = sp.sqrt(sum(x**2 for x in G))
     return sp.sqrt(norm), G / sp.sqrt(norm)
+
+
+def balanced_split_scale(gamma_norm, balance):
+    """The scalar u of a factorisation Gamma = u U^T with ||Gamma||_F = ``gamma_norm`` and
+    balance u^2 - ||U||_F^2 = ``balance`` (our derivation): ||U|| = ||Gamma|| / u gives
+    u^4 - b u^2 - ||Gamma||^2 = 0, so u^2 = (b + sqrt(b^2 + 4 ||Gamma||^2)) / 2 (u > 0); at
+    b = 0 the balanced limit's u_inf = ||Gamma||^(1/2) (:func:`balanced_limit`).  Works on
+    floats and arrays."""
+    b = np.asarray(balance, dtype=float)
+    return np.sqrt((b + np.sqrt(b**2 + 4 * np.asarray(gamma_norm, dtype=float) ** 2)) / 2)
 
 
 def _gauss_mean(expr: sp.Expr, normals: list[tuple[sp.Symbol, sp.Expr]]) -> sp.Expr:

@@ -936,13 +936,13 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
              "error (_allowance_with_se), Student-t with Welch-Satterthwaite dof")
     # u(T): a member's block balance u^2 - ||U||^2 is its full balance (recorded: data, the
     # same for check and control) minus ||a||^2 - ||b||^2, within 6 max_off^2; with Gamma it
-    # fixes u: u^2 = (b + sqrt(b^2 + 4 ||Gamma||^2)) / 2 (our derivation).  From
+    # fixes u (theory.linear_attention.balanced_split_scale).  From
     # ||Gamma||^2 = u^2 (u^2 - b) and u^2 + ||U||^2 >= 2 ||Gamma||: du/db <= 1 / (2 u) and
     # du/d||Gamma|| <= 1 / (2 u), so the allowance is (6 max_off^2 + the Gamma allowance at
     # T, absolute) / (2 u).
     g_norm = float(np.linalg.norm(g_ref[-1]))
     b_end = run.balance[:, -1]
-    u_pred = np.sqrt((b_end + np.sqrt(b_end**2 + 4 * g_norm**2)) / 2)
+    u_pred = la.balanced_split_scale(g_norm, b_end)
     u_end = run.u[:, -1]
     u_ref = abs(float(u_end.mean()))
     diff = u_end - u_pred
