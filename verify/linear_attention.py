@@ -818,7 +818,8 @@ def _drift_allowance(run: nl.ZFBResult, norm: float) -> dict[str, np.ndarray]:
     covariance and third central moments of (u, U), E[o o^T] their mean of o o^T over the
     recorded off-block entries o = (a, b) (which start at 0; the raw moment, as the expansion is
     about o = 0).  All three are the members' sample estimates: the allowance is a plug-in
-    bound, and its own sampling error is not in the parts' intervals.  To first order the gap
+    bound, whose own sampling error :func:`_allowance_with_se` puts into the parts'
+    intervals.  To first order the gap
     e to the map obeys e' = (I + lr J) e + lr r (J = dF/dy at the map's state), so Gamma's gap at step K is sum_k lr G_k r_k with
     G_k = T_K (I + lr J_{K-1}) ... (I + lr J_{k+1}), T_K = dGamma/dy at the map's state: the
     bound sum_k lr ||G_k||_F |r_k|.  Gamma is invariant under (u, U) -> (c u, U / c), along
