@@ -319,17 +319,12 @@ def test_gd_emulation_control_is_the_transpose_slip_alone():
         assert not np.allclose(wrong, right)
 
 
-def test_balanced_limit_and_its_control_split_gamma_evenly():
-
-    from verify import linear_attention as vl
-
+def test_balanced_limit_splits_gamma_evenly():
     lam = sp.diag(1, sp.Rational(1, 2), sp.Rational(1, 4))
-    for limit, gamma in ((la.balanced_limit, la.optimal_preconditioner(lam, 10)),
-                         (vl._wrong_limit, vl.wrong_preconditioner(lam, 10))):
-        u, big_u = limit(lam, 10)
-        g = np.array(gamma.evalf(), dtype=float)
-        assert np.allclose(la.reduced_gamma(float(u), np.array(big_u.evalf(), dtype=float)), g)
-        assert float(u) ** 2 == pytest.approx(float(np.sum(np.array(big_u.evalf(), float) ** 2)))
+    u, big_u = la.balanced_limit(lam, 10)
+    g = np.array(la.optimal_preconditioner(lam, 10).evalf(), dtype=float)
+    assert np.allclose(la.reduced_gamma(float(u), np.array(big_u.evalf(), dtype=float)), g)
+    assert float(u) ** 2 == pytest.approx(float(np.sum(np.array(big_u.evalf(), float) ** 2)))
 
 
 def test_bootstrap_counts_nonfinite_resamples_and_fails_above_the_stated_fraction():
