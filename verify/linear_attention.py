@@ -581,8 +581,9 @@ def _gamma_path(states: np.ndarray) -> np.ndarray:
 # Pilots of the power calculation (:func:`balanced_flow_members`): runs of balanced_flow at
 # seed 0 with the map parts' intervals as now (the allowance from the recorded off-block
 # moments, its jackknife error in the interval; commit 03e130c), quick's at 27 members and
-# ci's at 8; per map-based part (error, per-member spread = (upper - error) / t_{0.995, dof}
-# x sqrt(M), tolerance).  Thorough plans from ci's (the same run but for its members).
+# ci's at 8; per map-based part (error, per-member spread = (upper - error) / t_{0.995, M-1}
+# x sqrt(M), tolerance: M - 1 dof, not the Welch dof the interval used, which the report
+# does not record).  Thorough plans from ci's (the same run but for its members).
 BALANCED_FLOW_PILOT: dict[str, dict[str, tuple[float, float, float]]] = {
     "quick": {
         "Gamma(t) of torch GD tracks the GD map of the flow (RMS over t)": (0.00471, 0.00969,
