@@ -720,7 +720,8 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     # start and steps): torch GD is a discrete map plus minibatch noise, so its member mean
     # differs from that map only by the noise-induced drift, which :func:`_drift_allowance`
     # bounds from the members' own recorded moments (the same allowance for check and
-    # control); the members' spread at each time is the interval (Student-t, M - 1 dof).
+    # control); the interval at each time is the members' spread with the allowance's own
+    # jackknife error (_allowance_with_se; Student-t, Welch-Satterthwaite dof, _welch).
     rec = np.asarray(run.steps)
     ref = _gd_map(sys, y0, lr, int(rec[-1]))[rec]
     parts.extend(_map_parts(run, ref, _allowance_with_se(run, norm), norm))
