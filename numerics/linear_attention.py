@@ -377,7 +377,7 @@ SIZES = SizeTable({
                  "noise_batches": 4},
         # quick's members: balanced_flow's power calculation (verify.linear_attention.
         # balanced_flow_members, from a 27-member pilot), which a test holds this entry to
-        "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 40,
+        "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 41,
                   "noise_full": 16_000, "noise_batches": 8},
         "ci": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 8,
                "noise_full": 256_000},

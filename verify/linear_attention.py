@@ -588,7 +588,7 @@ BALANCED_FLOW_PILOT: dict[str, dict[str, tuple[float, float, float]]] = {
     "quick": {
         "Gamma(t) of torch GD tracks the GD map of the flow (RMS over t)": (0.00471, 0.00969,
                                                                            0.0125),
-        "Gamma(T) of torch GD vs the GD map's Gamma(T)": (0.00741, 0.0113, 0.0157),
+        "Gamma(T) of torch GD vs the GD map's Gamma(T)": (0.00741, 0.0113, 0.0156),
         "u(T) of torch GD vs u from the map's Gamma(T) and the run's balance": (0.00306,
                                                                                0.0033,
                                                                                0.00893),
@@ -643,7 +643,7 @@ def _wrong_flow(lam, n):
     examples=(Example({"seed": 0}, via="seed 0: the run the zfb_torch_vs_ode figure draws"),),
     expected_at={"ci": "inconclusive"},
     positive=Positive({"seed": 0, "size": "quick"},
-                      "the same check at quick's ZFB size (40 members, the power "
+                      "the same check at quick's ZFB size (41 members, the power "
                       "calculation's count there; capped at the running profile's size), "
                       "where the map-based parts decide"),
     notes="Members share one init and draw independent minibatches "
@@ -663,8 +663,9 @@ def _wrong_flow(lam, n):
           "that the allowance is a plug-in of the members' moments, so its jackknife error "
           "now enters the intervals (_allowance_with_se); the 27-member quick run with it "
           "(03e130c: holds) and an 8-member ci run are the pilots of BALANCED_FLOW_PILOT, "
-          "from which balanced_flow_members gives quick 40 members (now its size; the run "
-          "at 27 is the pilot, not the verdict), ci 346 (it has 8: inconclusive expected), "
+          "from which balanced_flow_members gives quick 41 members (now its size; the run "
+          "at 27 is the pilot, not the verdict; a run at 40, from a pilot tolerance "
+          "mis-rounded to 0.0157, was replaced), ci 346 (it has 8: inconclusive expected), "
           "thorough's 1000 decide.",
 )
 def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callable,
