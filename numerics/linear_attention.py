@@ -697,9 +697,10 @@ def zfb_off_block_hessian(u: float, U: np.ndarray, *, chunks: int, prompts: int,
     def params(o: torch.Tensor) -> dict[str, torch.Tensor]:
         pv = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
         kq = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
-        pv = pv.index_put((torch.tensor([d]), torch.arange(d + 1)),
-                          torch.cat([o[:d], torch.tensor([float(u)], dtype=torch.float64)]))
-        kq = kq.index_put((torch.tensor([d]), torch.arange(d)), o[d:])
+        row = torch.tensor([d], device=device)
+        scale = torch.tensor([float(u)], dtype=torch.float64, device=device)
+        pv = pv.index_put((row, torch.arange(d + 1, device=device)), torch.cat([o[:d], scale]))
+        kq = kq.index_put((row, torch.arange(d, device=device)), o[d:])
         kq[:d, :d] = big_u
         return {"PV": pv, "KQ": kq}
 

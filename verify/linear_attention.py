@@ -658,8 +658,9 @@ def _wrong_flow(lam, n):
           "fell about 6-fold (quick's tracking tolerance 0.087 -> 0.0144, ci's 0.0197 -> "
           "0.0033, in 4- and 8-member runs), and the control became the near miss n + 1 "
           "alone (before: n doubled, bundled with the sum as the invariant and Gamma* "
-          "without its tr/n term, which the exact parts rejected whatever the flow).  The earlier expectations (holds at quick with 4 members, at ci "
-          "with 8) were re-planned from those runs: quick 27 members.  A referee then noted "
+          "without its tr/n term, which the exact parts rejected whatever the flow).  "
+          "The earlier expectations (holds at quick with 4 members, at ci with 8) were "
+          "re-planned from those runs: quick 27 members.  A referee then noted "
           "that the allowance is a plug-in of the members' moments, so its jackknife error "
           "now enters the intervals (_allowance_with_se); the 27-member quick run with it "
           "(03e130c: holds) and an 8-member ci run are the pilots of BALANCED_FLOW_PILOT, "
@@ -817,8 +818,8 @@ def _drift_allowance(run: nl.ZFBResult, norm: float) -> dict[str, np.ndarray]:
     recorded off-block entries o = (a, b) (which start at 0; the raw moment, as the expansion is
     about o = 0).  All three are the members' sample estimates: the allowance is a plug-in
     bound, whose own sampling error :func:`_allowance_with_se` puts into the parts'
-    intervals.  To first order the gap
-    e to the map obeys e' = (I + lr J) e + lr r (J = dF/dy at the map's state), so Gamma's gap at step K is sum_k lr G_k r_k with
+    intervals.  To first order the gap e to the map obeys e' = (I + lr J) e + lr r (J = dF/dy
+    at the map's state), so Gamma's gap at step K is sum_k lr G_k r_k with
     G_k = T_K (I + lr J_{K-1}) ... (I + lr J_{k+1}), T_K = dGamma/dy at the map's state: the
     bound sum_k lr ||G_k||_F |r_k|.  Gamma is invariant under (u, U) -> (c u, U / c), along
     which the noise moves the balance, so this sum does not grow with the record as the
