@@ -20,6 +20,18 @@ nothing (:func:`code_digest`).
 Results are pickled; a corrupt entry is recomputed.  A cache with ``root=None`` is disabled
 (the in-process LRU still applies).
 
+**Which runs are the full model.**  Every run function says whether it trains the paper's
+full model by torch autograd on the model's own loss (``full_model=True``) or integrates or
+evaluates the theory (``full_model=False``); the parts that compare a theory with a
+``full_model`` run are the ``simulation`` parts of a claim (``verify.claims.PART_KINDS``).
+A full-model run may take its set-up from theory (an initialisation, sizes, a teacher): it
+names those theory functions with the reason in ``uses_theory``, and ``smoke`` builds a
+test-size config, so that the row's independence test can run it with every other public
+function of ``theory.<row>`` replaced by one that raises.  :data:`RUNS` holds every declared
+run (:class:`RunInfo`); while :data:`RUNS_CALLED` holds a list, every call of a run function
+appends its tag (the runner uses it to check that a claim with a simulation part asked for a
+full-model run).
+
 **Observers.**  ``tdcheck mutate`` must know which theory functions a cached run consumed:
 while an observer is set (:data:`OBSERVER`), every computation runs inside
 ``observer.computing(key)`` and every hit calls ``observer.served(key)``; before reading the
@@ -38,7 +50,7 @@ import inspect
 import os
 import pickle
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +59,13 @@ from typing import Any, Protocol, TypeVar
 __all__ = [
     "OBSERVER",
     "PLAN",
+    "RUNS",
+    "RUNS_CALLED",
     "CacheObserver",
     "PlanStop",
     "PlannedRun",
     "RunCache",
+    "RunInfo",
     "clear_run_memos",
     "code_digest",
     "code_version",
@@ -97,6 +112,27 @@ class PlanStop(Exception):
     def __init__(self, run: PlannedRun):
         super().__init__(f"planned {run.tag}")
         self.run = run
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A declared run function (:func:`run_function`): whether it is the full model, the
+    theory functions it takes its set-up from (name -> why), and a test-size config."""
+
+    tag: str
+    module: str
+    name: str
+    full_model: bool | None
+    uses_theory: Mapping[str, str]
+    smoke: Callable[[], Any] | None
+    compute: Callable[..., Any]
+
+
+#: Every declared run function, by tag.
+RUNS: dict[str, RunInfo] = {}
+
+#: While set to a list, every call of a run function appends its tag.
+RUNS_CALLED: ContextVar[list | None] = ContextVar("tdcheck_runs_called", default=None)
 
 
 # Set by ``tdcheck verify --plan``: a list that collects every PlannedRun.
@@ -347,7 +383,9 @@ def clear_run_memos() -> None:
 
 def run_function(tag: str, *, maxsize: int = 8,
                  cost: Callable[..., tuple[float, float | None]] | None = None,
-                 probe: bool | None = None,
+                 probe: bool | None = None, full_model: bool | None = None,
+                 uses_theory: Mapping[str, str] | None = None,
+                 smoke: Callable[[], Any] | None = None,
                  ) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Declare ``fn(config, **options)`` as a cached run: ``fn(config, cache=..., **options)``.
 
@@ -359,13 +397,26 @@ def run_function(tag: str, *, maxsize: int = 8,
     first step, not trained) unless ``probe=False``, and any other run gets members x steps
     from its config, FLOP unknown.  The wrapper has ``cache_clear()``, ``tag``, ``version()``
     and ``planned_cost(config, **options)`` (what ``--plan`` counts for that run).
+
+    ``full_model``: ``True`` when the run trains the paper's full model by torch autograd on
+    its own loss (its dynamics come from the model alone), ``False`` when it integrates or
+    evaluates the theory; every run must say which (the registry test).  ``uses_theory``
+    names the theory functions a full-model run takes its set-up from, with the reason;
+    ``smoke()`` returns a test-size config for the independence test.  A run whose dynamics
+    come from theory is not a full-model run, whatever it computes with torch.
     """
     if not tag:
         raise ValueError("a run function needs a tag")
     if maxsize < 0:
         raise ValueError(f"maxsize must be >= 0, got {maxsize}")
 
+    if full_model is False and uses_theory:
+        raise ValueError(f"run {tag}: uses_theory is for full-model runs (a theory run may "
+                         "call theory as it likes)")
+
     def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        RUNS[tag] = RunInfo(tag, fn.__module__, fn.__qualname__, full_model,
+                            dict(uses_theory or {}), smoke, fn)
         memo: OrderedDict[str, T] = OrderedDict()
         defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()
                     if p.kind is inspect.Parameter.KEYWORD_ONLY
@@ -386,6 +437,9 @@ def run_function(tag: str, *, maxsize: int = 8,
 
         @functools.wraps(fn)
         def run(config: Any, *, cache: RunCache | None = None, **options: Any) -> T:
+            called = RUNS_CALLED.get()
+            if called is not None:
+                called.append(tag)
             options = {**defaults, **options}  # run(c) and run(c, device="cpu") share a key
             full = (config, tuple(sorted(options.items()))) if options else config
             key = _key(full, tag, version())
@@ -415,6 +469,7 @@ def run_function(tag: str, *, maxsize: int = 8,
 
         run.cache_clear = memo.clear  # type: ignore[attr-defined]
         run.tag = tag  # type: ignore[attr-defined]
+        run.full_model = full_model  # type: ignore[attr-defined]
         run.version = version  # type: ignore[attr-defined]
         run.compute = fn  # type: ignore[attr-defined]
         run.planned_cost = lambda config, **options: planned_cost(  # type: ignore[attr-defined]

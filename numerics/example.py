@@ -76,7 +76,12 @@ def _loss(c: float) -> StackedLoss:
     return StackedLoss(fn)
 
 
-@run_function("example.fit")
+def _smoke() -> FitConfig:
+    return FitConfig(c=1.0, members=2, steps=20, batch=8, lr=0.05)
+
+
+# the full model: its dynamics are torch autograd on its own loss, no theory function
+@run_function("example.fit", full_model=True, smoke=_smoke)
 def run_fit(config: FitConfig, *, device: str = "cpu") -> FitResult:
     """Train ``config.members`` starts with SGD; float64 (the check is an exact identity)."""
     gens = member_generators(config.members, config.seed)

@@ -33,6 +33,10 @@ def test_claim_at_smoke_size(claim_id):
     assert result.outcome != "error", result.error_message
     assert result.control_error is None, result.control_error
     assert result.positive_error is None, result.positive_error
+    untyped = sorted(n for n, v in result.parts_seen.items() if v["kind"] is None)
+    assert not untyped, (f"{claim_id}: parts {untyped} have no kind: give each part's error "
+                         "model kind='symbolic', 'simulation' or 'published' where it is built")
+    assert not result.simulation_without_run, result.problems()
     unmeasured = [p.name for p in (result.worst.parts if result.worst else ()) if not p.measured]
     if unmeasured and claim.kind != "open-question":
         assert claim.measured_at is not None, (

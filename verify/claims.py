@@ -38,6 +38,7 @@ from numerics.context import PROFILES, Context
 from numerics.stats import normal_quantile, one_sided_quantile, t_quantile, upper_tail
 
 __all__ = [
+    "PART_KINDS",
     "ROLE",
     "Claim",
     "Context",
@@ -45,6 +46,7 @@ __all__ = [
     "Example",
     "Kind",
     "Part",
+    "PartKind",
     "Positive",
     "PositiveControl",
     "claim",
@@ -56,6 +58,14 @@ __all__ = [
 ]
 
 Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
+#: What a part's two sides are (``Part.kind``): ``symbolic``, a prediction against an
+#: independent derivation or solver (sympy, quadrature, a root finder, or an ODE integration
+#: of the theory itself); ``simulation``, the observed side comes from a full-model torch run
+#: trained by autograd on the model's own loss (a run function declared ``full_model=True``,
+#: :func:`numerics.cache.run_function`); ``published``, a number or curve printed in the
+#: paper or its code.
+PartKind = Literal["symbolic", "simulation", "published"]
+PART_KINDS = ("symbolic", "simulation", "published")
 Expected = Literal["holds", "refuted", "inconclusive", "open"]
 Cost = Literal["fast", "slow", "gpu"]
 Status = Literal["pass", "fail", "inconclusive"]
@@ -75,6 +85,8 @@ class Part:
     ``upper`` bound the error the infinite-sample experiment would show, at ``confidence``
     (``None`` for a deterministic part, where both equal ``error``).  ``tolerance`` is the
     model-mismatch allowance; ``error_model`` says in words where both come from.
+    ``kind`` says what the two sides are (:data:`PART_KINDS`); it is given where the part is
+    built, and the registry test requires it of every part.
     """
 
     name: str
@@ -90,10 +102,14 @@ class Part:
     measured: bool = True
     se: float | None = None
     dof: int | None = None
+    kind: PartKind | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a Part needs a name")
+        if self.kind is not None and self.kind not in PART_KINDS:
+            raise ValueError(f"part {self.name!r}: kind must be one of {', '.join(PART_KINDS)}, "
+                             f"got {self.kind!r}")
         for attr in ("predicted", "observed", "error", "tolerance"):
             object.__setattr__(self, attr, _f(getattr(self, attr)))
         lo = self.error if self.lower is None else _f(self.lower)
@@ -109,7 +125,8 @@ class Part:
     @classmethod
     def deviation(cls, name: str, predicted: float, observed: float, se: float,
                   tolerance: float, error_model: str, confidence: float = 0.99,
-                  dof: int | None = None, details: Mapping[str, Any] | None = None) -> Part:
+                  dof: int | None = None, details: Mapping[str, Any] | None = None,
+                  kind: PartKind | None = None) -> Part:
         """``error = |observed - predicted|`` with ``observed`` a noisy estimate of s.e. ``se``.
 
         The interval on the true deviation is ``error -/+ q se`` (clipped at 0), ``q`` the
@@ -123,13 +140,14 @@ class Part:
         det.setdefault("se", float(se))
         return cls(name, predicted, observed, err, tolerance, error_model,
                    lower=max(0.0, err - q * se), upper=err + q * se,
-                   confidence=confidence, details=det, se=float(se), dof=dof)
+                   confidence=confidence, details=det, se=float(se), dof=dof, kind=kind)
 
     @classmethod
     def bounded(cls, name: str, predicted: float, observed: float, error: float,
                 lower: float, upper: float, tolerance: float, error_model: str,
                 confidence: float = 0.99, details: Mapping[str, Any] | None = None,
-                se: float | None = None, dof: int | None = None) -> Part:
+                se: float | None = None, dof: int | None = None,
+                kind: PartKind | None = None) -> Part:
         """A part whose interval ``[lower, upper]`` on the error was computed by the caller.
 
         Give ``se`` (and ``dof`` for Student-t) when the interval is ``error -/+ q se``: the
@@ -137,16 +155,17 @@ class Part:
         without them the part is left as it is (a bootstrap interval, say)."""
         return cls(name, predicted, observed, error, tolerance, error_model, lower=lower,
                    upper=upper, confidence=confidence, details=dict(details or {}), se=se,
-                   dof=dof)
+                   dof=dof, kind=kind)
 
     @classmethod
-    def unmeasured(cls, name: str, tolerance: float, why: str) -> Part:
+    def unmeasured(cls, name: str, tolerance: float, why: str,
+                   kind: PartKind | None = None) -> Part:
         """A part this run could not measure (its budget stops short of what the claim is
         about): always inconclusive, never a pass or a failure; ``why`` says what would
         measure it."""
         nan = math.nan
         return cls(name, nan, nan, nan, tolerance, f"not measured: {why}", lower=0.0,
-                   upper=math.inf, measured=False)
+                   upper=math.inf, measured=False, kind=kind)
 
     # ------------------------------------------------------------------ verdict
     @property
@@ -370,6 +389,8 @@ class Claim:
     claim not expected to hold carries a ``positive_control``.  ``measured_at`` names the
     smallest profile whose budget measures every part (a claim with parts unmeasured at
     ``quick`` must name it, with an expected outcome there taken from the paper).
+    ``qualitative`` (a reason) marks a claim whose simulation parts judge only signs or
+    orderings: ``tdcheck mutate --resolution`` then reports "n/a: qualitative" for it.
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -395,6 +416,7 @@ class Claim:
     theory: Mapping[str, Any] = field(default_factory=dict)
     control_theory: Mapping[str, Any] = field(default_factory=dict)
     measured_at: str | None = None
+    qualitative: str | None = None
 
     def expected_for(self, profile: str) -> Expected:
         """``expected``, or the profile's own expectation where a budget changes it (e.g. a

@@ -1,6 +1,7 @@
 """Error models that several rows share: one place, one rule each.
 
-Every function returns a :class:`verify.claims.Part`.  A row uses these rather than its own
+Every function returns a :class:`verify.claims.Part` and takes its ``kind`` (``symbolic``,
+``simulation`` or ``published``: what the two sides are, :data:`verify.claims.PART_KINDS`).  A row uses these rather than its own
 variant, so that, for instance, "an interval over seeds needs at least two seeds" is one rule
 of the engine, not one per row.
 
@@ -31,7 +32,7 @@ import sympy as sp
 
 from numerics.stats import mean_interval, median_interval, t_quantile
 from theory.flow import simplify_zero
-from verify.claims import Part
+from verify.claims import Part, PartKind
 
 __all__ = [
     "exact",
@@ -45,15 +46,17 @@ __all__ = [
 
 
 def exact(name: str, predicted: float, observed: float, tolerance: float, error_model: str,
-          details: Mapping[str, Any] | None = None) -> Part:
+          details: Mapping[str, Any] | None = None, *, kind: PartKind | None = None) -> Part:
     """``|observed - predicted|`` against ``tolerance``, no interval (deterministic)."""
     err = abs(float(observed) - float(predicted))
-    return Part(name, predicted, observed, err, tolerance, error_model, details=dict(details or {}))
+    return Part(name, predicted, observed, err, tolerance, error_model, details=dict(details or {}),
+                kind=kind)
 
 
 def worst_member(name: str, predicted: np.ndarray, observed: np.ndarray,
                  allowance: np.ndarray | float, error_model: str,
-                 details: Mapping[str, Any] | None = None) -> Part:
+                 details: Mapping[str, Any] | None = None, *,
+                 kind: PartKind | None = None) -> Part:
     """Per-member deterministic errors ``|observed - predicted|`` (the last axis, if any, is
     a vector whose Euclidean norm is taken) against per-member ``allowance``; the part
     reports the member whose error / allowance is largest."""
@@ -68,12 +71,13 @@ def worst_member(name: str, predicted: np.ndarray, observed: np.ndarray,
     pick = (lambda a: float(np.linalg.norm(a[k]))) if pred.ndim > 1 else (lambda a: float(a[k]))
     return Part(name, pick(pred), pick(obs), float(err[k]), float(tol[k]), error_model,
                 details={"member": k, "members": int(err.size),
-                         "max_ratio": float(ratio[k]), **dict(details or {})})
+                         "max_ratio": float(ratio[k]), **dict(details or {})}, kind=kind)
 
 
 def over_seeds(name: str, predicted: float, values: np.ndarray, tolerance: float,
                error_model: str, *, extra_se: float = 0.0, extra_noise: str = "",
-               confidence: float = 0.99, details: Mapping[str, Any] | None = None) -> Part:
+               confidence: float = 0.99, details: Mapping[str, Any] | None = None,
+               kind: PartKind | None = None) -> Part:
     """``|mean(values) - predicted|`` with an interval over seeds.
 
     Two or more seeds: Student-t with (seeds - 1) degrees of freedom on the seed standard
@@ -86,25 +90,27 @@ def over_seeds(name: str, predicted: float, values: np.ndarray, tolerance: float
     det = {"per_seed": x.tolist(), "seeds": int(x.size), **dict(details or {})}
     if x.size == 0 or not np.all(np.isfinite(x)):
         return Part(name, predicted, math.nan, math.nan, tolerance,
-                    error_model + " (a seed gave a non-finite value)", details=det)
+                    error_model + " (a seed gave a non-finite value)", details=det, kind=kind)
     if x.size >= 2:
         mean, _, _, se = mean_interval(x, confidence)
         det["interval_covers"] = "seeds" + (f" and {extra_noise}" if extra_se else "")
         return Part.deviation(name, predicted, mean, math.hypot(se, extra_se), tolerance,
-                              error_model, confidence=confidence, dof=x.size - 1, details=det)
+                              error_model, confidence=confidence, dof=x.size - 1, details=det,
+                              kind=kind)
     if extra_se > 0:
         det["interval_covers"] = f"{extra_noise or 'the stated noise'} only (one seed: the " \
                                  "seed-to-seed variance is not in the interval)"
         return Part.deviation(name, predicted, float(x[0]), extra_se, tolerance, error_model,
-                              confidence=confidence, details=det)
+                              confidence=confidence, details=det, kind=kind)
     err = abs(float(x[0]) - float(predicted))
     return Part(name, predicted, float(x[0]), err, tolerance,
                 error_model + " (one seed and no other noise estimate: not decided)",
-                details=det, lower=0.0, upper=math.inf, measured=False)
+                details=det, lower=0.0, upper=math.inf, measured=False, kind=kind)
 
 
 def signed_over_seeds(name: str, per_seed: np.ndarray, error_model: str, *,
-                      confidence: float = 0.99, details: Mapping[str, Any] | None = None) -> Part:
+                      confidence: float = 0.99, details: Mapping[str, Any] | None = None,
+                      kind: PartKind | None = None) -> Part:
     """A statistic claimed positive, one value per seed: ``error = -mean``, tolerance 0.
 
     Passes when the whole interval lies on the claimed side, fails when it lies on the
@@ -114,20 +120,22 @@ def signed_over_seeds(name: str, per_seed: np.ndarray, error_model: str, *,
     det = {"per_seed": x.tolist(), "seeds": int(x.size), **dict(details or {})}
     if x.size and not np.all(np.isfinite(x)):
         return Part(name, 0.0, float(np.mean(x)), math.nan, 0.0,
-                    error_model + " (a seed gave a non-finite statistic)", details=det)
+                    error_model + " (a seed gave a non-finite statistic)", details=det,
+                    kind=kind)
     if x.size < 2:
         mean = float(x.mean()) if x.size else math.nan
         return Part(name, 0.0, mean, -mean, 0.0,
                     error_model + " (fewer than 2 seeds: no interval, not decided)",
-                    details=det, measured=False)
+                    details=det, measured=False, kind=kind)
     mean, lo, hi, se = mean_interval(x, confidence)
     det["se"] = se
-    return Part.bounded(name, 0.0, mean, -mean, -hi, -lo, 0.0, error_model, confidence, det)
+    return Part.bounded(name, 0.0, mean, -mean, -hi, -lo, 0.0, error_model, confidence, det, kind=kind)
 
 
 def signed_median_over_seeds(name: str, per_seed: np.ndarray, error_model: str, *,
                              confidence: float = 0.99,
-                             details: Mapping[str, Any] | None = None) -> Part:
+                             details: Mapping[str, Any] | None = None,
+                             kind: PartKind | None = None) -> Part:
     """A statistic claimed positive for the typical seed, one value per seed: ``error =
     -median``, tolerance 0, with the distribution-free order-statistic interval on the
     median (``numerics.stats.median_interval``).  For per-seed statistics with heavy tails,
@@ -137,7 +145,7 @@ def signed_median_over_seeds(name: str, per_seed: np.ndarray, error_model: str, 
     det = {"per_seed": x.tolist(), "seeds": int(x.size), **dict(details or {})}
     if x.size == 0:
         return Part(name, 0.0, math.nan, math.nan, 0.0, error_model + " (no seeds)",
-                    details=det, measured=False)
+                    details=det, measured=False, kind=kind)
     # a non-finite seed counts as the most negative value (against the claim), so the
     # ranks still decide; the interval's ends stay finite numbers of the sample
     worst = -float(np.finfo(float).max)
@@ -146,31 +154,33 @@ def signed_median_over_seeds(name: str, per_seed: np.ndarray, error_model: str, 
     if not math.isfinite(lo):
         return Part(name, 0.0, med, -med, 0.0,
                     error_model + f" ({x.size} seeds: too few for a {confidence:.0%} "
-                    "interval on the median, not decided)", details=det, measured=False)
-    return Part.bounded(name, 0.0, med, -med, -hi, -lo, 0.0, error_model, confidence, det)
+                    "interval on the median, not decided)", details=det, measured=False,
+                    kind=kind)
+    return Part.bounded(name, 0.0, med, -med, -hi, -lo, 0.0, error_model, confidence, det, kind=kind)
 
 
 def identically_zero(name: str, expr: sp.Expr, error_model: str = "",
-                     details: Mapping[str, Any] | None = None) -> Part:
+                     details: Mapping[str, Any] | None = None, *,
+                     kind: PartKind | None = "symbolic") -> Part:
     """A symbolic identity: ``expr`` must simplify to 0 (exact: error 0 or 1, tolerance 0)."""
     reduced = simplify_zero(expr)
     bad = 0.0 if reduced == 0 else 1.0
     model = error_model or ("exact: the expression must simplify to 0 (expand, then a "
                             "numeric probe at random points, then cancel / simplify)")
     return Part(name, 0.0, bad, bad, 0.0, model,
-                details={"residual": str(reduced)[:500], **dict(details or {})})
+                details={"residual": str(reduced)[:500], **dict(details or {})}, kind=kind)
 
 
 def log_slope(name: str, x: np.ndarray, y: np.ndarray, predicted: float, tolerance: float,
               error_model: str, *, confidence: float = 0.99,
-              details: Mapping[str, Any] | None = None) -> Part:
+              details: Mapping[str, Any] | None = None, kind: PartKind | None = None) -> Part:
     """Slope of ``log y`` on ``log x`` (least squares) against ``predicted``, with a
     Student-t interval (``len(x) - 2`` dof) from the fit's residuals."""
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     if lx.size < 3 or not (np.all(np.isfinite(lx)) and np.all(np.isfinite(ly))):
         return Part(name, predicted, math.nan, math.nan, tolerance,
                     error_model + " (fewer than 3 points or a non-positive value)",
-                    details=dict(details or {}))
+                    details=dict(details or {}), kind=kind)
     slope, icpt = np.polyfit(lx, ly, 1)
     resid = ly - (slope * lx + icpt)
     dof = lx.size - 2
@@ -180,4 +190,4 @@ def log_slope(name: str, x: np.ndarray, y: np.ndarray, predicted: float, toleran
     half = t_quantile(confidence, dof) * se
     return Part.bounded(name, predicted, float(slope), err, max(0.0, err - half), err + half,
                         tolerance, error_model, confidence,
-                        {"se": se, "points": int(lx.size), **dict(details or {})})
+                        {"se": se, "points": int(lx.size), **dict(details or {})}, kind=kind)

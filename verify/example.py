@@ -57,13 +57,13 @@ def check_saddle(params: dict, ctx: Context, *, eigenvalues) -> Evidence:
            if abs(te.residual_twin(a, b, c)) > 1e-8 and np.hypot(a, b) > 1e-8]
     count = exact("critical points off a b = c other than the origin", 0.0, float(len(off)),
                   0.0, "exact count: roots accepted at |grad L| < 1e-9 by the root finder",
-                  details={"found": len(found)})
+                  details={"found": len(found)}, kind="symbolic")
     hess = np.linalg.eigvalsh(sys.lambdify_hessian("numpy")(0.0, np.zeros(2), c))
     predicted = np.sort(np.array([float(v) for v in eigenvalues(c)]))
     spectrum = worst_member(
         "Hessian eigenvalues at the origin", predicted, np.sort(hess), 1e-12 * abs(c),
         "eigvalsh of a 2x2 symmetric matrix with entries of size |c|: rounding below "
-        "1e-15 |c| per eigenvalue, 1000x margin")
+        "1e-15 |c| per eigenvalue, 1000x margin", kind="symbolic")
     return Evidence((count, spectrum))
 
 
@@ -98,7 +98,8 @@ def check_end_point(params: dict, ctx: Context, *, end) -> Evidence:
         balance[rows, step + 1], 1e-10 * (1 + np.abs(bal0)),
         "exact identity per step in float64: up to 2000 steps of relative rounding 1e-16 "
         "each, bounded by 1e-10 (1 + |balance|) (a 500x margin)",
-        {"worst_step": int(step[np.argmax(np.abs(law[rows, step] - balance[rows, step + 1]))])})
+        {"worst_step": int(step[np.argmax(np.abs(law[rows, step] - balance[rows, step + 1]))])},
+        kind="simulation")
     # 2. the end point of the flow against where training ended
     predicted = np.array([[float(v) for v in end(x, y, c)] for x, y in zip(a0, b0, strict=True)])
     observed = np.stack([a_t, b_t], axis=1)
@@ -113,7 +114,7 @@ def check_end_point(params: dict, ctx: Context, *, end) -> Evidence:
     ending = worst_member(
         "end point: training vs the flow's", predicted, observed, 2 * (moved + unconverged),
         "deterministic (float64, noiseless data): twice the first-order effect of GD's "
-        "balance change and of the distance left to the minimum set")
+        "balance change and of the distance left to the minimum set", kind="simulation")
     # 3. the reduced system itself ends there (integrated, independent of the closed form)
     ends = np.array([integrate(te.system(), (x, y), 200.0 / abs(c), {te.C: c}).y[:, -1]
                      for x, y in zip(a0[:4], b0[:4], strict=True)])
@@ -123,7 +124,7 @@ def check_end_point(params: dict, ctx: Context, *, end) -> Evidence:
         2 * left + 1e-6,
         "LSODA (rtol 1e-10, atol 1e-12) to t = 200/|c|: twice the distance left to the "
         "minimum set (first order, as in the part above) plus 1e-6 for the accumulated "
-        "integration error")
+        "integration error", kind="symbolic")
     return Evidence((discrete, ending, flow), {"members": int(a0.size)})
 
 

@@ -11,8 +11,10 @@ report.json (version 2)::
                  "verdict", "ok", "problems", "matches_expected",
                  "control_rejected" (true | false | null = not applicable),
                  "control_rejected_by" [part names],
-                 "parts": [{name, predicted, observed, error, lower, upper, confidence,
-                            tolerance, passed, status, error_model, details}]  (worst example),
+                 "parts": [{name, kind, predicted, observed, error, lower, upper,
+                            confidence, tolerance, passed, status, error_model, details}]
+                          (worst example; kind: symbolic | simulation | published | null),
+                 "part_kinds": {part name: kind}, "full_model_runs": [run tags],
                  "worst": {predicted, observed, error, tolerance}  (its worst part),
                  "worst_example", "falsifying_example", "details",
                  "examples", "examples_drawn", "examples_requested", "short", "seconds",
@@ -66,7 +68,7 @@ def _num(x: Any) -> Any:
 
 
 def _part(p: Part) -> dict:
-    return {"name": p.name, "predicted": _num(p.predicted), "observed": _num(p.observed),
+    return {"name": p.name, "kind": p.kind, "predicted": _num(p.predicted), "observed": _num(p.observed),
             "error": _num(p.error), "lower": _num(p.lower), "upper": _num(p.upper),
             "confidence": p.confidence, "tolerance": _num(p.tolerance), "measured": p.measured,
             "passed": p.passed, "status": p.status, "error_model": p.error_model,
@@ -129,6 +131,8 @@ def _claim_json(r: ClaimResult) -> dict:
         "control_rejected": r.control_rejected,
         "control_rejected_by": list(r.control_rejected_by),
         "parts": _parts(r.worst),
+        "part_kinds": {n: v["kind"] for n, v in r.parts_seen.items()},
+        "full_model_runs": sorted(r.full_model_runs),
         "worst": None if wpart is None else {
             "part": wpart.name, "predicted": _num(wpart.predicted),
             "observed": _num(wpart.observed), "error": _num(wpart.error),
@@ -254,9 +258,9 @@ def to_table(data: Mapping) -> str:
 
 
 def _parts_md(parts: Sequence[Mapping], rejected_by: Sequence[str] = ()) -> list[str]:
-    out = ["| part | predicted | observed | error [lower, upper] | tolerance | margin | status |"
-           + (" rejects control |" if rejected_by is not None else ""),
-           "|---|---|---|---|---|---|---|" + ("---|" if rejected_by is not None else "")]
+    out = ["| part | kind | predicted | observed | error [lower, upper] | tolerance | margin | "
+           "status |" + (" rejects control |" if rejected_by is not None else ""),
+           "|---|---|---|---|---|---|---|---|" + ("---|" if rejected_by is not None else "")]
     for p in parts:
         interval = ("" if p["lower"] == p["upper"] else
                     f" [{_fmt(p['lower'])}, {_fmt(p['upper'])}]"
@@ -265,7 +269,8 @@ def _parts_md(parts: Sequence[Mapping], rejected_by: Sequence[str] = ()) -> list
             margin = _fmt(float(p["tolerance"]) - float(p["upper"]))
         except (TypeError, ValueError):
             margin = "-"
-        row = (f"| {p['name']} | {_fmt(p['predicted'])} | {_fmt(p['observed'])} | "
+        row = (f"| {p['name']} | {p.get('kind') or 'unset'} | {_fmt(p['predicted'])} | "
+               f"{_fmt(p['observed'])} | "
                f"{_fmt(p['error'])}{interval} | {_fmt(p['tolerance'])} | {margin} | "
                f"{p['status']} |")
         if rejected_by is not None:

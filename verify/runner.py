@@ -89,6 +89,11 @@ class ClaimResult:
     profile: str = "quick"
     extra: dict = field(default_factory=dict)
     examples_failed: int = 0
+    #: every part of the check over the examples run: name -> {"kind", "status"} (the
+    #: worst status over the examples: fail, then inconclusive, then pass)
+    parts_seen: dict = field(default_factory=dict)
+    #: tags of the full-model run functions the check asked for (``numerics.cache.RUNS``)
+    full_model_runs: tuple[str, ...] = ()
 
     @property
     def expected(self) -> str:
@@ -130,11 +135,21 @@ class ClaimResult:
 
     @property
     def ok(self) -> bool:
-        return self.matches_expected and self.control_ok and self.positive_ok
+        return (self.matches_expected and self.control_ok and self.positive_ok
+                and not self.simulation_without_run)
+
+    @property
+    def simulation_without_run(self) -> bool:
+        """A part says ``simulation`` but the check asked for no full-model run."""
+        return (any(v["kind"] == "simulation" for v in self.parts_seen.values())
+                and not self.full_model_runs and self.outcome != "error")
 
     def problems(self) -> list[str]:
         """Why the claim is not ok, in words (empty when it is)."""
         out = []
+        if self.simulation_without_run:
+            out.append("a part says 'simulation' but the check called no full-model run "
+                       "function (numerics.cache.run_function(full_model=True))")
         if self.outcome == "error":
             out.append("the check raised an error")
         elif not self.matches_expected:
@@ -160,6 +175,7 @@ class _Refuted(Exception):
 @dataclass
 class _Seen:
     runs: list[tuple[dict, Evidence]] = field(default_factory=list)
+    called: list[str] = field(default_factory=list)  # run tags the check asked for
     before_shrink: int = 0
     failed: int = 0
     refuted: _Refuted | None = None  # the first refuted example (shrunk for fast claims)
@@ -241,7 +257,10 @@ def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context
             if first_failure:
                 raise seen.refuted
 
+    from numerics.cache import RUNS_CALLED
+
     token = ROLE.set("check")
+    runs_token = RUNS_CALLED.set(seen.called)
     try:
         try:
             _hypothesis_run(claim, ctx, n_drawn, phases, collect)
@@ -259,8 +278,29 @@ def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context
             except _Refuted as exc:
                 seen.refuted = exc  # the shrunk example hypothesis re-raises last
     finally:
+        RUNS_CALLED.reset(runs_token)
         ROLE.reset(token)
     return seen
+
+
+_STATUS_ORDER = {"pass": 0, "inconclusive": 1, "fail": 2}
+
+
+def _parts_seen(runs: Sequence[tuple[dict, Evidence]]) -> dict:
+    """Every part of the check over ``runs``: name -> kind and worst status."""
+    out: dict[str, dict] = {}
+    for _, ev in runs:
+        for p in ev.parts:
+            had = out.get(p.name)
+            if had is None or _STATUS_ORDER[p.status] > _STATUS_ORDER[had["status"]]:
+                out[p.name] = {"kind": p.kind, "status": p.status}
+    return out
+
+
+def _full_model_tags(called: Sequence[str]) -> tuple[str, ...]:
+    from numerics.cache import RUNS
+
+    return tuple(sorted({t for t in called if t in RUNS and RUNS[t].full_model}))
 
 
 def _worst(runs: Sequence[tuple[dict, Evidence]]) -> tuple[dict | None, Evidence | None]:
@@ -331,6 +371,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
         examples_drawn=seen.before_shrink, examples_requested=requested, seconds=0.0,
         control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
         error_message=message, profile=profile.name, examples_failed=seen.failed,
+        parts_seen=_parts_seen(seen.runs), full_model_runs=_full_model_tags(seen.called),
     )
     if first_failure and outcome == "refuted" and claim.expected_for(profile.name) == "holds":
         result.seconds = time.perf_counter() - start
