@@ -115,22 +115,30 @@ def _cmd_list(args) -> int:
         rows.append({"paper": pid, "status": info.status, "title": info.title,
                      "claims": [{"id": c.id, "kind": c.kind, "expected": c.expected,
                                  "cost": c.cost} for c in claims]})
+    from verify.mutate import headline, kept_summaries, row_summary
     from verify.report import mutation_summary
 
-    mutation = mutation_summary(Path(args.report)) or {"rows": {}}
+    # the last `tdcheck mutate` of each row, kept beside the run cache; --report DIR's
+    # mutation.json first when given (and the default report folder for rows not kept)
+    kept = {p: row_summary(r) for p, r in kept_summaries().items()}
+    folder = mutation_summary(Path(args.report or "tdcheck-report")) or {"rows": {}}
+    mutation = {**folder["rows"], **kept} if args.report is None else {**kept, **folder["rows"]}
     for row in rows:
-        score = mutation["rows"].get(row["paper"])
-        row["mutation_score"] = None if score is None else score["score"]
+        score = mutation.get(row["paper"])
+        row["mutation_score"] = None if score is None else score.get("score")
+        row["mutation"] = score
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
     width = 80
     for row in rows:
-        head = f"{row['paper']} ({row['status']}, {len(row['claims'])} claims"
-        if row["mutation_score"] is not None:
-            head += f", mutation score {100 * row['mutation_score']:.0f}%"
-        head += ")"
-        print(head)
+        print(f"{row['paper']} ({row['status']}, {len(row['claims'])} claims)")
+        if row["mutation"] is not None:
+            s = row["mutation"]
+            at = ", ".join(x for x in (s.get("profile"), s.get("commit")) if x)
+            for line in textwrap.wrap(f"mutation score {headline(s)}" + (f" ({at})" if at else ""),
+                                      width - 4):
+                print(f"    {line}")
         for line in textwrap.wrap(row["title"], width - 4):
             print(f"    {line}")
         for c in row["claims"]:
@@ -313,7 +321,7 @@ def _cmd_report(args) -> int:
 def _cmd_mutate(args) -> int:
     import time
 
-    from verify.mutate import run_mutate, write_mutation_reports
+    from verify.mutate import headline, row_summary, run_mutate, write_mutation_reports
     from verify.report import metadata
 
     if args.backend == "ray":
@@ -325,19 +333,33 @@ def _cmd_mutate(args) -> int:
         raise ValueError(f"--max-mutants must be >= 1, got {args.max_mutants}")
     if not 0 < args.delta < 1:
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    if args.resolution_budget <= 0:
+        raise ValueError(f"--resolution-budget must be > 0, got {args.resolution_budget}")
     _writable(Path(args.out))
     started = time.time()
     rows = run_mutate(papers, args.profile, functions=args.function or None, jobs=args.jobs,
                       max_mutants=args.max_mutants, delta=args.delta,
                       progress=_progress(args), backend=args.backend, address=args.address,
-                      every_claim=args.every_claim)
+                      every_claim=args.every_claim, resolution=args.resolution,
+                      resolution_only=args.resolution_only,
+                      resolution_budget=args.resolution_budget)
     meta = metadata(args.profile, "cpu", started, time.time() - started)
     md, js = write_mutation_reports(rows, Path(args.out), meta)
     for r in rows:
         data = r.to_json()
-        print(f"{r.paper}: mutation score {100 * r.score:.0f}% ({r.killed} of {r.mutants} "
-              f"mutants killed; {len(data['unconsumed'])} public functions no check consumes) "
-              f"in {r.seconds:.0f} s")
+        if not r.resolution_only:
+            print(f"{r.paper}: mutation score {100 * r.score:.0f}% ({r.killed} of {r.mutants} "
+                  f"mutants killed, {r.weak} of them weakly; {r.exceptions} exception defects, "
+                  f"{r.timeouts} timeouts; {len(data['unconsumed'])} public functions no check "
+                  f"consumes) in {r.seconds:.0f} s")
+            sim = data["simulation"]
+            print(f"{r.paper}: simulation score "
+                  + (f"{100 * sim['score']:.0f}% ({sim['rejected']} of {sim['mutants']} "
+                     f"mutants rejected by a simulation part, {sim['weak']} weakly)"
+                     if sim["mutants"] else "n/a (no function a simulation claim consumes)"))
+        if r.resolution is not None:
+            print(f"{r.paper}: {headline(row_summary(data)).split(', ')[-1]} "
+                  f"in {r.resolution_seconds:.0f} s")
     print(f"Report: {md} (and {js.name} beside it).")
     return 0
 
@@ -455,8 +477,9 @@ def _parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("list", help=COMMANDS["list"][0])
     li.add_argument("--json", action="store_true", help="machine-readable output")
-    li.add_argument("--report", default="tdcheck-report",
-                    help="folder whose mutation.json gives the last mutation scores")
+    li.add_argument("--report", default=None,
+                    help="a folder whose mutation.json gives the mutation scores (default: the "
+                         "last `tdcheck mutate` of each row, kept beside the run cache)")
     li.set_defaults(fn=_cmd_list)
 
     eq = sub.add_parser("equations", help=COMMANDS["equations"][0])
@@ -516,6 +539,15 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--every-claim", action="store_true",
                     help="run every consuming claim on each mutant (default: stop at the first "
                          "that detects it, cheapest first; the report then names that one)")
+    mu.add_argument("--resolution", action="store_true",
+                    help="also measure each simulation claim's resolution: the smallest "
+                         "scale (1, 2, 5, 10, 20, 50 %%) its simulation parts reject")
+    mu.add_argument("--resolution-only", action="store_true",
+                    help="the map pass and the resolution only (the row's earlier score is "
+                         "kept)")
+    mu.add_argument("--resolution-budget", type=float, default=1200.0, metavar="SECONDS",
+                    help="wall time per row for the map pass and the resolution (default "
+                         "1200); a claim whose share runs out says 'not settled'")
     mu.add_argument("--no-progress", action="store_true")
     mu.set_defaults(fn=_cmd_mutate)
 

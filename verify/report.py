@@ -230,7 +230,9 @@ def summary_line(data: Mapping) -> str:
             f"{o['error']} errors, of {s['claims']} claims")
     mutation = data.get("mutation")
     if mutation:
-        scores = ", ".join(f"{p} {100 * v['score']:.0f}%" for p, v in mutation["rows"].items())
+        from verify.mutate import headline
+
+        scores = "; ".join(f"{p} {headline(v)}" for p, v in mutation["rows"].items())
         line += f"; mutation score {scores} (mutate at {mutation.get('commit', '?')})"
     return (line + f"; {s['ok']} of {s['claims']} as expected "
             f"(controls {s['controls_rejected']} rejected, {s['controls_not_applicable']} "
@@ -360,16 +362,19 @@ def to_markdown(data: Mapping) -> str:
 
 
 def mutation_summary(out_dir: Path) -> dict | None:
-    """The scores of ``out_dir/mutation.json`` (written by ``tdcheck mutate``), if any."""
+    """The scores of ``out_dir/mutation.json`` (written by ``tdcheck mutate``), if any: per
+    row the score, the simulation score and the resolution counts
+    (:func:`verify.mutate.row_summary`)."""
     path = Path(out_dir) / "mutation.json"
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text())
+        from verify.mutate import row_summary
+
         return {"commit": data.get("metadata", {}).get("commit"),
                 "profile": data.get("metadata", {}).get("profile"),
-                "rows": {p: {"score": r["score"], "killed": r["killed"], "mutants": r["mutants"]}
-                         for p, r in data["rows"].items()}}
+                "rows": {p: row_summary(r) for p, r in data["rows"].items()}}
     except (ValueError, KeyError, TypeError):
         return None
 
