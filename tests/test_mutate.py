@@ -366,6 +366,7 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
     assert [g["result"] for g in res["simrow.sees"]["rungs"]] == [
         "not rejected", "not rejected", "rejected"]
     assert len(res["simrow.sees"]["rungs"][0]["tried"]) == 1  # a failing rung stops early
+    assert res["simrow.sees"]["by_function"] == {"eigen": {"delta": 0.05, "weak_delta": 0.05}}
     assert res["simrow.noisy"]["delta"] == 0.10 and res["simrow.noisy"]["weak_delta"] == 0.05
     assert res["simrow.blind"]["delta"] == "> 50 %"
     assert res["simrow.raises"]["delta"] == "> 50 %"

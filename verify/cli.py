@@ -538,7 +538,8 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--address", default=None, help="with --backend ray: a cluster to join")
     mu.add_argument("--every-claim", action="store_true",
                     help="run every consuming claim on each mutant (default: stop at the first "
-                         "that detects it, cheapest first; the report then names that one)")
+                         "that kills it, cheapest first, and the report names that one; the "
+                         "mutants of functions a simulation claim consumes run every claim)")
     mu.add_argument("--resolution", action="store_true",
                     help="also measure each simulation claim's resolution: the smallest "
                          "scale (1, 2, 5, 10, 20, 50 %%) its simulation parts reject")

@@ -79,11 +79,15 @@ measures that, row by row:
    at which both whole-output scale mutants (every numeric leaf of the output times
    ``1 + delta``, resp. ``1 - delta``) of every theory function the claim consumes are
    rejected (a simulation part that passed in the map run fails) by that claim's
-   simulation parts, with the claim's check alone (no controls) on every example.  Rungs
-   run in ascending order; within a rung the mutants run in turn (the one that survived the
-   previous rung first) and the rung stops at the first one not at least weakly rejected;
-   the ladder stops at the first rung where all are rejected.  ``weak_delta`` is the first
-   rung where all were at least weakly rejected (a simulation part left ``pass``).  Answers:
+   simulation parts, with the claim's check alone (no controls) on every example.  Each
+   function climbs the ladder on its own first (its ``+delta`` mutant, then its ``-delta``
+   one; a rung stops at the first mutant not at least weakly rejected, and the function
+   stops at the first rung where both are rejected), which names the function that limits
+   the claim (``by_function``); the claim's answer is the largest of those rungs, confirmed
+   by running every other function's pair there (and, should one not be rejected there, the
+   whole set up the ladder from it).  ``weak_delta``: the largest of the functions' first
+   rungs where both mutants were at least weakly rejected (a simulation part left ``pass``;
+   not confirmed jointly).  Answers:
    the delta; ``"> 50 %"``; ``"n/a: qualitative (signs or orderings only)"`` for a claim
    with ``Claim.qualitative``; ``"n/a: ..."`` when no simulation part passed in the map run
    or the claim consumes no function with a numeric output (labels and ``MUTANT_KINDS``
@@ -1245,7 +1249,6 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         base = mp["baseline"][cid]
         entry = answers[cid]
         t0 = time.perf_counter()
-        order = [(f, op) for f in fns for op in ("all+", "all-")]
         limit = 10 * base.get("seconds", 0.0) + 60
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
@@ -1261,16 +1264,13 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             verdict, parts = _resolution_verdict(base, mut or {"error": "claim not run"})
             return m.label, parts, verdict
 
-        delta: Any = "> 50 %"
-        for d in LADDER:
-            if time.perf_counter() - t0 >= per_claim:
-                delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out before "
-                         f"the {100 * d:g} % rung")
-                break
+        def rung(d: float, fops: list[tuple[str, str]], function: str | None) -> str:
+            """Run ``fops`` at ``d`` (in batches of ``width``) until one is not at least
+            weakly rejected; record the rung; its result."""
             tried: list[dict] = []
             with ThreadPoolExecutor(max_workers=width) as pool:
-                for i in range(0, len(order), width):
-                    batch = order[i:i + width]
+                for i in range(0, len(fops), width):
+                    batch = fops[i:i + width]
                     got = list(pool.map(lambda f, _d=d: one(f, _d), batch))
                     for fop, (label, parts, verdict) in zip(batch, got, strict=True):
                         tried.append({"mutant": label, "verdict": verdict, "parts": parts,
@@ -1278,25 +1278,72 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                     if any(v not in ("rejected", "weak") for _, _, v in got):
                         break  # not even weakly rejected: the rung fails here
             verdicts = [t["verdict"] for t in tried]
-            complete = len(tried) == len(order)
+            complete = len(tried) == len(fops)
             result = ("rejected" if complete and all(v == "rejected" for v in verdicts) else
                       "weak" if complete and all(v in ("rejected", "weak") for v in verdicts)
                       else "not rejected")
-            failing = next((t["fop"] for t in tried if t["verdict"] != "rejected"), None)
-            entry["rungs"].append({"delta": d, "result": result, "tried": [
-                {k: v for k, v in t.items() if k != "fop"} for t in tried]})
-            if result in ("rejected", "weak") and entry["weak_delta"] is None:
-                entry["weak_delta"] = d
-            if result == "rejected":
-                delta = d
-                break
             if "timeout" in verdicts and time.perf_counter() - t0 >= per_claim:
-                delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out during "
-                         f"the {100 * d:g} % rung")
+                result = "budget"
+            entry["rungs"].append({"delta": d, "function": function, "result": result,
+                                   "tried": [{k: v for k, v in t.items() if k != "fop"}
+                                             for t in tried]})
+            return result
+
+        def out_of_time() -> bool:
+            return time.perf_counter() - t0 >= per_claim
+
+        # 1. each function alone up the ladder: its own rung (both signs rejected)
+        per_fn: dict[str, Any] = {}
+        weak_fn: dict[str, float | None] = {}
+        settled = True
+        for f in fns:
+            per_fn[f], weak_fn[f] = "> 50 %", None
+            for d in LADDER:
+                if out_of_time():
+                    per_fn[f], settled = f"not settled at {100 * d:g} %", False
+                    break
+                result = rung(d, [(f, "all+"), (f, "all-")], f)
+                if result in ("rejected", "weak") and weak_fn[f] is None:
+                    weak_fn[f] = d
+                if result == "rejected":
+                    per_fn[f] = d
+                    break
+                if result == "budget":
+                    per_fn[f], settled = f"not settled at {100 * d:g} %", False
+                    break
+            if not settled:
                 break
-            if failing is not None:  # the survivor goes first at the next rung
-                order.remove(failing)
-                order.insert(0, failing)
+        entry["by_function"] = {f: {"delta": per_fn[f], "weak_delta": weak_fn.get(f)}
+                                for f in per_fn}
+        numeric = [per_fn.get(f) for f in fns]
+        if settled and all(weak_fn.get(f) is not None for f in fns):
+            entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
+        delta: Any
+        if not settled:
+            delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+                     f"(functions measured: {', '.join(f for f in per_fn if isinstance(per_fn[f], float))})")
+        elif not all(isinstance(v, float) for v in numeric):
+            delta = "> 50 %"
+        else:
+            # 2. the claim's rung: the largest of the functions' rungs, confirmed with every
+            # function there (and up the ladder from it if one is not rejected there)
+            delta = "> 50 %"
+            top = max(numeric)
+            order = [(f, op) for f in fns if per_fn[f] != top for op in ("all+", "all-")]
+            for d in [x for x in LADDER if x >= top]:
+                if out_of_time():
+                    delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+                             f"before the {100 * d:g} % rung")
+                    break
+                others = order if d == top else [(f, op) for f in fns for op in ("all+", "all-")]
+                result = rung(d, others, None) if others else "rejected"
+                if result == "rejected":
+                    delta = d
+                    break
+                if result == "budget":
+                    delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+                             f"during the {100 * d:g} % rung")
+                    break
         entry["delta"] = delta
         entry["seconds"] = round(time.perf_counter() - t0, 1)
         return cid, entry
@@ -1623,16 +1670,23 @@ def _resolution_md(r: Mapping) -> list[str]:
            f"{counts['n']} simulation claims", ""]
     if not res:
         return out + ["No claim has a simulation part.", ""]
-    out += ["| claim | resolution | weakly at | functions scaled | rungs | seconds |",
-            "|---|---|---|---|---|---|"]
+    out += ["Each function consumed by the claim is scaled as a whole (+/- delta) up the "
+            "ladder on its own; the claim's resolution is the largest of the functions' rungs, "
+            "confirmed with all of them at that rung.", "",
+            "| claim | resolution | weakly at | by function (rejected at) | mutant runs | "
+            "seconds |", "|---|---|---|---|---|---|"]
     for cid, e in res.items():
-        rungs = "; ".join(f"{100 * g['delta']:g} %: {g['result']} ({len(g['tried'])} run)"
-                          for g in e.get("rungs", []))
-        left = f" (left out: {', '.join(e['left_out'])})" if e.get("left_out") else ""
+        by = e.get("by_function") or {}
+        fns = ", ".join(f"`{f}` {_delta_text(v['delta'])}" for f, v in by.items()) or \
+            ", ".join(f"`{f}`" for f in e.get("functions", [])) or "-"
+        if e.get("left_out"):
+            fns += f" (left out: {', '.join(e['left_out'])})"
+        if e.get("reason"):
+            fns += f" ({e['reason']})"
+        runs = sum(len(g["tried"]) for g in e.get("rungs", []))
         out.append(f"| `{cid}` | {_delta_text(e.get('delta'))} | "
                    f"{_delta_text(e['weak_delta']) if e.get('weak_delta') else '-'} | "
-                   f"{', '.join(f'`{f}`' for f in e.get('functions', [])) or '-'}{left} | "
-                   f"{rungs or '-'} | {e.get('seconds', 0)} |")
+                   f"{fns} | {runs} | {e.get('seconds', 0)} |")
     return out + [""]
 
 
