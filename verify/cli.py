@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import difflib
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -439,6 +440,10 @@ def _cmd_sweep(args) -> int:
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
                    help="auto (CUDA when present, else CPU), cpu or cuda; default auto")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch intra-op threads for every run, mutant and local task "
+                        "(sets TDCHECK_THREADS; default: that variable, else each run's own "
+                        "default; 1 is often fastest on a loaded machine)")
 
 
 def _add_cache(p: argparse.ArgumentParser) -> None:
@@ -517,6 +522,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="run every consuming claim on each mutant (default: stop at the first "
                          "that detects it, cheapest first; the report then names that one)")
     mu.add_argument("--no-progress", action="store_true")
+    mu.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")
     mu.set_defaults(fn=_cmd_mutate)
 
     rp = sub.add_parser("report", help=COMMANDS["report"][0])
@@ -574,6 +581,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _set_threads(n: int | None) -> None:
+    """``--threads N``: the thread policy's override (``numerics.threads``) for this process
+    and the processes it starts."""
+    if n is None:
+        return
+    from numerics.threads import ENV
+
+    if n < 1:
+        raise ValueError(f"--threads must be >= 1, got {n}")
+    os.environ[ENV] = str(n)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
     parser = _parser()
@@ -586,6 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "fn", None) is None:
             parser.print_help()
             return 0
+        _set_threads(getattr(args, "threads", None))
         return int(args.fn(args))
     except _UsageError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
