@@ -55,6 +55,7 @@ __all__ = [
     "holm",
     "paper_of",
     "shift_seed",
+    "tolerance_from_theory",
 ]
 
 Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
@@ -254,6 +255,24 @@ class Evidence:
             return order[p.status], r if math.isfinite(r) else math.inf
 
         return max(self.parts, key=key)
+
+
+#: ``Part.details`` key by which a part declares that its tolerance depends on the theory
+#: under test by design (a derived allowance), with the reason; see :func:`tolerance_from_theory`.
+TOLERANCE_FROM_THEORY = "tolerance_from_theory"
+
+
+def tolerance_from_theory(part: Part, why: str) -> Part:
+    """``part``, declared to have a tolerance computed from the theory under test, with the
+    reason (e.g. "the finite-step allowance is the theory's own curvature times lr^2").
+
+    The runner compares each part's tolerance under the control with the check's on the same
+    example: a tolerance that moves with the theory can grow under a wrong theory and let
+    the control pass, so a part whose tolerance moves without this declaration is flagged in
+    the report and fails the registry test."""
+    if not why.strip():
+        raise ValueError(f"part {part.name!r}: tolerance_from_theory needs a reason")
+    return replace(part, details={**part.details, TOLERANCE_FROM_THEORY: why})
 
 
 def combine(*evidences: Evidence | Sequence[Evidence], details: Mapping[str, Any] | None = None

@@ -132,6 +132,7 @@ def _claim_json(r: ClaimResult) -> dict:
         "control_rejected_by": list(r.control_rejected_by),
         "parts": _parts(r.worst),
         "part_kinds": {n: v["kind"] for n, v in r.parts_seen.items()},
+        "tolerance_drift": _num(r.tolerance_drift),
         "full_model_runs": sorted(r.full_model_runs),
         "worst": None if wpart is None else {
             "part": wpart.name, "predicted": _num(wpart.predicted),
@@ -333,6 +334,14 @@ def to_markdown(data: Mapping) -> str:
             out += [f"- *{p['name']}*: {p['error_model']}" for p in c["parts"]] + [""]
         if c["details"]:
             out += ["Details:", "", "```json", json.dumps(c["details"], indent=1), "```", ""]
+        drift = c.get("tolerance_drift") or {}
+        if drift:
+            out += ["**Tolerance under the control.** " + "; ".join(
+                f"*{n}* {_fmt(v['check'])} -> {_fmt(v['control'])} "
+                + (f"(declared: {v['declared']})" if v.get("declared") else
+                   "(**undeclared**: a tolerance computed from the theory under test can grow "
+                   "under a wrong theory and let the control pass)")
+                for n, v in drift.items()) + ".", ""]
         ctl = c["control"]
         line = f"**Negative control** ({ctl['description']}): {_control_word(c)}"
         if ctl["rejected_by"]:

@@ -22,6 +22,7 @@ run is reproducible from its profile name.
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -94,6 +95,14 @@ class ClaimResult:
     parts_seen: dict = field(default_factory=dict)
     #: tags of the full-model run functions the check asked for (``numerics.cache.RUNS``)
     full_model_runs: tuple[str, ...] = ()
+    #: parts whose tolerance under the negative control differed from the check's on the
+    #: same example: name -> {"check", "control", "declared" (the part's reason or None)}
+    tolerance_drift: dict = field(default_factory=dict)
+
+    @property
+    def undeclared_drift(self) -> tuple[str, ...]:
+        """Parts whose tolerance moved with the theory without declaring why."""
+        return tuple(n for n, v in self.tolerance_drift.items() if not v["declared"])
 
     @property
     def expected(self) -> str:
@@ -318,6 +327,23 @@ def _worst(runs: Sequence[tuple[dict, Evidence]]) -> tuple[dict | None, Evidence
     return params, ev
 
 
+def _drift(check_ev: Evidence, control_ev: Evidence, into: dict) -> None:
+    """Record the parts whose tolerance differs between check and control (same example)."""
+    from verify.claims import TOLERANCE_FROM_THEORY
+
+    names = set(control_ev.names)
+    for p in check_ev.parts:
+        if p.name not in names or p.name in into:
+            continue
+        c = control_ev.part(p.name)
+        a, b = p.tolerance, c.tolerance
+        same = a == b or (math.isfinite(a) and math.isfinite(b)
+                          and abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
+        if not same:
+            into[p.name] = {"check": a, "control": b,
+                            "declared": p.details.get(TOLERANCE_FROM_THEORY)}
+
+
 def _discriminate(check_ev: Evidence, control_ev: Evidence) -> tuple[str, ...]:
     """Parts that passed under the paper's theory and failed under the control."""
     names = set(control_ev.names)
@@ -389,6 +415,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
                     continue
                 tried.add(key)
                 cev = holm(claim.control(dict(params), ctx))
+                _drift(ev, cev, result.tolerance_drift)
                 by = _discriminate(ev, cev)
                 if result.control_evidence is None or by:
                     result.control_evidence, result.control_example = cev, dict(params)
