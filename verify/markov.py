@@ -196,20 +196,20 @@ def _check_bias(params: dict, ctx: Context, *, bias: Callable) -> Evidence:
         1e-25 * (1 + abs(float(b_star))),
         "both evaluated to the working precision (>= 60 digits) from the same decimal "
         "inputs; 1e-25 (1 + |b*|) bounds the evaluation of either form",
-        details={"authors": float(authors)}), exact(
+        details={"authors": float(authors)}, kind="symbolic"), exact(
         "numeric argmin of L over b vs b*", float(b_star), float(res.x), argmin_tol,
         "bounded Brent on the double-precision loss, bracket [-250, 250] (every b* on the "
         "drawn box lies inside: |b*| <= e^2/2 + |u| + ln 49 < 200): the argmin of a convex "
         "function rounded to double is located to sqrt(2 eps |L| / L_bb); allowance 10x "
         "that plus the bracket tolerance",
-        details={"L_bb": curv, "loss_at_argmin": level}), exact(
+        details={"L_bb": curv, "loss_at_argmin": level}, kind="symbolic"), exact(
         "Newton distance from b* to the root of dL/db", 0.0, newton,
         tolerance=1e-25 * (1 + abs(float(b_star))) + 1e-45 / curv,
         error_model="|dL/db| / (d2L/db2) at b* (L is convex in b), in 50-digit arithmetic "
                     "from exact decimal inputs: the gradient's rounding (< 1e-45) divided "
                     "by the curvature, plus 1e-25 (1 + |b*|) for the 50-digit evaluation "
                     "of b* itself",
-        details={"b_star": float(b_star), "dL_db": grad})))
+        details={"b_star": float(b_star), "dL_db": grad}, kind="symbolic")))
 
 
 # ---------------------------------------------------------------------- 2. profile extremes
@@ -252,17 +252,17 @@ def _check_profile(params: dict, ctx: Context, *, u_star: Callable) -> Evidence:
     return Evidence((
         exact("l(0) vs H(pi)", uni, at0, 1e-12,
               "50-digit evaluation compared in double precision: both sides rounded to "
-              "double (< 1e-15) with a 1000x margin"),
+              "double (< 1e-15) with a 1000x margin", kind="symbolic"),
         exact("l(u*) vs H_rate", bi, at_star, 1e-12,
               "50-digit evaluation at u* rounded to double: moves l by l'' * (1e-16)^2, far "
-              "below the double rounding of the comparison (1e-15, 1000x margin)"),
+              "below the double rounding of the comparison (1e-15, 1000x margin)", kind="symbolic"),
         exact("l'(u*) = 0", 0.0, d_star, 1e-12,
-              "u* rounded to double moves l' by l''(u*) * 1e-16 < 1e-16 (l'' <= 1/4)"),
+              "u* rounded to double moves l' by l''(u*) * 1e-16 < 1e-16 (l'' <= 1/4)", kind="symbolic"),
         exact("numeric argmin of l vs u*", us, float(res.x), 1e-5,
               "bounded Brent (xatol 1e-9) on a flat bottom: with l rounded to double "
               "(eps 1.1e-16, |l| <= ln 2) the argmin is determined to sqrt(2 eps |l| / l'') "
               "< 7e-7, since l''(u*) >= 3.8e-4 on the drawn square (its minimum, at the "
-              "corners p = 1 - q = 0.02); 1e-5 leaves a 10x margin"),
+              "corners p = 1 - q = 0.02); 1e-5 leaves a 10x margin", kind="symbolic"),
     ))
 
 
@@ -324,7 +324,7 @@ def _check_lines(params: dict, ctx: Context, *, levels: Callable) -> Evidence:
         parts.append(exact(
             f"{key}: plotted {level} line vs theory", theory_value, value, 5e-4,
             "a value printed to three decimals is the true value rounded: |error| <= 5e-4",
-            details={"where": where}))
+            details={"where": where}, kind="published"))
     return Evidence(tuple(parts))
 
 
@@ -405,9 +405,9 @@ def _check_levels(params: dict, ctx: Context, *, levels: Callable) -> Evidence:
            "(an eigenvector and S^2 terms of O(1)): rounding < 1e-13; allowance 1e-10")
     parts = [
         exact("unigram level vs the entropy of the stationary law", unigram,
-              theory["unigram"], 1e-10, why),
+              theory["unigram"], 1e-10, why, kind="symbolic"),
         exact("bigram level vs the entropy rate of the kernel", rate, theory["bigram"],
-              1e-10, why)]
+              1e-10, why, kind="symbolic")]
     if states > 2:
         # the partial-solution levels markov.multi_state reads seeds against
         # (theory.markov.symmetric_partition_levels): the largest error over partitions
@@ -418,7 +418,7 @@ def _check_levels(params: dict, ctx: Context, *, levels: Callable) -> Evidence:
         parts.append(exact(
             "partial-solution levels vs the kernel's block-conditional entropies",
             float(levels[worst]), _kernel_block_entropy(states, p, worst), 1e-10, why,
-            details={"partitions": len(levels), "worst_partition": list(worst)}))
+            details={"partitions": len(levels), "worst_partition": list(worst)}, kind="symbolic"))
     return Evidence(tuple(parts))
 
 
@@ -483,7 +483,7 @@ def _check_energy(params: dict, ctx: Context, *, energy: Callable) -> Evidence:
     bad = 0.0 if drift == 0 else 1.0
     symbolic = Part("symbolic drift dE/dt", 0.0, bad, bad, 0.0,
                     "exact: dE/dt simplified by sympy on both branches of sign(w) must be 0",
-                    details={"drift": str(drift)})
+                    details={"drift": str(drift)}, kind="symbolic")
     e_fn = sp.lambdify((tm.E, tm.W), energy(tm.E, tm.W), "numpy")
     sol = integrate(_flow("optimal"), (params["e"], params["w"]), 100.0,
                     _pq_values(params["p"], params["q"]), t_eval=np.linspace(0, 100, 201))
@@ -494,12 +494,12 @@ def _check_energy(params: dict, ctx: Context, *, energy: Callable) -> Evidence:
                    1e-6 * (1 + abs(e0)),
                    "LSODA rtol 1e-10 / atol 1e-12 over t in [0, 100]: accumulated local error "
                    "< 200 steps x 1e-10 relative, bounded by 1e-6 (1 + |E0|)",
-                   details={"moved": float(np.hypot(*(sol.y[:, -1] - sol.y[:, 0])))})
+                   details={"moved": float(np.hypot(*(sol.y[:, -1] - sol.y[:, 0])))}, kind="symbolic")
     any_profile = identically_zero(
         "symbolic drift dE/dt, any profile l", _drift_structured(energy),
         "exact: along theory.markov.structured_system (L = l(u(e, w)), its l'(u) replaced by "
         "an arbitrary symbol), the squared drift summed over both branches of sign(w) must "
-        "simplify to 0")
+        "simplify to 0", kind="symbolic")
     return Evidence((symbolic, any_profile, numeric))
 
 
@@ -588,16 +588,16 @@ def _check_attention(params: dict, ctx: Context, *, invariant: Callable) -> Evid
             rel[label] = max(rel[label], abs(float(g @ flow)) / scale)
     at_zero = float(tm.attention_gap(e, w, 0))
     return Evidence((
-        identically_zero("symbolic drift of E, any profile l", d_energy),
-        identically_zero("symbolic drift of Q, any profile l", d_att),
+        identically_zero("symbolic drift of E, any profile l", d_energy, kind="symbolic"),
+        identically_zero("symbolic drift of Q, any profile l", d_att, kind="symbolic"),
         exact("drift of E along the concrete flow, relative", 0.0, rel["E"], 1e-10,
               "grad E . (e, w, a)' / (|grad E| |flow|) at a in (-3, -0.5, 1, 2.5) in double "
               "precision: a cosine of two O(1)-conditioned vectors, rounding < 1e-13; "
-              "allowance 1e-10"),
+              "allowance 1e-10", kind="symbolic"),
         exact("drift of Q along the concrete flow, relative", 0.0, rel["Q"], 1e-10,
-              "as for E"),
+              "as for E", kind="symbolic"),
         exact("gap at a = 0 vs the (e, w) gap", float(tm.gap(e, w)), at_zero,
-              1e-12 * (1 + abs(at_zero)), "two closed forms in double precision"),
+              1e-12 * (1 + abs(at_zero)), "two closed forms in double precision", kind="symbolic"),
     ))
 
 
@@ -684,7 +684,7 @@ def _check_critical(params: dict, ctx: Context, *, theory: Callable) -> Evidence
         details={"points": len(pts), "found_by_root_finder": len(found),
                  "max_distance": float(max(dists)),
                  "near_saddle_points": int(near_saddle.sum()),
-                 "near_saddle_max_abs_e": float(np.max(np.abs(pts[near_saddle, 0]), initial=0))})
+                 "near_saddle_max_abs_e": float(np.max(np.abs(pts[near_saddle, 0]), initial=0))}, kind="symbolic")
     mismatches, checked = 0, 0
     for e, w in pts:
         # classify only points on e = 0 away from the degenerate saddle: |1 + 2w|w|| > 0.05
@@ -698,16 +698,16 @@ def _check_critical(params: dict, ctx: Context, *, theory: Callable) -> Evidence
     types = Part("type on e = 0: Hessian vs rule", 0.0, float(mismatches), err, 0.0,
                  "exact: the signs of Hessian eigenvalues >= 1e-4 are decided without error; "
                  "at least one point must be classified (else the part fails)",
-                 details={"classified": checked})
+                 details={"classified": checked}, kind="symbolic")
     # eigenvalue sizes: the Hessian's largest-|.| eigenvalue against the theory's non-zero
     # eigenvalue, relative error, on e = 0 (grid points, exact) and on Gamma* (roots)
     def size_part(name, rows, tol, why):
         if not rows:
-            return Part(name, math.nan, math.nan, math.inf, tol, why + " (no point)")
+            return Part(name, math.nan, math.nan, math.inf, tol, why + " (no point)", kind="symbolic")
         rel = [abs(obs - pred) / abs(pred) for pred, obs in rows]
         k = int(np.argmax(rel))
         return Part(name, rows[k][0], rows[k][1], rel[k], tol, why,
-                    details={"points": len(rows), "relative_errors": rel})
+                    details={"points": len(rows), "relative_errors": rel}, kind="symbolic")
 
     def top_eig(e, w):
         ev = np.linalg.eigvalsh(hess(0.0, np.array([e, w]), p, q))
@@ -729,9 +729,9 @@ def _check_critical(params: dict, ctx: Context, *, theory: Callable) -> Evidence
                       max(sines), 1e-5, "as for the eigenvalue: the term l'(u) Hess u, of "
                       "relative size < 6.2e-6 at these roots, turns the rank-one Hessian's "
                       "eigenvector by at most that ratio (Davis-Kahan, the other eigenvalue "
-                      "~ 0); allowance 1e-5", details={"points": len(sines)})
+                      "~ 0); allowance 1e-5", details={"points": len(sines)}, kind="symbolic")
                  if sines else Part("eigenvector on Gamma* vs grad u: |sin angle|", math.nan,
-                                    math.nan, math.inf, 1e-5, "no root on Gamma*"))
+                                    math.nan, math.inf, 1e-5, "no root on Gamma*", kind="symbolic"))
     return Evidence((location, types, direction, size_part(
         "eigenvalue on e = 0 vs 2 l'(0)(1 + 2w|w|), relative", uni_rows, 1e-6,
         "the lambdified exact Hessian at the fixed points (0, w), |1 + 2w|w|| >= 0.28: "
@@ -891,7 +891,7 @@ def _check_basin(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "basin: energy rule vs integrated flow", code[predicted], code[observed], err, 0.0,
         "discrete outcome: the flow is integrated until |u - u*| < 1e-6 or |e| < 1e-6 "
         "(LSODA, rtol 1e-9), deep inside either basin",
-        details={"predicted": predicted, "observed": observed, **end}),))
+        details={"predicted": predicted, "observed": observed, **end}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- levels (full model)
@@ -912,7 +912,7 @@ def _level_part(name: str, predicted: float, other: float, res: nm.FullRunResult
     return over_seeds(
         name, predicted, losses, abs(other - predicted) / 2, _LEVEL_MODEL,
         extra_se=float(np.mean(res.eval_se[:, index])), extra_noise="evaluation",
-        details={"iteration": int(res.steps[index]), "other_level": other, **details})
+        details={"iteration": int(res.steps[index]), "other_level": other, **details}, kind="simulation")
 
 
 def _levels(states: int, p: float, q: float) -> tuple[float, float]:
@@ -1188,7 +1188,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
         off = max(off, float(res.off_manifold.max()), float(res.attention.max()))
         runs.append(res)
     errors = np.array(errors)
-    fit = log_slope("least-squares order", lrs, errors, 1.0, 0.5, "reported, not judged")
+    fit = log_slope("least-squares order", lrs, errors, 1.0, 0.5, "reported, not judged", kind="simulation")
     # observed order between consecutive steps; the last pair estimates the asymptotic
     # order, and the change from the previous pair bounds what the higher-order terms can
     # still move it (they shrink at least geometrically along the ladder)
@@ -1214,6 +1214,10 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     kinks = c1_i * np.array([float(v) for v in tm.rank_one_kinks(e_i, s_i)])
     step = (first.state[1] - first.state[0]) / float(lrs[0])
     rhs0 = info["rhs0"]
+    # Kinds: every part's observed side is the full model of numerics.markov.run_rank_one
+    # (GD by torch autograd on its own population loss): "simulation".  The init parts read
+    # that run's first record (the full model's own logits, loss, ReLU inputs; the read-out
+    # of (w, b) passes them through theory.markov.canonical_from_logits) and are exact.
     return Evidence((
         Part.bounded(
             "logit error vs step: observed order", 1.0, order, dev, dev_lo, dev_hi, 0.5,
@@ -1225,45 +1229,45 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
             details={"steps": lrs.tolist(), "errors": errors.tolist(),
                      "local_orders": local.tolist(), "least_squares_slope": fit.observed,
                      "least_squares_slope_se": fit.details.get("se", math.inf),
-                     "least_squares_slope_t99": fit.upper - fit.error}),
+                     "least_squares_slope_t99": fit.upper - fit.error}, kind="simulation"),
         Part("logit error extrapolated to step 0", 0.0, extrapolated, abs(extrapolated),
              errors[-1] / 2,
              "Richardson for a first-order error: 2 err(h) - err(2h) removes the O(h) term "
              "and leaves O(h^2); allowance: half the error at the smallest step h (a "
-             "theory that is the flow leaves only discretisation, a wrong one a constant)"),
+             "theory that is the flow leaves only discretisation, a wrong one a constant)", kind="simulation"),
         exact("rank-one manifold and inert attention preserved", 0.0, off, 1e-9,
               "exact invariance (every gradient stays in the rank-one directions, attention "
               "gradients vanish with W_V = W_O = 0): float64 rounding over <= 1e3 steps "
-              "of O(1) parameters (< 1e-12) with a 1000x margin"),
+              "of O(1) parameters (< 1e-12) with a 1000x margin", kind="simulation"),
         exact("canonical read-out of the initial full model vs (w0, b0)", 0.0, read_err, 1e-9,
               "the rank-one init realises the canonical logits exactly (numerics.markov."
               "init_rank_one), so theory.markov.canonical_from_logits applied to the full "
               "model's e and logits at t = 0 returns (w0, b0): float64 rounding of O(1) "
               "values (< 1e-14), 1e5 margin",
-              details={"w_read": w_read, "b_read": b_read}),
+              details={"w_read": w_read, "b_read": b_read}, kind="simulation"),
         exact("initial full-model logits vs the canonical logits of (e0, w0, b0)", 0.0,
               float(np.max(np.abs(first.logits[0] - canon))), 1e-9,
               "theory.markov.logits (the paper's canonical model) against the full model's "
               "logits at its rank-one init, which numerics.markov.init_rank_one builds "
               "without the theory's gap: float64 rounding of O(1) values (< 1e-14), 1e5 "
-              "margin", details={"full": first.logits[0].tolist(), "canonical": canon.tolist()}),
+              "margin", details={"full": first.logits[0].tolist(), "canonical": canon.tolist()}, kind="simulation"),
         exact("initial full-model loss vs the canonical L(e0, w0, b0)", canon_loss,
               float(first.loss[0]), 1e-9,
               "theory.markov.reduced_loss against the full model's exact population loss "
-              "at t = 0: float64 rounding (< 1e-14), 1e5 margin"),
+              "at t = 0: float64 rounding (< 1e-14), 1e5 margin", kind="simulation"),
         exact("initial ReLU inputs vs c1 * rank_one_kinks(e, s)", 0.0,
               float(np.max(np.abs(first.relu_inputs[0] - kinks))), 1e-9,
               "the full model's input to the FF ReLU at x_n = 0, 1 along the hidden "
               "direction, against c1 times theory.markov.rank_one_kinks at the model's own "
               "(e, s, c1) read-outs: float64 rounding (< 1e-14), 1e5 margin",
-              details={"full": first.relu_inputs[0].tolist(), "theory": kinks.tolist()}),
+              details={"full": first.relu_inputs[0].tolist(), "theory": kinks.tolist()}, kind="simulation"),
         exact("first GD step vs the restriction's velocity at the init", 0.0,
               float(np.max(np.abs(step - rhs0))), 1e-9 * (1 + float(np.max(np.abs(rhs0)))),
               "GD's first step is exactly -lr grad L, and on the rank-one manifold its "
               "read-out (e, s, c1, c2, b) moves by lr times the restriction's right-hand side "
               "(theory.markov.rank_one_system): the difference quotient carries only float64 "
               "rounding of O(1) parameters divided by the step (< 1e-14); allowance 1e-9 "
-              "(1 + |rhs|)", details={"full": step.tolist(), "theory": rhs0.tolist()}),
+              "(1 + |rhs|)", details={"full": step.tolist(), "theory": rhs0.tolist()}, kind="simulation"),
     ), {"window": info["window"], "times": times.tolist(),
         "u_full_smallest_step": full_u.tolist(), "u_theory": theory_u.tolist(),
         "max_abs_u_gap_smallest_step": float(np.max(np.abs(full_u - theory_u))),
@@ -1371,12 +1375,14 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
                           cache=ctx.cache, device=ctx.device)
     u_full = float(res.logits[-1, 1] - res.logits[-1, 0])
     code = {"global": 1.0, "local": 0.0, "undecided": math.nan}
+    # Kinds: the ODE's parts integrate theory.markov.system ("symbolic"); the full-model
+    # parts read run_rank_one (GD by torch autograd: "simulation").
     seen_ode = _end_set(u_ode, u_star)
     parts = [Part(
         "(e, w, b) ODE: end set vs the rule's basin", code[predicted], code[seen_ode],
         0.0 if seen_ode == predicted else 1.0, 0.0,
         "discrete outcome at the ODE's limit: the end point's gap is nearer u* (Gamma*) or "
-        "0 (the unigram line)", details={"u_end": u_ode, "u_star": u_star})]
+        "0 (the unigram line)", details={"u_end": u_ode, "u_star": u_star}, kind="symbolic")]
     # Full GD at t_end need not have ended (the position scalar moves at rate 1/N'), so
     # its end set is read from what it can still reach: GD descends (checked below), the
     # unigram line has loss H(pi) everywhere, so a run below H(pi) can no longer end there
@@ -1401,12 +1407,12 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "reading by the start and the descent alone, not by the dynamics",
         details={"u_end": u_full, "loss_end": loss_end, "unigram_loss": unigram,
                  "u_star": u_star, "loss_start": float(res.loss[0]),
-                 "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12)}))
+                 "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12)}, kind="simulation"))
     rises = float(max(0.0, np.max(np.diff(res.loss))))
     parts.append(exact(
         "full-model GD: loss non-increasing at the recorded times", 0.0, rises, 1e-12,
         "the premise of the end-set reading: GD at this step descends; float64 rounding of "
-        "an O(1) loss (< 1e-15) with a 1000x margin"))
+        "an O(1) loss (< 1e-15) with a 1000x margin", kind="simulation"))
     parts.append(exact(
         "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, ode_tol,
         "the ODE integrated to T = 1e5 (the slowest approach, e -> 0 on the unigram line, "
@@ -1418,14 +1424,14 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "set is slower (the position scalar moves at rate 1/N', and past the first ReLU kink "
         "GD slides along it), and no rate for it is derived here",
         details={"u_full_end": u_full, "full_gap_to_target": abs(u_full - target),
-                 "u_at_half_T": u_half, "u_tight_tolerances": u_tight}))
+                 "u_at_half_T": u_half, "u_tight_tolerances": u_tight}, kind="symbolic"))
     parts.append(exact(
         "(e, w, b) ODE: geometric-approach premise of the end-gap allowance", 0.0, premise,
         rounding,
         "the motion over [T/2, T] beyond half the motion over [T/4, T/2] (0 for a geometric "
         "approach at rate >= 4 ln 2 / T, which the remaining-motion bound assumes); "
         "allowance: the same float64 rounding floor",
-        details={"u_at_quarter_T": u_quarter}))
+        details={"u_at_quarter_T": u_quarter}, kind="symbolic"))
     return Evidence(tuple(parts), {"predicted": predicted, "t_end": t_end, "lr": lr,
                                    "ode_end": sol.y[:, -1].tolist(),
                                    "full_loss_end": float(res.loss[-1])})
@@ -1584,6 +1590,9 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     u_rate_full = float((one.logits[1, 1] - one.logits[1, 0]) - (one.logits[0, 1] - one.logits[0, 0])) / h
     u_rate_flow = float(np.dot(np.asarray(tm.gap_gradient_twin(e0, w0), float).ravel(),
                                velocity[:2]))
+    # Kinds: the observed side of all three parts is full-model GD (run_rank_one), projected
+    # onto the canonical family; the path gap mixes it with the integrated metric flow, and
+    # its kind is that of its observed side: "simulation".
     balance = max(float(np.max(np.abs(r.state[:, 2] - np.abs(r.state[:, 3])))) for r in runs)
     off_family = np.abs(runs[-1].state[idx, 1] + runs[-1].state[idx, 0] / 2)
     u_full = runs[-1].logits[idx, 1] - runs[-1].logits[idx, 0]
@@ -1598,12 +1607,12 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
               "b0) by the chain rule: the difference quotient carries only float64 rounding "
               "of O(1) parameters divided by the step (< 1e-12); allowance 1e-9 "
               "(1 + |velocity|)",
-              details={"full_projected": step.tolist(), "flow": velocity.tolist()}),
+              details={"full_projected": step.tolist(), "flow": velocity.tolist()}, kind="simulation"),
         exact("FF factors balanced along full GD: max |c1 - |c2||", 0.0, balance, 1e-12,
               "the premise that the family's only off-direction is the position scalar: "
               "dL/dc1 = c2 g and dL/dc2 = c1 g (the logit depends on c1 c2), so a GD step "
               "maps c1^2 - c2^2 to (1 - lr^2 g^2)(c1^2 - c2^2): 0 stays 0 exactly; float64 "
-              "rounding of O(1) values over <= 1e3 steps (< 1e-13)"),
+              "rounding of O(1) values over <= 1e3 steps (< 1e-13)", kind="simulation"),
         Part.bounded(
             "path gap (full parameters' distance) vs time: observed order", 2.0, order, dev,
             dev_lo, dev_hi, 0.5,
@@ -1617,7 +1626,7 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
             details={"times": times.tolist(), "gaps": gap.tolist(),
                      "gaps_step_h": gaps[0].tolist(), "uncertainty": spread.tolist(),
                      "local_orders": local.tolist(),
-                     "steps": [rung / k for k in size["steps_per_rung"]]}),
+                     "steps": [rung / k for k in size["steps_per_rung"]]}, kind="simulation"),
     ), {"first_kink_or_t_max": window, "t_max": t_max, "metric": metric,
         "u_rate_at_init": {"full_gd_first_step": u_rate_full, "flow": u_rate_flow},
         "off_family_abs_s_plus_e_over_2": off_family.tolist(),
@@ -1714,7 +1723,7 @@ def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable) -> Evid
             "about 0.4 to 0.94 at the end of training).  Interval: Student-t over seeds on "
             "each seed's statistic",
             details={"seed_argmin_iteration": at.tolist(),
-                     "mean_E1_over_time": e1.mean(0).tolist()}))
+                     "mean_E1_over_time": e1.mean(0).tolist()}, kind="simulation"))
         if not judged:
             parts[-1] = _reported(parts[-1], _NOT_FIGURE)
     return Evidence(tuple(parts), {"steps": res.steps.tolist()})
@@ -1780,7 +1789,7 @@ def _fraction_part(name: str, hits: np.ndarray, error_model: str, **details) -> 
     if n == 0:
         # nothing to judge is not a pass: the part is inconclusive, not held (it held
         # vacuously before, issue 18's multi_state review)
-        part = Part.unmeasured(name, 0.5, "no seed to judge (" + error_model + ")")
+        part = Part.unmeasured(name, 0.5, "no seed to judge (" + error_model + ")", kind="simulation")
         return replace(part, details={"seeds": 0, **details})
     lo = float(beta.ppf(0.005, k, n - k + 1)) if k > 0 else 0.0
     hi = float(beta.ppf(0.995, k + 1, n - k)) if k < n else 1.0
@@ -1790,7 +1799,7 @@ def _fraction_part(name: str, hits: np.ndarray, error_model: str, **details) -> 
         error_model + "; the fraction with an exact Clopper-Pearson 99 % interval over "
         "seeds.  Allowance 0.5: it holds if most seeds do (an error 1 - fraction below 1/2)",
         details={"seeds": n, "hits": k, "fraction": frac, "fraction_interval": [lo, hi],
-                 **details})
+                 **details}, kind="simulation")
 
 
 def _partial_levels(states: int, p: float) -> dict:
