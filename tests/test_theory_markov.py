@@ -103,6 +103,24 @@ def test_attention_reconstruction_invariants_and_a0_slice():
                                base(0, np.array([0.7, -0.4])), rtol=1e-12)
 
 
+def test_attention_invariant_drift_sees_a_perturbed_coefficient():
+    # the former claim markov.attention_invariants' control (the reconstruction is ours, not
+    # the paper's, so it is a theory test): Q with its (a + 4)^2 coefficient 9/10 of the
+    # derived one is not conserved, so the drift test above can fail
+    from theory.flow import gradient_flow
+
+    ell = sp.Function("ell")
+    u = tm.attention_gap(tm.E, tm.W, tm.A)
+    sys = tm.attention_system()
+    shifted = sp.sqrt(sp.Rational(9, 10)) * (tm.A + 4) - 4
+    wrong = {"energy": tm.energy(tm.E, tm.W),
+             "attention": tm.attention_invariant(tm.E, shifted)}
+    abstract = gradient_flow(ell(u), (tm.E, tm.W, tm.A), (), invariants=wrong,
+                             branches=sys.branches)
+    assert abstract.drift("energy") == 0
+    assert abstract.drift("attention") != 0
+
+
 @pytest.mark.parametrize(
     ("pq", "start", "basin"),
     [((0.5, 0.8), (1, -1), "global"), ((0.5, 0.8), (0.1, 0.1), "local"),

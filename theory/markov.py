@@ -127,11 +127,16 @@ __all__ = [
 # entry is the exact zero e = 0 (the saddle lies on the unigram line), so its three mutants
 # (x 1.05, x 0.95, sign) return that same 0 and no check can tell them from the original;
 # its second entry, w = -1/sqrt 2, is judged by markov.basins' starts either side of it.
+_RECONSTRUCTION = ("our reconstruction of the paper's (e, w, a) model, unverified against the "
+                   "paper (its text was unavailable): no statement of the paper to judge, so "
+                   "no claim; tests/test_theory_markov.py holds its invariants and its a = 0 "
+                   "slice")
 UNJUDGED = {
-    "attention_invariant": "a conserved quantity is fixed only up to a non-zero factor: "
-                           "every mutant the engine makes of it (a scale, a sign) is "
-                           "conserved as well; its content, the 2 (a + 4)^2 coefficient, is "
-                           "what markov.attention_invariants' negative control changes",
+    "attention_gap": _RECONSTRUCTION,
+    "attention_system": _RECONSTRUCTION,
+    "attention_invariant": _RECONSTRUCTION + "; besides, a conserved quantity is fixed only up "
+                           "to a non-zero factor, so every mutant the engine makes of it (a "
+                           "scale, a sign) is conserved as well",
 }
 
 # State and parameter symbols.  Upper-case names are the public handles.
