@@ -234,3 +234,20 @@ def test_pinned_basin_starts_sit_at_their_stated_energy():
     for _p, _q, w, delta, e in vm._BASIN_PINS:
         assert float(tm.energy(e, w)) == pytest.approx(e_sep + delta, abs=1e-13)
         assert e == pytest.approx(vm._on_level(w, e_sep + delta), rel=1e-13)
+
+
+@pytest.mark.parametrize("d", [2, 4, 8])
+def test_rank_one_energy_is_the_energy_of_the_rank_one_init(d):
+    # against numpy's singular values of the full model's W_1 at numerics' rank-one init
+    import torch
+
+    from numerics import markov as nm
+
+    cfg = nm.MarkovConfig(p=0.2, q=0.3, d=d, seq_len=8)
+    params = nm.init_rank_one(cfg, 1.0, -0.7, 0.0)(torch.Generator().manual_seed(d))
+    sv = np.linalg.svd(params["w1"].numpy(), compute_uv=False)
+    for k in (1, 2):
+        assert float(tm.rank_one_energy(k, d)) == pytest.approx(
+            float(np.sum(sv[:k] ** 2) / np.sum(sv**2)), abs=1e-12)
+    with pytest.raises(ValueError):
+        tm.rank_one_energy(0, d)
