@@ -1495,7 +1495,8 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
 
 @claim(
     id="canonical_metric_path",
-    statement="[our derivation of the paper's 'closely resemble', for the path] from a "
+    statement="[our strengthening, not the paper's statement: narrowed to parameter space "
+              "after its first quick run, beside the finding in notes] from a "
               "rank-one init, full-model GD read in the canonical coordinates (its "
               "orthogonal projection onto the canonical family, in parameter space) starts "
               "along the paper's (e, w, b) model in the metric G = J^T J that the full "
