@@ -1321,7 +1321,22 @@ def _swapped_rule(e, w, p, q):
           "end set is now read from what it can still reach (below H(pi): Gamma*'s basin; "
           "on the unigram line: the local one; neither: undecided, which fails), with the "
           "descent it rests on measured as a part.  The ODE, integrated to its limit, keeps "
-          "the nearest-set reading.",
+          "the nearest-set reading.  Issue 32: a start already below H(pi) reads 'global' "
+          "by the descent alone, so full GD's end gap is judged too, where its run shows a "
+          "geometric approach (the ODE's allowance, from the run itself).  At quick (run of "
+          "a13b844's code) it is judged from (1, -1, 0) at p = 0.5, q = 0.8 (u = -1.38629 "
+          "against u* = -1.38629, error 2.1e-12 against 1.2e-6) and from (0.5, 0.3, 0.5) "
+          "(0 against 0); from (1, -1, 0) at p = 0.2, q = 0.3 full GD has not reached its "
+          "approach by t_end = 200 (u 0.339, 0.452, 0.776 at T/4, T/2, T against u* = 2.234), "
+          "so no end gap is judged there (details.full_end_gap_undecided).  Recording every "
+          "10 time units instead of every 20 (for the T/4 record) showed full GD's loss "
+          "rising on that example by 2.0e-4 between t = 10 and t = 20 (loss 0.845 at t = 0, "
+          "0.597 at t_end = 200): the descent premise part (allowance 1e-12) fails there, so "
+          "the claim is refuted at quick (verify quick at a13b844's code; it held at quick "
+          "before, with records at t = 0, 20, ..., which do not sample that rise).  The "
+          "rise comes before the end-set reading's margin matters (0.597 against H(pi) = "
+          "0.673 at t_end), but the part states the premise as monotone descent, and it "
+          "fails as stated.",
 )
 def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     """Integrate the (e, w, b) ODE (b trained, theory.markov.system) and run full-model GD
@@ -1554,7 +1569,17 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
           "control was the identity metric (the paper's ODE in its own time) until the "
           "referee read of session 27: it differs from G by factors 16.75 and 8, so it "
           "could not show that the check sees a small slip in G; counting all N position "
-          "rows is one.",
+          "rows is one.  Finding (issue 32): the statement registered before that first run "
+          "(not kept in the history; in substance, that the metric flow describes full GD's "
+          "path, which in the function is what 'closely resemble' is about) does not hold: at "
+          "quick (N = 64; run of a13b844's code) the rate of u at the init under full GD is "
+          "8.35x the metric flow's from (1, -1, 0) at p = 0.2, q = 0.3 (3.970 against 0.4755), "
+          "11.3x at p = 0.5, q = 0.8 (0.2824 against 0.0249) and 25.2x from (0.5, 0.3, 0.5) at "
+          "p = 0.5, q = 0.8 (-0.2142 against -0.00849); over the ladder to T = 0.4 full GD's "
+          "u moves from -0.823 to -0.216 while the flow's moves from -0.977 to -0.830 (first "
+          "example).  The statement above is our strengthening in parameter space, which "
+          "the same run holds: path-gap order 1.887, 1.961, 1.980 against 2 (allowance 0.5), "
+          "first step to 1e-13.",
 )
 def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     """Full-model GD at steps h and h/2 from the rank-one image of (e0, w0, b0), projected
@@ -1716,7 +1741,14 @@ def _e1_at_init(start: float, d: int) -> float:
           "training (changed before any run at the figure's size).  Quick runs the Markov-Simple2 runs of markov.gaussian_init_trap and "
           "reports them without judging.  The earlier positive control started from the "
           "authors' constant initialisation, where W_1 is rank one by construction; it is "
-          "replaced by W_1 from Gaussian init.",
+          "replaced by W_1 from Gaussian init.  Issue 32: W_1's predicted E_1 was a "
+          "function returning 1.0; it is now theory.markov.rank_one_energy, the energy of W_1 "
+          "on the rank-one manifold the canonical solution lives on (W_1 = c1 u alpha^T), "
+          "derived from the Gram matrix's eigenvalues; W_V's predicted value is the figure's "
+          "reading, said so (on the canonical family W_V = 0).  Still judged only at the "
+          "figures' configuration (the figure rule of verify.markov._judged); a CPU-decidable "
+          "size would need the per-seed spread of the window minimum at that configuration "
+          "for its power calculation, which no run has measured yet.",
 )
 def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable,
                     w_v: Callable) -> Evidence:
@@ -1922,7 +1954,13 @@ NOTES_MULTI = (
     "partial-level part of a case with no seed at neither) is not measured, so it leaves "
     "the claim inconclusive; it held vacuously before (issue 18).  S = 2 has no partial "
     "level, so that part is not made for the binary chains (their seeds at neither count "
-    "against the first part).")
+    "against the first part).  Issue 32 (positive control): at the test profile (4 seeds) "
+    "all 4 seeds of both binary chains are at the predicted level, and the part is "
+    "inconclusive by construction: with n seeds all at the level, the 99 % Clopper-Pearson "
+    "lower end of the fraction is 0.005^(1/n), above 1/2 only for n >= 8.  At quick (8 "
+    "seeds; verify quick at a13b844's code) it passes: 8 of 8 at the unigram level at "
+    "p = 0.5, q = 0.8 and 8 of 8 at the bigram level at p = 0.2, q = 0.3, fraction "
+    "interval [0.516, 1].")
 
 
 @claim(
