@@ -976,7 +976,12 @@ _NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZ
           "0.0236; the unigram control is rejected (0.0435 [0.0405, 0.0465]).  Under good init the attention's c_proj "
           "keeps std 0.02 (their rescale runs only for the base init).  quick runs the "
           "figure's model, d, constants, lr and schedule at N = 32 with 8 seeds and reports "
-          "the result without judging it; thorough (N = 1024, 16 seeds) judges.",
+          "the result without judging it; thorough (N = 1024, 16 seeds) judges.  Issue 32: "
+          "the registered thorough size (numerics.markov SIZES fig4 thorough) is that run's "
+          "configuration but for member_chunk (16 there, 4 in the run), which bounds memory "
+          "only (the same results up to the order of the batched sums), so `tdcheck verify "
+          "markov --profile thorough --claim markov.good_init_escapes` reproduces it up to "
+          "rounding; it has not been re-run since c9f62af.",
 )
 def _check_escape(params: dict, ctx: Context, *, target: str) -> Evidence:
     """Fig. 4: from the authors' init the loss is at the bigram level by iteration 600.
