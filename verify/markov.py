@@ -981,7 +981,7 @@ _NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZ
           "configuration but for member_chunk (16 there, 4 in the run), which bounds memory "
           "only (the same results up to the order of the batched sums), so `tdcheck verify "
           "markov --profile thorough --claim markov.good_init_escapes` reproduces it up to "
-          "rounding; it has not been re-run since c9f62af.",
+          "rounding (not re-run in this change).",
 )
 def _check_escape(params: dict, ctx: Context, *, target: str) -> Evidence:
     """Fig. 4: from the authors' init the loss is at the bigram level by iteration 600.
