@@ -34,8 +34,23 @@ COMMANDS = {
               "tdcheck sweep markov phase --grid p=0.05:0.95:5 q=0.05:0.95:5"),
 }
 
+#: exit codes of ``tdcheck`` (``tdcheck verify -h`` and the README list them)
+EXIT_OK, EXIT_NOT_AS_EXPECTED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_CODES = (
+    "exit codes:\n"
+    "  0  every claim as expected (a documented finding, expected refuted, is as expected;\n"
+    "     so is a claim 'not settled at this budget' where its power plan says the profile\n"
+    "     cannot decide it)\n"
+    "  1  a claim not as expected: a new finding (refuted where expected to hold, or the\n"
+    "     reverse), undecided where its design decides, a control not rejected, a positive\n"
+    "     control not passing\n"
+    "  2  usage or bad input (unknown paper, claim or option; an unwritable --out)\n"
+    "  3  an error: a check, control or positive control raised, or tdcheck itself did\n"
+    "     (takes precedence over 1)\n"
+    "`make verify` wraps this command: make exits 2 whenever its recipe fails and prints\n"
+    "tdcheck's own code as 'Error N'; a script wanting the code runs .venv/bin/tdcheck.")
 EPILOG = "examples:\n" + "\n".join(f"  {ex}" for _, ex in COMMANDS.values()) + (
-    "\n\n`tdcheck COMMAND -h` gives a command's options.")
+    "\n\n`tdcheck COMMAND -h` gives a command's options.\n\n" + EXIT_CODES)
 
 
 class _UsageError(Exception):
@@ -277,7 +292,14 @@ def _cmd_verify(args) -> int:
     print(to_table(data))
     md, _ = write_reports(results, Path(args.out), meta)
     print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
-    return 0 if all(r.ok for r in results) else 1
+    return _exit_code([r.raised for r in results], [r.ok for r in results])
+
+
+def _exit_code(raised: Sequence[bool], ok: Sequence[bool]) -> int:
+    """3 if any claim raised, else 1 if any is not as expected, else 0 (:data:`EXIT_CODES`)."""
+    if any(raised):
+        return EXIT_ERROR
+    return EXIT_OK if all(ok) else EXIT_NOT_AS_EXPECTED
 
 
 def _plan(args, claims, profile, device: str) -> int:
@@ -308,7 +330,9 @@ def _cmd_report(args) -> int:
     md = js.with_name("report.md")
     md.write_text(to_markdown(data))
     print(f"{summary_line(data)}. Wrote {md}.")
-    return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
+    claims = data["claims"]
+    raised = [bool(c.get("raised", c["outcome"] == "error")) for c in claims]
+    return _exit_code(raised, [bool(c["ok"]) for c in claims])
 
 
 def _cmd_mutate(args) -> int:
@@ -472,7 +496,8 @@ def _parser() -> argparse.ArgumentParser:
     eq.add_argument("--out", default=None, help="the .tex file (default PAPER-equations.tex)")
     eq.set_defaults(fn=_cmd_equations)
 
-    ve = sub.add_parser("verify", help=COMMANDS["verify"][0])
+    ve = sub.add_parser("verify", help=COMMANDS["verify"][0], epilog=EXIT_CODES,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ve.add_argument("paper", nargs="*", help="papers to verify (default: all implemented)")
     ve.add_argument("--profile", default="quick", choices=PROFILE_CHOICES,
                     help="sizes and examples per claim (default quick)")
@@ -526,7 +551,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")
     mu.set_defaults(fn=_cmd_mutate)
 
-    rp = sub.add_parser("report", help=COMMANDS["report"][0])
+    rp = sub.add_parser("report", help=COMMANDS["report"][0],
+                        epilog="exit codes: as tdcheck verify's, from the report's claims "
+                               "(0 as expected, 1 not as expected, 2 bad input, 3 a claim "
+                               "raised)")
     rp.add_argument("dir", help="a folder holding report.json, or the file itself")
     rp.set_defaults(fn=_cmd_report)
 
@@ -594,7 +622,8 @@ def _set_threads(n: int | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
+    """Entry point; returns the exit code (:data:`EXIT_CODES`: 0 as expected, 1 a claim not
+    as expected, 2 usage or bad input, 3 an error)."""
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
@@ -609,15 +638,21 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.fn(args))
     except _UsageError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ValueError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:  # output piped into head, say
         return 0
     except KeyboardInterrupt:
         print("tdcheck: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # tdcheck itself failed: exit 3, never 1 (not as expected)
+        import traceback
+
+        traceback.print_exc()
+        print(f"tdcheck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

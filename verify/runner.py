@@ -16,7 +16,11 @@ For one claim the runner
 Outcome: ``refuted`` if an example was refuted, else ``inconclusive`` if one was, else
 ``holds``; ``error`` if the check raised.  A claim is *ok* (what the exit code is made of)
 when its outcome matches ``expected``, its control was rejected (or is not applicable), and
-its positive control passed.  Every profile is derandomised with no example database, so a
+its positive control passed.  A claim expected ``inconclusive`` at the profile (its power plan
+or its ``measured_at`` says the profile cannot settle it) is *not settled at this budget*, as
+expected, and the report names the profile (and, from the plan, the size) that would; a
+claim expected to settle whose outcome is ``inconclusive`` is not as expected.  Every profile
+is derandomised with no example database, so a
 run is reproducible from its profile name.
 """
 
@@ -32,7 +36,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from numerics.ensemble import SHOW_PROGRESS
-from verify.claims import ROLE, Claim, Context, Evidence, holm, shift_seed
+from verify.claims import ROLE, Claim, Context, Evidence, PowerPlan, holm, shift_seed
 
 __all__ = ["PROFILES", "ClaimPlan", "ClaimResult", "Profile", "get_profile", "plan_claim",
            "run_claim", "run_claims"]
@@ -114,6 +118,25 @@ class ClaimResult:
         return self.examples_drawn
 
     @property
+    def plan(self) -> PowerPlan | None:
+        """The claim's power calculation at this profile (``Claim.plan``)."""
+        return self.claim.plan(self.profile)
+
+    def settles_at(self) -> dict | None:
+        """For a claim expected ``inconclusive`` here: the first later profile expected to
+        settle it, with its plan's size where the claim has a power calculation; else None."""
+        if self.expected != "inconclusive":
+            return None
+        name = self.claim.settled_at(after=self.profile)
+        if name is None:
+            return {"profile": None}
+        out: dict = {"profile": name, "expected": self.claim.expected_for(name)}
+        plan = self.claim.plan(name)
+        if plan is not None:
+            out |= {"size": plan.have, "needed": plan.needed, "unit": plan.unit}
+        return out
+
+    @property
     def short(self) -> bool:
         """Fewer examples than the profile asked for, without a falsifying one to explain it."""
         return self.examples_drawn < self.examples_requested and self.outcome != "refuted"
@@ -153,6 +176,13 @@ class ClaimResult:
         return (any(v["kind"] == "simulation" for v in self.parts_seen.values())
                 and not self.full_model_runs and self.outcome != "error")
 
+    @property
+    def raised(self) -> bool:
+        """The check, its control or its positive control raised (``tdcheck verify``'s exit
+        code 3): the run could not judge the claim."""
+        return (self.outcome == "error" or self.control_error is not None
+                or self.positive_error is not None)
+
     def problems(self) -> list[str]:
         """Why the claim is not ok, in words (empty when it is)."""
         out = []
@@ -162,7 +192,13 @@ class ClaimResult:
         if self.outcome == "error":
             out.append("the check raised an error")
         elif not self.matches_expected:
-            out.append(f"outcome {self.outcome} but expected {self.expected}")
+            line = f"outcome {self.outcome} but expected {self.expected}"
+            plan = self.plan
+            if self.outcome == "inconclusive" and plan is not None and plan.decides:
+                line += (f" (undecided although its power plan decides at this profile: "
+                         f"{plan.describe()}; a powered design that does not decide points "
+                         f"to a truth inside the band it leaves undecided)")
+            out.append(line)
         if self.control_error is not None:
             out.append("the control raised an error")
         elif self.control_rejected is False:
