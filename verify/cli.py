@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import difflib
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -33,8 +34,23 @@ COMMANDS = {
               "tdcheck sweep markov phase --grid p=0.05:0.95:5 q=0.05:0.95:5"),
 }
 
+#: exit codes of ``tdcheck`` (``tdcheck verify -h`` and the README list them)
+EXIT_OK, EXIT_NOT_AS_EXPECTED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_CODES = (
+    "exit codes:\n"
+    "  0  every claim as expected (a documented finding, expected refuted, is as expected;\n"
+    "     so is a claim 'not settled at this budget' where its power plan says the profile\n"
+    "     cannot decide it)\n"
+    "  1  a claim not as expected: a new finding (refuted where expected to hold, or the\n"
+    "     reverse), undecided where its design decides, a control not rejected, a positive\n"
+    "     control not passing\n"
+    "  2  usage or bad input (unknown paper, claim or option; an unwritable --out)\n"
+    "  3  an error: a check, control or positive control raised, or tdcheck itself did\n"
+    "     (takes precedence over 1)\n"
+    "`make verify` wraps this command: make exits 2 whenever its recipe fails and prints\n"
+    "tdcheck's own code as 'Error N'; a script wanting the code runs .venv/bin/tdcheck.")
 EPILOG = "examples:\n" + "\n".join(f"  {ex}" for _, ex in COMMANDS.values()) + (
-    "\n\n`tdcheck COMMAND -h` gives a command's options.")
+    "\n\n`tdcheck COMMAND -h` gives a command's options.\n\n" + EXIT_CODES)
 
 
 class _UsageError(Exception):
@@ -284,7 +300,14 @@ def _cmd_verify(args) -> int:
     print(to_table(data))
     md, _ = write_reports(results, Path(args.out), meta)
     print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
-    return 0 if all(r.ok for r in results) else 1
+    return _exit_code([r.raised for r in results], [r.ok for r in results])
+
+
+def _exit_code(raised: Sequence[bool], ok: Sequence[bool]) -> int:
+    """3 if any claim raised, else 1 if any is not as expected, else 0 (:data:`EXIT_CODES`)."""
+    if any(raised):
+        return EXIT_ERROR
+    return EXIT_OK if all(ok) else EXIT_NOT_AS_EXPECTED
 
 
 def _plan(args, claims, profile, device: str) -> int:
@@ -315,7 +338,9 @@ def _cmd_report(args) -> int:
     md = js.with_name("report.md")
     md.write_text(to_markdown(data))
     print(f"{summary_line(data)}. Wrote {md}.")
-    return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
+    claims = data["claims"]
+    raised = [bool(c.get("raised", c["outcome"] == "error")) for c in claims]
+    return _exit_code(raised, [bool(c["ok"]) for c in claims])
 
 
 def _cmd_mutate(args) -> int:
@@ -461,6 +486,10 @@ def _cmd_sweep(args) -> int:
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
                    help="auto (CUDA when present, else CPU), cpu or cuda; default auto")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch intra-op threads for every run, mutant and local task "
+                        "(sets TDCHECK_THREADS; default: that variable, else each run's own "
+                        "default; 1 is often fastest on a loaded machine)")
 
 
 def _add_cache(p: argparse.ArgumentParser) -> None:
@@ -490,7 +519,8 @@ def _parser() -> argparse.ArgumentParser:
     eq.add_argument("--out", default=None, help="the .tex file (default PAPER-equations.tex)")
     eq.set_defaults(fn=_cmd_equations)
 
-    ve = sub.add_parser("verify", help=COMMANDS["verify"][0])
+    ve = sub.add_parser("verify", help=COMMANDS["verify"][0], epilog=EXIT_CODES,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ve.add_argument("paper", nargs="*", help="papers to verify (default: all implemented)")
     ve.add_argument("--profile", default="quick", choices=PROFILE_CHOICES,
                     help="sizes and examples per claim (default quick)")
@@ -550,9 +580,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="wall time per row for the map pass and the resolution (default "
                          "1200); a claim whose share runs out says 'not settled'")
     mu.add_argument("--no-progress", action="store_true")
+    mu.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")
     mu.set_defaults(fn=_cmd_mutate)
 
-    rp = sub.add_parser("report", help=COMMANDS["report"][0])
+    rp = sub.add_parser("report", help=COMMANDS["report"][0],
+                        epilog="exit codes: as tdcheck verify's, from the report's claims "
+                               "(0 as expected, 1 not as expected, 2 bad input, 3 a claim "
+                               "raised)")
     rp.add_argument("dir", help="a folder holding report.json, or the file itself")
     rp.set_defaults(fn=_cmd_report)
 
@@ -607,8 +642,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _set_threads(n: int | None) -> None:
+    """``--threads N``: the thread policy's override (``numerics.threads``) for this process
+    and the processes it starts."""
+    if n is None:
+        return
+    from numerics.threads import ENV
+
+    if n < 1:
+        raise ValueError(f"--threads must be >= 1, got {n}")
+    os.environ[ENV] = str(n)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
+    """Entry point; returns the exit code (:data:`EXIT_CODES`: 0 as expected, 1 a claim not
+    as expected, 2 usage or bad input, 3 an error)."""
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
@@ -619,18 +667,25 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "fn", None) is None:
             parser.print_help()
             return 0
+        _set_threads(getattr(args, "threads", None))
         return int(args.fn(args))
     except _UsageError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ValueError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:  # output piped into head, say
         return 0
     except KeyboardInterrupt:
         print("tdcheck: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # tdcheck itself failed: exit 3, never 1 (not as expected)
+        import traceback
+
+        traceback.print_exc()
+        print(f"tdcheck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -130,6 +130,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from numerics.threads import thread_count
+
 __all__ = [
     "DEFAULT_DELTA",
     "LABEL_SWAPS",
@@ -663,7 +665,7 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
 
     from numerics.cache import observing
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(thread_count(1))
     theory = _load_row(paper, theory_module)
     kinds = _mutant_kinds(theory)
     observer = _MapObserver()
@@ -715,7 +717,7 @@ def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
 
     from numerics.cache import observing
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(thread_count(1))
     theory = _load_row(paper, theory_module)
     original = getattr(theory, mutant.function)
 
@@ -751,8 +753,9 @@ def _forkserver():
     starts in a fraction of a second and still imports and patches its row from scratch."""
     import multiprocessing as mp
 
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    n = str(thread_count(1))
+    os.environ.setdefault("OMP_NUM_THREADS", n)
+    os.environ.setdefault("MKL_NUM_THREADS", n)
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
     return ctx
@@ -802,7 +805,8 @@ def _child(kind: str, payload: dict, timeout: float | None) -> dict:
 
 
 def _interpreter(src: Path, dst: Path, timeout: float | None, progress: Path) -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    n = str(thread_count(1))
+    env = {**os.environ, "OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
     root = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
     try:
