@@ -1427,8 +1427,9 @@ def headline(s: Mapping) -> str:
     """One row's mutation numbers in words: score, simulation score, resolution."""
     out = []
     if s.get("score") is not None:
-        extra = [f"{s[k]} {w}" for k, w in (("weak", "weak"), ("exceptions", "exceptions"),
-                                             ("timeouts", "timeouts")) if s.get(k)]
+        extra = [f"{s[k]} {w if s[k] != 1 else w.rstrip('s')}"
+                 for k, w in (("weak", "weak"), ("exceptions", "exceptions"),
+                              ("timeouts", "timeouts")) if s.get(k)]
         out.append(f"{100 * s['score']:.0f}%" + (f" ({', '.join(extra)})" if extra else ""))
     else:
         out.append("score not measured")
