@@ -366,10 +366,14 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
     assert [g["result"] for g in res["simrow.sees"]["rungs"]] == [
         "not rejected", "not rejected", "rejected"]
     assert len(res["simrow.sees"]["rungs"][0]["tried"]) == 1  # a failing rung stops early
-    assert res["simrow.sees"]["by_function"] == {"eigen": {"delta": 0.05, "weak_delta": 0.05}}
+    assert res["simrow.sees"]["by_function"] == {
+        "eigen": {"delta": 0.05, "weak_delta": 0.05, "moves_simulation": True}}
     assert res["simrow.noisy"]["delta"] == 0.10 and res["simrow.noisy"]["weak_delta"] == 0.05
     assert res["simrow.blind"]["delta"] == "> 50 %"
-    assert res["simrow.raises"]["delta"] == "> 50 %"
+    # a check that raises under every mutant shows no simulation part moving: > 50 %, and
+    # the function is named as not reaching the simulation parts
+    assert res["simrow.raises"]["delta"].startswith("> 50 %: no mutant")
+    assert res["simrow.raises"]["not_in_simulation_parts"] == res["simrow.raises"]["functions"]
     assert {t["verdict"] for g in res["simrow.raises"]["rungs"] for t in g["tried"]} == {"defect"}
     assert res["simrow.ordering"]["delta"] == "n/a: qualitative (signs or orderings only)"
     assert res["simrow.ordering"]["rungs"] == []

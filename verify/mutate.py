@@ -77,13 +77,17 @@ measures that, row by row:
 7. **Resolution** (``resolution=True``, ``tdcheck mutate --resolution``): for each claim
    with a simulation part, the smallest ``delta`` on :data:`LADDER` (1, 2, 5, 10, 20, 50 %)
    at which both whole-output scale mutants (every numeric leaf of the output times
-   ``1 + delta``, resp. ``1 - delta``) of every theory function the claim consumes are
-   rejected (a simulation part that passed in the map run fails) by that claim's
+   ``1 + delta``, resp. ``1 - delta``) of every theory function the claim's simulation
+   parts consume are rejected (a simulation part that passed in the map run fails) by that claim's
    simulation parts, with the claim's check alone (no controls) on every example.  Each
    function climbs the ladder on its own first (its ``+delta`` mutant, then its ``-delta``
    one; a rung stops at the first mutant not at least weakly rejected, and the function
    stops at the first rung where both are rejected), which names the function that limits
-   the claim (``by_function``); the claim's answer is the largest of those rungs, confirmed
+   the claim (``by_function``).  A consumed function none of whose mutants, up to 50 %,
+   moves a simulation part's numbers or status feeds only the claim's symbolic parts: it is
+   named in ``not_in_simulation_parts`` and left out (if every function is, the answer is
+   "> 50 %: no mutant ... moved a simulation part").  The claim's answer is the largest of
+   those rungs, confirmed
    by running every other function's pair there (and, should one not be rejected there, the
    whole set up the ladder from it).  ``weak_delta``: the largest of the functions' first
    rungs where both mutants were at least weakly rejected (a simulation part left ``pass``;
@@ -515,7 +519,7 @@ def _summary(result) -> dict:
 def _check_only(claim, profile: str, ctx) -> dict:
     """The claim's check alone on every example the profile asks for (no controls, no
     shrinking): its outcome and its parts' kinds and worst statuses (the resolution)."""
-    from verify.runner import _explore, _parts_seen, get_profile
+    from verify.runner import _explore, _parts_seen, _worst, get_profile
 
     start = time.perf_counter()
     n_drawn = getattr(get_profile(profile), claim.cost)
@@ -527,9 +531,13 @@ def _check_only(claim, profile: str, ctx) -> dict:
     statuses = {ev.status for _, ev in seen.runs}
     outcome = ("error" if not seen.runs else "refuted" if "refuted" in statuses
                else "inconclusive" if "inconclusive" in statuses else "holds")
+    _, worst = _worst(seen.runs)
+    parts = {} if worst is None else {
+        p.name: [_f(p.predicted), _f(p.observed), _f(p.error), _f(p.lower), _f(p.upper),
+                 _f(p.tolerance)] for p in worst.parts}
     return {"outcome": outcome, "message": "" if seen.runs else "no example was run",
             "kinds": {n: [v["kind"], v["status"]] for n, v in _parts_seen(seen.runs).items()},
-            "seconds": round(time.perf_counter() - start, 3)}
+            "parts": parts, "seconds": round(time.perf_counter() - start, 3)}
 
 
 def _f(x: float) -> float | str:
@@ -1204,6 +1212,20 @@ def _resolution_verdict(base: Mapping, mut: Mapping) -> tuple[str, list[str]]:
     return ("weak", left) if left else ("not rejected", [])
 
 
+def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
+    """Whether a simulation part's numbers (worst example) or status differ from the map's."""
+    kinds, parts, now = base.get("kinds") or {}, base.get("parts") or {}, mut.get("parts") or {}
+    now_kinds = mut.get("kinds") or {}
+    for name, (kind, status) in kinds.items():
+        if kind != "simulation":
+            continue
+        if name in now and now[name] != parts.get(name):
+            return True
+        if name in now_kinds and now_kinds[name][1] != status:
+            return True
+    return False
+
+
 def _resolution_plan(mp: Mapping) -> tuple[dict[str, dict], list[tuple[str, list[str]]]]:
     """Answers known without running (n/a), and the (claim, functions) to measure."""
     base_all, kinds = mp["baseline"], mp.get("mutant_kinds", {})
@@ -1266,6 +1288,8 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             mut = out.get(cid) if "error" not in out else {
                 "error": out["error"], "timed_out": bool(out.get("timed_out"))}
             verdict, parts = _resolution_verdict(base, mut or {"error": "claim not run"})
+            if verdict in ("rejected", "weak") or _moves_simulation(base, mut or {}):
+                moved.add(fop[0])
             return m.label, parts, verdict
 
         def rung(d: float, fops: list[tuple[str, str]], function: str | None) -> str:
@@ -1296,7 +1320,10 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         def out_of_time() -> bool:
             return time.perf_counter() - t0 >= per_claim
 
-        # 1. each function alone up the ladder: its own rung (both signs rejected)
+        # 1. each function alone up the ladder: its own rung (both signs rejected); a
+        # function none of whose mutants moves a simulation part's numbers is not consumed
+        # by the simulation parts (it feeds the claim's symbolic parts) and is left out
+        moved: set[str] = set()
         per_fn: dict[str, Any] = {}
         weak_fn: dict[str, float | None] = {}
         settled = True
@@ -1317,15 +1344,21 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                     break
             if not settled:
                 break
-        entry["by_function"] = {f: {"delta": per_fn[f], "weak_delta": weak_fn.get(f)}
-                                for f in per_fn}
+        entry["by_function"] = {f: {"delta": per_fn[f], "weak_delta": weak_fn.get(f),
+                                    "moves_simulation": f in moved} for f in per_fn}
+        if settled:
+            entry["not_in_simulation_parts"] = sorted(f for f in fns if f not in moved)
+            fns = [f for f in fns if f in moved]
         numeric = [per_fn.get(f) for f in fns]
-        if settled and all(weak_fn.get(f) is not None for f in fns):
+        if settled and fns and all(weak_fn.get(f) is not None for f in fns):
             entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
         delta: Any
         if not settled:
             delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
                      f"(functions measured: {', '.join(f for f in per_fn if isinstance(per_fn[f], float))})")
+        elif not fns:
+            delta = ("> 50 %: no mutant of a consumed theory function moved a simulation "
+                     "part (the simulation parts take nothing this ladder can change)")
         elif not all(isinstance(v, float) for v in numeric):
             delta = "> 50 %"
         else:
