@@ -409,8 +409,10 @@ SIZES = SizeTable({
     # runs per depth and example, each (8 layers) 2.8e12 FLOP by the plan's FLOP model
     # (``_init_noise_cost``), hours on one GPU.
     "depth_seeds": {"test": 4, "quick": 4, "ci": 10, "thorough": 10},
-    # Bootstrap resamples of the covariate-tail claim's Hill ratio.
-    "bootstrap": {"test": 200, "quick": 1000},
+    # Model seeds of the covariate-tail claim (an interval over seeds): quick, ci and
+    # thorough the count of its power calculation (verify.linear_attention.
+    # tail_seeds_needed, which a test holds these entries to); test a smoke count.
+    "noise_seeds": {"test": 2, "quick": 5, "ci": 5, "thorough": 5},
     # L-BFGS fits on fixed prompts (the inverse-covariance claim).  AhnPGD's batch is 20 000
     # prompts (their Fig. 1/2 protocol), as ci; the iteration budget of the authors' L-BFGS
     # notebook is not known to us, so thorough keeps ci's.  One fit (and its twin) per

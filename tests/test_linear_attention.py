@@ -518,3 +518,26 @@ def test_half_published_null_is_rejected_at_thorough_and_only_by_a_large_effect(
     none = vl.synthetic_run("setting2", 0, ctx, effect=0.0, seeds=6)
     assert not any(p.passed for p in vl.condition_parts(none, 1, "setting2"))
     assert not any(p.failed for p in vl.condition_parts(none, -1, "setting2", half=True))
+
+
+def test_tail_claim_runs_its_power_calculations_seeds_disjoint_from_the_pilot():
+    from verify import linear_attention as vl
+
+    need = vl.tail_seeds_needed()
+    for profile in ("quick", "ci", "thorough"):
+        assert nl.SIZES.at("noise_seeds", profile) >= need
+    claim = next(c for c in vl.claims() if c.id.endswith(".heavy_tailed_noise"))
+    assert all(e.params["seed"] >= vl.TAIL_FIRST_SEED for e in claim.examples)
+    assert vl.TAIL_FIRST_SEED >= 6  # the pilot's model seeds were 0-5
+
+
+def test_correlated_one_layer_fit_is_held_to_gamma_star_of_sigma_not_the_control():
+    """The one-layer fit at a correlated Sigma (test size): its weighted residual against
+    the control's Gamma* (tr(Sigma)/n term dropped) is far beyond the chi-square point."""
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    ctx = Context(profile="test")
+    wrong = vl._correlated_fit_part(vl.wrong_preconditioner, 0, ctx)
+    assert wrong.failed
+    assert wrong.details["resolves_scale_error"] > 0
