@@ -541,3 +541,15 @@ def test_correlated_one_layer_fit_is_held_to_gamma_star_of_sigma_not_the_control
     wrong = vl._correlated_fit_part(vl.wrong_preconditioner, 0, ctx)
     assert wrong.failed
     assert wrong.details["resolves_scale_error"] > 0
+
+
+def test_balanced_flow_torch_parts_are_powered_to_reject_the_n_plus_1_control():
+    """The n + 1 flow's GD map lies beyond the map parts' pilot tolerances, by enough that
+    the profile's ZFB members reject it with power 0.9 on some part (quick and ci)."""
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    for profile in ("quick", "ci"):
+        plan = vl.balanced_flow_control_members(profile)
+        members = Context(profile=profile).size(nl.SIZES, "zfb")["members"]
+        assert any(m is not None and m <= members for _, m in plan.values()), profile
