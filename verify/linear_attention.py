@@ -1205,7 +1205,12 @@ def floor_eval_prompts_needed(power: float = 0.9) -> int:
           "needs about 2000 steps (FLOOR_MIN_STEPS): SIZES 'gd_family_deep' trains it at "
           "ci's 2000 from quick on; a shorter run (the test profile's smoke run) measures "
           "nothing about the trained L = 3 model, and its trained parts say so (not "
-          "measured). Until df7f95e L = 3 was only drawn, at ci. The evaluation prompts of "
+          "measured). Until df7f95e L = 3 was only drawn, at ci. The first quick run with L = "
+          "3 pinned (dc22ce6, under load) passed every part of it but the torch evaluation "
+          "loss vs floor, inconclusive for both members (errors 5.7e-4 and 5.8e-4, s.e. "
+          "6.4e-4 and 6.7e-4 at 440 000 prompts, tolerance 1.34e-3): the evaluation prompts "
+          "were planned at L = 2 (FLOOR_EVAL_PILOT); taking that run as L = 3's pilot, the "
+          "same calculation asks about 2.8 million prompts, not yet run. The evaluation prompts of "
           "quick, ci and thorough (SIZES gd_family) come from floor_eval_prompts_needed: the "
           "pilot's 200 000 left the torch-loss part undecided (ci at 6750882; quick too).",
 )
