@@ -409,8 +409,10 @@ SIZES = SizeTable({
     # runs per depth and example, each (8 layers) 2.8e12 FLOP by the plan's FLOP model
     # (``_init_noise_cost``), hours on one GPU.
     "depth_seeds": {"test": 4, "quick": 4, "ci": 10, "thorough": 10},
-    # Bootstrap resamples of the covariate-tail claim's Hill ratio.
-    "bootstrap": {"test": 200, "quick": 1000},
+    # Model seeds of the covariate-tail claim (an interval over seeds): quick, ci and
+    # thorough the count of its power calculation (verify.linear_attention.
+    # tail_seeds_needed, which a test holds these entries to); test a smoke count.
+    "noise_seeds": {"test": 2, "quick": 5, "ci": 5, "thorough": 5},
     # L-BFGS fits on fixed prompts (the inverse-covariance claim).  AhnPGD's batch is 20 000
     # prompts (their Fig. 1/2 protocol), as ci; the iteration budget of the authors' L-BFGS
     # notebook is not known to us, so thorough keeps ci's.  One fit (and its twin) per
@@ -523,7 +525,13 @@ class GDFamilyResult:
     eval_se: np.ndarray
 
 
-@run_function("linear_attention.gd_family")
+def _gd_family_smoke() -> GDFamilyConfig:
+    return GDFamilyConfig(layers=2, members=2, steps=20, decay_at=10, batch=100,
+                          eval_prompts=500)
+
+
+# the full model: Adam by torch autograd on the prompt loss (``prompt_loss``); no theory
+@run_function("linear_attention.gd_family", full_model=True, smoke=_gd_family_smoke)
 def run_gd_family(config: GDFamilyConfig, *, device: str = "cpu") -> GDFamilyResult:
     """Train the B = 0 family run ``config`` (``cache=``: loaded when cached)."""
     from numerics.ensemble import (
@@ -713,7 +721,14 @@ def zfb_off_block_hessian(u: float, U: np.ndarray, *, chunks: int, prompts: int,
     return np.array(out)
 
 
-@run_function("linear_attention.zfb")
+def _zfb_smoke() -> ZFBConfig:
+    return ZFBConfig(steps=20, batch=100, members=2, record_every=5, noise_batches=2,
+                     noise_full=400)
+
+
+# the full model: plain GD by torch autograd on ZFB's loss of the full one-layer model
+# (``zfb_loss``) from ZFB's balanced init (``zfb_init``, here, not theory); no theory
+@run_function("linear_attention.zfb", full_model=True, smoke=_zfb_smoke)
 def run_zfb(config: ZFBConfig, *, device: str = "cpu") -> ZFBResult:
     """Train the ZFB run ``config`` (``cache=``: loaded when cached)."""
     from numerics.ensemble import TrainConfig, stack_members, train
@@ -908,7 +923,14 @@ def _eval_batch(cfg: ICLConfig, device, size: int = 1000, dtype=torch.float64, s
                           dtype=dtype, device=device)
 
 
-@run_function("linear_attention.comparison")
+def _comparison_smoke() -> ComparisonRun:
+    return ComparisonRun(seeds=1, steps=4, batch=50, eval_every=2, hessian_at=(2,),
+                         eval_batch=50, hessian_batch=50)
+
+
+# the full model: SGD-momentum and Adam by torch autograd on the prompt loss; the post-hoc
+# diagnostics (Hessians, smoothness) are of that trained model's own loss; no theory
+@run_function("linear_attention.comparison", full_model=True, smoke=_comparison_smoke)
 def run_comparison(run: ComparisonRun, *, device: str = "cpu") -> ComparisonResult:
     """Train the comparison ``run`` and measure its post-hoc diagnostics (``cache=``:
     loaded when cached).  Training progress shows while the runner's
@@ -1057,7 +1079,14 @@ def _init_noise_cost(config: NoiseConfig, device: str = "cpu") -> tuple[float, f
     return float(config.samples + chunks), flops
 
 
-@run_function("linear_attention.init_noise", maxsize=16, cost=_init_noise_cost)
+def _init_noise_smoke() -> NoiseConfig:
+    return NoiseConfig(samples=10, batch=50, full=500)
+
+
+# the full model at the authors' initialisation (not trained: the claims are about the noise
+# at init): minibatch and full gradients by torch autograd on the model's own loss; no theory
+@run_function("linear_attention.init_noise", maxsize=16, cost=_init_noise_cost,
+              full_model=True, smoke=_init_noise_smoke)
 def run_init_noise(config: NoiseConfig, *, device: str = "cpu") -> np.ndarray:
     """The ``samples`` noise norms of ``config`` (``cache=``: loaded when cached).  The LRU
     holds 16 (small) results: the two tail claims ask for 10 at quick."""
@@ -1160,7 +1189,13 @@ def _fit_cost(config: FitConfig, device: str = "cpu") -> tuple[float, float]:
                                           with_b=False)
 
 
-@run_function("linear_attention.fit", cost=_fit_cost)
+def _fit_smoke() -> FitConfig:
+    return FitConfig(layers=1, prompts=200, iterations=5)
+
+
+# the full model: L-BFGS on the B = 0 family's own prompt loss by torch autograd, and its
+# sampling law from that loss's per-prompt gradients and Hessian (torch.func); no theory
+@run_function("linear_attention.fit", cost=_fit_cost, full_model=True, smoke=_fit_smoke)
 def run_fit(config: FitConfig, *, device: str = "cpu") -> FitResult:
     """The L-BFGS fit ``config`` (``cache=``: loaded when cached)."""
     cfg = ICLConfig(layers=config.layers, sigma=config.sigma, w_law=config.w_law)
