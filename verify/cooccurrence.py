@@ -435,11 +435,11 @@ def check_canonical_closure(params: dict, ctx: Context, *, theory) -> Evidence:
         Part("first_order", 2.0, e1 / e2, abs(e1 / e2 - 2.0), 0.3,
              "GD's global error is c1 eta + c2 eta^2 against gradient flow; the eta^2 term moves "
              "the ratio e(eta)/e(eta/2) off 2 by ~ (c2/c1) eta (a few % at eta |H| ~ 1e-3); "
-             "0.3 allowance", details={"e_eta": e1, "e_eta_half": e2, "eta": eta}),
+             "0.3 allowance", details={"e_eta": e1, "e_eta_half": e2, "eta": eta}, kind="simulation"),
         Part("richardson", 0.0, rich, rich, 0.25 * e2 + 1e-8,
              "Richardson 2X(eta/2) - X(eta) cancels the O(eta) error; the O(eta^2) remainder is "
              "below e(eta/2)/4 when (c2/c1) eta < 1/2; 1e-8 for the ODE solver (rtol 1e-10)",
-             details={"relative_motion": moved}),
+             details={"relative_motion": moved}, kind="simulation"),
     ), {"t_end": t_end, "relative_change_of_state": moved})
 
 
@@ -471,7 +471,7 @@ def check_invariants(params: dict, ctx: Context, *, theory) -> Evidence:
         parts.append(identically_zero(f"symbolic_{name}", drift,
                                       "exact sympy identity: theory.invariants differentiated "
                                       "along theory.canonical_rhs; 0 if the drift simplifies "
-                                      "to zero, else 1"))
+                                      "to zero, else 1", kind="symbolic"))
 
     def gd_drift(run: nc.CoRun) -> dict:
         m1 = run.config.m1
@@ -510,7 +510,7 @@ def check_invariants(params: dict, ctx: Context, *, theory) -> Evidence:
                           "exact GD identity: first-order terms cancel as in the flow, each "
                           "step adds m1 eta^2 (|dL/dW|^2 - |dL/dW_V|^2); float64 rounding of "
                           "S + m1 tr M (4 eps per step, linear accumulation)",
-                          details={"predicted_drift_over_tolerance": abs(pv) / res["tol_v"]}))
+                          details={"predicted_drift_over_tolerance": abs(pv) / res["tol_v"]}, kind="simulation"))
     pk, ok, ek = moving["kq"]
     parts.append(Part("gd_kq_balance", pk, ok, ek, moving["tol_kq"],
                       "exact GD identity eta^2 (|dL/dW_K|^2 - |dL/dW_Q|^2) per step, on the "
@@ -519,15 +519,15 @@ def check_invariants(params: dict, ctx: Context, *, theory) -> Evidence:
                       details={"predicted_drift_over_tolerance": abs(pk) / moving["tol_kq"],
                                "theory_scaled_run": {"predicted": main["kq"][0],
                                                      "observed": main["kq"][1],
-                                                     "tolerance": main["tol_kq"]}}))
+                                                     "tolerance": main["tol_kq"]}}, kind="simulation"))
     zrun = _run(_sized(ctx, "zero_kq", seed), ctx)
     kq = max(float(zrun.final["WK"].abs().max()), float(zrun.final["WQ"].abs().max()))
     parts.append(Part("kq_stays_zero", 0.0, kq, kq, 0.0,
                       "W_K = W_Q = 0 is invariant: their gradients W_Q Gamma^T, W_K Gamma vanish "
-                      "exactly (no rounding: products with exact zeros)"))
+                      "exactly (no rounding: products with exact zeros)", kind="simulation"))
     dp = float(np.max(zrun.max_dp))
     parts.append(Part("uniform_attention", 0.0, dp, dp, 0.0,
-                      "softmax of all-zero scores is the same float 1/L at every step"))
+                      "softmax of all-zero scores is the same float 1/L at every step", kind="simulation"))
     return Evidence(tuple(parts))
 
 
@@ -599,6 +599,8 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
         rec["dA"].append(e)
         if e / rel_tol >= dA_err / max(dA_tol, 1e-300):
             dA_err, dA_tol = e, rel_tol
+        # softmax_exact (symbolic): the model's forward pass with constructed scores serves as
+        # an independent evaluator of the softmax, not as a trained run
         dp = float(theory.softmax_change(dA, run.data.tokens, cfg.m))
         sm_err = max(sm_err, abs(dp - _forward_dp(dA, run.data.tokens, cfg.m)))
         e = abs(math.log(float(run.max_dp[k, i]) / dp))
@@ -663,61 +665,61 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
              "private-token class margin > 0 (theory.private_margins); the full run's sample "
              "margins start spread by sd(F(0)) (theory.initial_output_sd): allowance log of "
              "tau(min margin > 3 sd F(0)) / tau(min margin > 0), plus the record spacing",
-             details={"members": obs_t, "tau_3sd": t_3sd}),
+             details={"members": obs_t, "tau_3sd": t_3sd}, kind="simulation"),
         Part("initial_rate_mu1", rates[0], w1, abs(w1 - rates[0]), rate_tol,
              "Lemma 4.1: dG(mu1)/dtau -> (pi1 - pi2)/2; corrections O(sigma0^2/sigma1^2) (m1 M r), "
              "O(|F(0)|) and the finite difference over the first record: 20 % of the measured "
-             "initial dG1/dtau"),
+             "initial dG1/dtau", kind="simulation"),
         Part("initial_rate_mu3", rates[2], w3, abs(w3 - rates[2]), rate_tol,
              "Lemma 4.2: positive and negative samples cancel, dG(mu3)/dtau -> 0; same "
-             "corrections as for mu1: |dG3 - predicted| <= 0.2 x measured dG1"),
+             "corrections as for mu1: |dG3 - predicted| <= 0.2 x measured dG1", kind="simulation"),
         Part("score_change", 0.0, dA_err, dA_err, dA_tol,
              "Theorem E.28 (|Delta score| <= O~(m^-3/2)) sharpened: Delta A on mu1..mu3 at T1 "
              "= (2 kappa/S0) int Gamma dtau (theory.score_drift; relative Frobenius error); "
              "allowance 3 sqrt(2/m) (chi-square spread of K_G, Q_G diagonals) + the "
              "initial-G spread", details={"members": rec["dA"],
-                                          "paper_bound_m^-1.5": cfg.m ** -1.5}),
+                                          "paper_bound_m^-1.5": cfg.m ** -1.5}, kind="simulation"),
         Part("attention_frozen", 0.0, dp_err, dp_err, dp_tol,
              "Proposition E.3 / Corollary E.24 (|p - p(0)| = O~(1/(L m))) sharpened: the "
              "softmax change of the predicted Delta A (theory.softmax_change) on the run's "
              "samples; |log(observed/predicted)|, same relative allowance as score_change",
              details={"members_observed_predicted": rec["dp"],
-                      "paper_bound": 1 / (cfg.L * cfg.m)}),
+                      "paper_bound": 1 / (cfg.L * cfg.m)}, kind="simulation"),
         Part("S_constant", 0.0, dS_err, dS_err, dS_tol,
              "Proposition E.12 (S changes by O~(1/m)) sharpened: S^2 - S0^2 = 2 m1 Delta|beta|^2 "
              "(theory.s_drift, |beta|^2 from theory.private_beta_sq); relative error; "
              "allowance 6 sd_G/|beta| (3 sd of the cross term 2 beta(0).Delta beta)",
-             details={"members_observed_predicted": rec["dS"]}),
+             details={"members_observed_predicted": rec["dS"]}, kind="simulation"),
         Part("loss_at_T1", 0.0, l_err, l_err, l_tol,
              "Theorem 3.1: L(T1) = Theta(1); predicted: the reduced loss at the observed T1 "
              "(theory.private_losses); allowance: its change when (G1, G2, G3) start at +-3 "
-             "sd of G(0)", details={"members_observed_predicted": rec["loss"]}),
+             "sd of G(0)", details={"members_observed_predicted": rec["loss"]}, kind="simulation"),
         Part("signs_at_T1", 0.0, wrong, wrong, 0.0,
-             "Theorem 3.1: G1, G2 >= Omega(1) > 0 > G3 at T1 (count of members violating)"),
+             "Theorem 3.1: G1, G2 >= Omega(1) > 0 > G3 at T1 (count of members violating)", kind="simulation"),
         Part("initial_rates_exact", 0.0, rate_exact, rate_exact, 64 * EPS,
              "Lemmas 4.1-4.2 (theory.initial_rates, all three) against the exact canonical "
              "velocity (theory.canonical_velocity) on the run's training set at G = 0, S = 1, "
              "M = A = 0 (exact proportions: the same numbers); largest absolute difference; "
-             "allowance 64 eps (rounding of the mean over n samples)"),
+             "allowance 64 eps (rounding of the mean over n samples)", kind="symbolic"),
         Part("beta_sq_exact", 0.0, b2_err, b2_err, 64 * EPS,
              "theory.private_beta_sq at the reduction's state at T1 against |beta|^2 of that "
              "state placed on the run's tokens (each random token of class k carries P_k); "
-             "relative; allowance 64 eps (rounding of a sum of squares)"),
+             "relative; allowance 64 eps (rounding of a sum of squares)", kind="symbolic"),
         Part("score_drift_exact", 0.0, sd_err, sd_err, 1e-12,
              "theory.score_drift (the Delta A of score_change) against the trapezoid over "
              "dt = dtau/S0 of the exact canonical dA/dt (theory.canonical_velocity, "
              "Gamma Q_G + K_G Gamma at K_G = Q_G = kappa I) along the reduction to T1, on the "
-             "run's tokens; relative; allowance 1e-12 (rounding of sums over samples and grid)"),
+             "run's tokens; relative; allowance 1e-12 (rounding of sums over samples and grid)", kind="symbolic"),
         Part("s_drift_exact", 0.0, ds_err, ds_err, 1e-7,
              "theory.s_drift's slope S0 d(Delta S/S0)/d|beta|^2 against the exact canonical "
              "velocity's dS/dt / d|beta|^2/dt = m1/S at M = 0, S = S0 (1 + s_drift) (the "
              "reduction's state at T1 on the run's tokens); relative; allowance 1e-7: the "
-             "central difference's O(1e-8) and its rounding, eps/1e-4"),
+             "central difference's O(1e-8) and its rounding, eps/1e-4", kind="symbolic"),
         Part("softmax_exact", 0.0, sm_err, sm_err, 8 * EPS,
              "theory.softmax_change of the predicted Delta A against the attention of the "
              "model's own forward pass (numerics.cooccurrence.forward, Eq. (1)) with those "
              "scores on mu1..mu3 and 0 elsewhere; absolute; allowance 8 eps (rounding of "
-             "softmax entries of size 1/L and of 1/L)"),
+             "softmax entries of size 1/L and of 1/L)", kind="symbolic"),
     ), {"S0": run.S0.tolist()})
 
 
@@ -806,19 +808,19 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
              "(theory.private_losses) from the member's own initial G; allowance: its change "
              "(second order) when the random tokens' G(0) spreads each class's margins (sd_G "
              "from theory.initial_output_sd), plus GD's relative departure h lambda/2",
-             details={"rises": rises}),
+             details={"rises": rises}, kind="simulation"),
         Part("peak_time", *peak_w,
              "log peak time (vertex of a parabola through the three records at the maximum) "
              "against the reduction's (member's own start); allowance: the random-token G(0) "
              "spread plus the parabola's O(h^2) error, (record spacing / peak time)^2",
-             details={"peaks": peaks}),
+             details={"peaks": peaks}, kind="simulation"),
         Part("falls_in_phase1", 0.0, min(falls), max(0.0, 0.02 - min(falls)), 0.0,
-             "Lemma 4.3: after T_0.5 the single-target losses fall before T1 (>= 2 % below peak)"),
+             "Lemma 4.3: after T_0.5 the single-target losses fall before T1 (>= 2 % below peak)", kind="simulation"),
         Part("t_half_limit", peak_lim, th, abs(th - peak_lim), h ** 2 + ODE_ROUND,
              "Lemma 4.3's T_0.5 (theory.t_half, four-class system) against the peak of the "
              "I2 loss of the private-token reduction at n = 6e10 (its n -> infinity limit; "
              "the peak identity dq2 = -(dG1 + dG3) makes the two one time); allowance: the "
-             "parabola vertex's O(h^2) on a grid of step h, plus ODE rounding"),
+             "parabola vertex's O(h^2) on a grid of step h, plus ODE rounding", kind="symbolic"),
     ), {"t_half_four_class": th})
 
 
@@ -885,14 +887,14 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         Part("onset_before_T1", 1.0, late, max(0.0, math.log(late)) if late > 0 else math.inf,
              0.0, "Lemma 4.3/E.19: the sandwich with C = 0.05 holds from some T_0.5 <= T1 to the "
              "end of the run (T1 = first classification; onset/T1, largest over members); "
-             "finite differences of recorded G", details={"onsets": onsets, "T1": t1s}),
+             "finite differences of recorded G", details={"onsets": onsets, "T1": t1s}, kind="simulation"),
         Part("onset_vs_reduction", *worst_p,
              "log onset against the private-token reduction's from the member's own start "
              "(theory.private_trajectory, same C and finite differences); allowance: its "
-             "random-token G(0) spread plus the relative record spacing"),
+             "random-token G(0) spread plus the relative record spacing", kind="simulation"),
         Part("upper_side_margin", SANDWICH_C, min(ups), max(0.0, SANDWICH_C - min(ups)), 0.0,
              "Lemma 4.3/F.6 upper side -dG3 <= (1-C)(dG1 + dG2) from the predicted onset to "
-             "tau_end: min (1 + dG3/(dG1 + dG2)) >= C"),
+             "tau_end: min (1 + dG3/(dG1 + dG2)) >= C", kind="simulation"),
     ), {"t_half_four_class": float(theory.t_half())})
 
 
@@ -951,7 +953,7 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
                   "system's from the member's own initial G (0 by symmetry from G = 0); "
                   "allowance: its random-token G(0) spread and its change over the clock "
                   "offset (theory-independent: GD step x curvature, tau_eff/tau - 1)",
-                  details={"members": parts_obs["ratio"]})]
+                  details={"members": parts_obs["ratio"]}, kind="simulation")]
     for key, name, what in (("a", "lemma45_total_over_R_num",
                              "sum g / (sum_{I2 u I3 u I4} g - sum_I1 g)"),
                             ("b", "lemma45_total_over_R_den",
@@ -961,7 +963,7 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
                           f"Lemma 4.5/F.6: {what} = O(1); largest after T1 against the reduced "
                           "system's (theory.private_losses, member's own start); relative "
                           "error; allowance: its relative random-token G(0) spread and clock "
-                          "offset (as I2_over_I3)", details={"members": parts_obs[key]}))
+                          "offset (as I2_over_I3)", details={"members": parts_obs[key]}, kind="simulation"))
     return Evidence(tuple(parts))
 
 
@@ -1020,11 +1022,11 @@ def check_ratio_limit(params: dict, ctx: Context, *, theory) -> Evidence:
              "-dG3/dG1 over the last record interval against the private-token reduction's "
              "over the same tau_eff interval (relative); allowance: the GD time lead g/2 "
              "(g = step growth), the m1 M r tilt towards -G3/G1 (weight tau_eff/tau - 1) and "
-             "g^2", details={"tau_end": float(np.min(run.tau[:, -1]))}),
+             "g^2", details={"tau_end": float(np.min(run.tau[:, -1]))}, kind="simulation"),
         Part("R_inf", inf[0], inf[1], inf[2], inf[3],
              "R_inf of theory.sample_max_margin; allowance: the reduction's own distance from "
              "its value at tau = 1e15 (its limit, computed without the max margin) plus the "
-             "R_finite_tau allowance"),
+             "R_finite_tau allowance", kind="simulation"),
     ]
     # the class-level constants (theory.class_max_margin, exact KKT enumeration) against an
     # independent numeric solution (SLSQP) of the same problem on the rows y_k z_k
@@ -1043,10 +1045,10 @@ def check_ratio_limit(params: dict, ctx: Context, *, theory) -> Evidence:
                       "class level (random tokens ignored): theory.class_max_margin's gamma*^2, "
                       "beta* and R_inf = 3/2 against an independent numeric (SLSQP, ftol 1e-15) "
                       "solution of the hard-margin problem on the rows y_k z_k; largest "
-                      "relative difference; allowance 1e-6 (SLSQP's accuracy at ftol 1e-15)"))
+                      "relative difference; allowance 1e-6 (SLSQP's accuracy at ftol 1e-15)", kind="symbolic"))
     if n >= L**2:  # Condition 1 (n >= Omega~(L^2)): where Lemma F.6 is stated
         parts.append(Part("in_1_2", 1.5, fin[1], max(0.0, 1 - fin[1], fin[1] - 2), 0.0,
-                          "Lemma F.6: the contractive root R* lies in (1, 2)"))
+                          "Lemma F.6: the contractive root R* lies in (1, 2)", kind="simulation"))
     return Evidence(tuple(parts), {"gamma_sq": float(mm.gamma_sq), "n": n, "L": L})
 
 
@@ -1120,11 +1122,11 @@ def check_loss_law(params: dict, ctx: Context, *, theory) -> Evidence:
              "Theorem F.8 (theory.loss_law) anchored at T1 (first classification) with C fitted "
              "on the first tenth of [T1, t_end]: relative error at t_end; allowance: the same "
              "procedure's error on the private-token reduction (its finite-time departure "
-             "from the law) plus the relative change of S after T1"),
+             "from the law) plus the relative change of S after T1", kind="simulation"),
         Part("slope", slope[0], slope[1], slope[2], slope[3],
              "exponent of 1/L - 1/L(T1) in t - T1 over the last 90 % of [T1, t_end]: the law's "
              "(theory.loss_law, 1) against the run's; allowance: the reduction's departure "
-             "measured the same way plus the relative change of S"),
+             "measured the same way plus the relative change of S", kind="simulation"),
     ), {"C_over_sigma1sq_m_m1": rates})
 
 
@@ -1186,15 +1188,15 @@ def check_loss_constant(params: dict, ctx: Context, *, theory) -> Evidence:
         Part("finite_tau", fin[0], fin[1], fin[2], fin[3],
              "L tau_eff at tau_end against the private-token reduction's L tau at the same "
              "time, times (1 - g/2) for GD's lead (g = step growth); relative; allowance "
-             "tau_eff/tau - 1 (preconditioner anisotropy) + g^2"),
+             "tau_eff/tau - 1 (preconditioner anisotropy) + g^2", kind="simulation"),
         Part("constant", asym[0], asym[1], asym[2], asym[3],
              "1/gamma*^2 of theory.sample_max_margin; allowance: the reduction's own distance "
              "from its value at tau = 1e15 (its limit, computed without the max margin), the GD "
-             "lead g/2 and the finite_tau allowance"),
+             "lead g/2 and the finite_tau allowance", kind="simulation"),
         Part("max_margin_kkt", 0.0, kkt, kkt, 1e-8,
              "theory.sample_max_margin's (gamma*^2, beta*) against the hard-margin problem on "
              "the run's token counts: |min_i y_i z_i . beta* - 1| and |gamma*^2 |beta*|^2 - 1|, "
-             "the larger; allowance 1e-8 (its stated 8 significant digits)"),
+             "the larger; allowance 1e-8 (its stated 8 significant digits)", kind="symbolic"),
     ), {"gamma_sq": gs, "L_tau_with_S_only": s_only,
         "class_gamma_sq": float(tc.class_max_margin().gamma_sq)})
 
@@ -1252,18 +1254,18 @@ def check_phase2_signs(params: dict, ctx: Context, *, theory) -> Evidence:
     return Evidence((
         Part("A_signs", 0.0, a_err, a_err, 0.0,
              "Theorem 3.2: A[mu2,mu1], A[mu1,mu2] up, A[mu3,mu1], A[mu3,mu2] down over [T1, T*] "
-             "(signs of Gamma, theory.cooccurrence.class_gamma); count of wrong signs"),
+             "(signs of Gamma, theory.cooccurrence.class_gamma); count of wrong signs", kind="simulation"),
         Part("A_monotone", 0.0, frac_bad, frac_bad, 0.0,
-             "the same signs on every record interval after the first 10 % of Phase 2"),
+             "the same signs on every record interval after the first 10 % of Phase 2", kind="simulation"),
         Part("M_signs", 0.0, m_err, m_err, 0.0,
              "Theorem 3.2 / Corollary F.13: M12, M11, M22 up; M13, M23 down "
-             "(dM/dt = beta r^T + r beta^T, theory.canonical_rhs)"),
+             "(dM/dt = beta r^T + r beta^T, theory.canonical_rhs)", kind="simulation"),
         Part("four_class_limit", 0.0, gap, gap, gap_tol,
              "the G and r behind these signs (theory.class_trajectory, class_velocity: the "
              "four-class system of Lemma F.6's proof) against the private-token reduction's "
              "special-token G at n = 6e10, its n -> infinity limit, on [0, tau_end]; largest "
              "relative gap; allowance: the O(1/n) gap extrapolated from n and 10 n, plus ODE "
-             "rounding"),
+             "rounding", kind="symbolic"),
     ))
 
 
@@ -1328,14 +1330,14 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
     return Evidence((
         Part("signs_at_end", 0.0, end_wrong, end_wrong, 0.0,
              "Theorem 3.2: the three class margins have their signs at T* (count of wrong "
-             "signs over members)"),
+             "signs over members)", kind="simulation"),
         Part("onset_vs_reduction", *worst_p,
              "log of the first tau from which all three hold to the end, against the "
              "private-token reduction's from the member's own start "
              "(theory.private_trajectory, theory.class_margins); allowance, the same for "
              "check and control (computed under the paper's reduction): the random-token "
              "G(0) spread (second order, on the trajectory), GD's clock lead up to the onset "
-             "record and the relative record spacing"),
+             "record and the relative record spacing", kind="simulation"),
     ), {"onsets": onsets, "first_classification": [
         float(run.tau[k, _classified(run, k)]) for k in range(cfg.members)]})
 
@@ -1423,27 +1425,27 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     leak_u = math.sqrt(2 * math.log(max(n_mixed, 2)) / cfg.m)
     return Evidence((
         Part("signs", 0.0, sign_err, sign_err, 0.0,
-             "Eq. (3): C12, C21 > 0 > C31, C32 (count of wrong signs)"),
+             "Eq. (3): C12, C21 > 0 > C31, C32 (count of wrong signs)", kind="simulation"),
         Part("comparable", 1.0, spread, math.log(spread), math.log(3),
-             "Eq. (3): the four coefficients are Theta of the same expression; factor 3"),
+             "Eq. (3): the four coefficients are Theta of the same expression; factor 3", kind="simulation"),
         Part("magnitudes", mag[0], mag[1], mag[2], mag[3],
              "Eq. (3) / Lemma 4.7: C12, C21, C31, C32 against (2 kappa/S0) int Gamma dtau "
              "along the private-token reduction (theory.score_drift), largest relative error; "
-             "allowance 3 sqrt(2/m) (K_G, Q_G diagonals), the random-token G(0) spread and S/S0 - 1"),
+             "allowance 3 sqrt(2/m) (K_G, Q_G diagonals), the random-token G(0) spread and S/S0 - 1", kind="simulation"),
         Part("random_entries", 1 / cfg.n, rnd, rnd, 3 / cfg.n + leak_r,
              "Eq. (3): entries with a random token are O~(1/n) of the special ones (constant 3) "
              "plus the sigma0^2 sqrt(m) term: K_G off-diagonal leakage, largest of N entries "
-             "~ sqrt(2 ln N / m)"),
+             "~ sqrt(2 ln N / m)", kind="simulation"),
         Part("unseen_pairs_zero", 0.0, both, both, 0.0,
-             "W_K, W_Q columns of unseen tokens never receive gradient: exactly 0"),
+             "W_K, W_Q columns of unseen tokens never receive gradient: exactly 0", kind="simulation"),
         Part("gamma_exact", 0.0, gam_err, gam_err, 64 * EPS,
              "Lemma 4.7 / F.16's Gamma on mu1..mu3 (theory.class_gamma at the private-token "
              "margins, the driver of every C_{nu,mu}) against the exact canonical -dL/dA "
              "(theory.canonical_velocity, Appendix B) on the run's tokens at the reduction's "
-             "state at tau_end; relative; allowance 64 eps (rounding of the sums over samples)"),
+             "state at tau_end; relative; allowance 64 eps (rounding of the sums over samples)", kind="symbolic"),
         Part("unseen_mixed", 0.0, mixed, mixed, leak_u,
              "one unseen token: Delta A only through K_G Gamma / Gamma Q_G leakage, "
-             "~ N(0, 1/m) per entry relative to the special ones; largest of N ~ sqrt(2 ln N/m)"),
+             "~ N(0, 1/m) per entry relative to the special ones; largest of N ~ sqrt(2 ln N/m)", kind="simulation"),
     ), {"n_unseen": int(unseen.size)})
 
 
@@ -1479,22 +1481,24 @@ def check_appendix_a(params: dict, ctx: Context, *, theory) -> Evidence:
     final = float(run.loss[k, -1])
     flat1 = float(np.max(np.abs(run.A3[k, i] - run.A3[k, 0])))
     later = float(np.max(np.abs(run.A3[k, -1] - run.A3[k, i])))
+    # part kinds: the expected side is Fig. 1's shape (published), the observed side our
+    # full-model run of Appendix A's configuration, so every part is a simulation part
     return Evidence((
         Part("I1_falls_from_start", 0.0, tl[1, 0] - tl[0, 0], max(0.0, tl[1, 0] - tl[0, 0]), 0.0,
-             "Fig. 1(b), Lemma 4.1: the both-targets loss decreases from step 0"),
+             "Fig. 1(b), Lemma 4.1: the both-targets loss decreases from step 0", kind="simulation"),
         Part("loss_monotone", 0.0, worst_inc, max(0.0, worst_inc), 0.0,
-             "Fig. 1(b): the overall loss decreases at every step (largest relative increase)"),
+             "Fig. 1(b): the overall loss decreases at every step (largest relative increase)", kind="simulation"),
         Part("attention_signs", 0.0, sign_err, sign_err, 0.0,
              "Fig. 1(a) / Theorem 3.2: after the phase line A[mu2,mu1], A[mu1,mu2] rise and "
-             "A[mu3,mu1], A[mu3,mu2] fall (count of wrong signs)"),
+             "A[mu3,mu1], A[mu3,mu2] fall (count of wrong signs)", kind="simulation"),
         Part("attention_flat_in_phase1", 0.0, flat1 / later, flat1 / later, 1.0,
              "Fig. 1(a): scores flat until the phase line: their Phase-1 change is smaller than "
-             "the Phase-2 change"),
+             "the Phase-2 change", kind="simulation"),
         Part("near_uniform", 0.0, float(run.max_dp[k].max()), float(run.max_dp[k].max()),
-             1 / cfg.L ** 2, "Definition F.1: |p - p(0)| < 1/L^2 throughout"),
+             1 / cfg.L ** 2, "Definition F.1: |p - p(0)| < 1/L^2 throughout", kind="simulation"),
         Part("loss_small", 0.0, final, final, 4.0 / cfg.steps,
              "Fig. 1(b): all losses -> ~0 like 1/t (loss x step stays below 4 in our own "
-             "replication of Appendix A); bound 4/steps"),
+             "replication of Appendix A); bound 4/steps", kind="simulation"),
     ), {"steps": cfg.steps, "T1_step": int(run.steps[i]), "S0": float(run.S0[k])})
 
 
@@ -1609,7 +1613,7 @@ def check_appendix_a_hump(params: dict, ctx: Context, *, theory, kind: str = "ap
             "representative when under half of the runs lack its feature (tolerance 1/2)",
             confidence=HUMP_POWER["confidence"],
             details={"runs": runs, "missing": missing,
-                     "no_rise_at_all": sum(1 for x in rec if x <= 1.0)}))
+                     "no_rise_at_all": sum(1 for x in rec if x <= 1.0)}, kind="simulation"))
         per[init] = rec
     return Evidence(tuple(parts), {"kind": kind, "smallest_rise": per, "t_half": th,
                                    "runs_per_reading": runs})
@@ -1683,11 +1687,11 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
         Part(f"{series}_loss_end", lvl[0], lvl[1], lvl[2], lvl[3],
              "log of the loss at tau_end against the reduction's (class margins at its G for "
              "fresh samples; theory.private_trajectory at tau_eff); allowance: the unseen "
-             "tokens' initial G: 3 sd of a class mean of e^{-x}, x of sd sd_G sqrt(L - 1)"),
+             "tokens' initial G: 3 sd of a class mean of e^{-x}, x of sd sd_G sqrt(L - 1)", kind="simulation"),
         Part(f"{series}_slope", slp[0], slp[1], slp[2], slp[3],
              "log-log slope over the last decade of tau_eff against the reduction's over the "
              "same window; allowance: GD's time lead g/2 over the window's log-length, and the "
-             "level allowance times the loss's change over the window"),
+             "level allowance times the loss's change over the window", kind="simulation"),
     ), {"kappa": kappa, "val_over_train_end": float(np.max(run.val_loss[:, -1] /
                                                            run.loss[:, -1]))})
 
@@ -1740,17 +1744,20 @@ def check_initial_output(params: dict, ctx: Context, *, theory) -> Evidence:
         G = nc.canonical_state(p)["beta"]  # G(mu) of every token
         var.append(float(np.mean(G * G)) * L / sd ** 2)
     lo, hi = _wilson(over, F0_DRAWS)
+    # part kinds: the observed side is the model's forward pass at initialisation (a
+    # Monte-Carlo estimate over F0_DRAWS draws, no training, no run function), an independent
+    # computation of the distribution the theory's formulas give: symbolic, not simulation
     return Evidence((
         Part.bounded("lemma_d8_violations", 0.0, over / F0_DRAWS, over / F0_DRAWS, lo, hi,
                      delta, "Lemma D.8: the fraction of initialisations with some |F_i(0)| above "
                      "the bound (theory.initial_output_bound) is at most delta = 0.05; Wilson "
-                     "99 % interval over draws", details={"bound": bound, "draws": F0_DRAWS}),
+                     "99 % interval over draws", details={"bound": bound, "draws": F0_DRAWS}, kind="symbolic"),
         over_seeds("G0_variance", 1.0, np.array(var), 0.05,
                    "L x mean G(mu)^2 over the vocabulary in units of sd(F(0))^2 "
                    "(theory.initial_output_sd: Var F = L Var G at uniform attention), one value "
                    "per initialisation, Student-t over initialisations; E G^2 = sigma0^2 E|u|^2 "
                    "holds exactly, so no mismatch is expected: 0.05 is the smallest slip this "
-                   "budget resolves (the interval half-width is about half of it)"),
+                   "budget resolves (the interval half-width is about half of it)", kind="symbolic"),
     ), {"max_abs_F0": worst, "old_reading_bound": 0.01, "sd": sd})
 
 
