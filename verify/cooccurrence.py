@@ -302,6 +302,27 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
     return base, worst
 
 
+#: a worst-member tuple (predicted, observed, error, tolerance) before any member is seen
+_NONE_YET = (0.0, 0.0, -1.0, 1.0)
+
+
+def _rank(error: float, tolerance: float) -> float:
+    """error / tolerance for picking the worst member; a non-finite error or tolerance (a
+    theory that gives no finite prediction here) ranks worst, so the part reports it and fails
+    (a non-finite error fails a part) instead of keeping a finite member or the placeholder."""
+    if not (math.isfinite(error) and math.isfinite(tolerance)):
+        return math.inf
+    if tolerance > 0:
+        return error / tolerance
+    return math.inf if error > 0 else 0.0
+
+
+def _worse(candidate: tuple, current: tuple) -> tuple:
+    """Of two (predicted, observed, error, tolerance) tuples, the one with the larger
+    :func:`_rank` (the candidate on a tie)."""
+    return candidate if _rank(*candidate[2:4]) >= _rank(*current[2:4]) else current
+
+
 def _first(taus: np.ndarray, ok: np.ndarray) -> float:
     """The first time from which ``ok`` holds to the end of the grid (inf if it fails last)."""
     bad = np.nonzero(~ok)[0]
@@ -775,7 +796,7 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
     th = float(theory.t_half())
     h = float(grid[1] - grid[0])
     rises, peaks, falls = [], [], []
-    rise_w = peak_w = (0.0, 0.0, -1.0, 1.0)
+    rise_w = peak_w = _NONE_YET
     for k in range(cfg.members):
         i_cls = _classified(run, k)
         r_pred, r_spread = _g0_spread(theory, run, k, taus, None, _clock(run, k, i_cls),
@@ -796,12 +817,10 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
             # the rise is a difference of losses (no clock in it): GD's departure from the
             # flow, h lambda/2 relative (_clock), enters it as a relative error
             e, tol = abs(rises[-1] - r_pred), r_spread + abs(r_pred) * _clock(run, k, i_cls)
-            if e / max(tol, 1e-300) >= rise_w[2] / max(rise_w[3], 1e-300):
-                rise_w = (r_pred, rises[-1], e, tol)
+            rise_w = _worse((r_pred, rises[-1], e, tol), rise_w)
             e = abs(math.log(peaks[-1]) - lp_pred)
             tol = lp_spread + (_spacing(run.tau[k], j) / peaks[-1]) ** 2
-            if e / max(tol, 1e-300) >= peak_w[2] / max(peak_w[3], 1e-300):
-                peak_w = (math.exp(lp_pred), peaks[-1], e, tol)
+            peak_w = _worse((math.exp(lp_pred), peaks[-1], e, tol), peak_w)
     return Evidence((
         Part("rise", *rise_w,
              "peak minus initial I2/I3 loss of the private-token class reduction "
@@ -865,7 +884,7 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         return math.log(_first(0.5 * (taus[1:] + taus[:-1]), _sandwich_ok(rate, SANDWICH_C)))
 
     onsets, ratios, t1s, ups = [], [], [], []
-    worst_p = (0.0, 0.0, -1.0, 1.0)
+    worst_p = _NONE_YET
     for k in range(cfg.members):
         lo_pred, lo_spread = _g0_spread(theory, run, k, taus, None,
                                         _clock(run, k, _classified(run, k)),
@@ -878,11 +897,16 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         ratios.append(on / t1)
         spacing = _spacing(tm, int(np.searchsorted(tm, on))) / on if math.isfinite(on) else 0.0
         e = abs(math.log(on) - lo_pred) if math.isfinite(on) else math.inf
-        if e / (lo_spread + spacing) >= worst_p[2] / worst_p[3]:
-            worst_p = (math.exp(lo_pred), on, e, lo_spread + spacing)
+        worst_p = _worse((math.exp(lo_pred), on, e, lo_spread + spacing), worst_p)
+        # the upper side is read from the predicted onset on; a theory that puts the onset
+        # past the last rate record (or gives none) contradicts T_0.5 <= T1 < tau_end itself:
+        # the part fails with that reason (nan), it cannot be read on an empty window
         sel = tm >= math.exp(lo_pred)
-        ups.append(float(np.min(1 + r[sel, 2] / (r[sel, 0] + r[sel, 1]))))
+        ups.append(float(np.min(1 + r[sel, 2] / (r[sel, 0] + r[sel, 1]))) if sel.any()
+                   else math.nan)
     late = max(ratios)
+    beyond = [k for k, u in enumerate(ups) if math.isnan(u)]
+    up_min = float(np.min(ups))  # nan when a member's window is empty
     return Evidence((
         Part("onset_before_T1", 1.0, late, max(0.0, math.log(late)) if late > 0 else math.inf,
              0.0, "Lemma 4.3/E.19: the sandwich with C = 0.05 holds from some T_0.5 <= T1 to the "
@@ -892,9 +916,13 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
              "log onset against the private-token reduction's from the member's own start "
              "(theory.private_trajectory, same C and finite differences); allowance: its "
              "random-token G(0) spread plus the relative record spacing", kind="simulation"),
-        Part("upper_side_margin", SANDWICH_C, min(ups), max(0.0, SANDWICH_C - min(ups)), 0.0,
+        Part("upper_side_margin", SANDWICH_C, up_min,
+             max(0.0, SANDWICH_C - up_min) if not beyond else math.nan, 0.0,
              "Lemma 4.3/F.6 upper side -dG3 <= (1-C)(dG1 + dG2) from the predicted onset to "
-             "tau_end: min (1 + dG3/(dG1 + dG2)) >= C", kind="simulation"),
+             "tau_end: min (1 + dG3/(dG1 + dG2)) >= C" + (
+                 f" (members {beyond}: the predicted onset lies past the run's last rate "
+                 f"record, tau = {float(tm[-1]):.4g}, i.e. after T1: not the lemma's onset)"
+                 if beyond else ""), kind="simulation"),
     ), {"t_half_four_class": float(theory.t_half())})
 
 
@@ -945,8 +973,7 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
             parts_obs[key].append(o)
             err = abs(o - b) / (abs(b) if key != "ratio" else 1.0)
             tol = sp_ / (abs(b) if key != "ratio" else 1.0)
-            if err / max(tol, 1e-300) >= res[key][2] / max(res[key][3], 1e-300):
-                res[key] = (b, o, err, tol)
+            res[key] = _worse((b, o, err, tol), res[key])
     b, o, e, t = res["ratio"]
     parts = [Part("I2_over_I3", b, o, e, t,
                   "Lemma 4.4: |sum_I2 g / sum_I3 g - 1|, largest after T1, against the reduced "
@@ -994,8 +1021,8 @@ def check_ratio_limit(params: dict, ctx: Context, *, theory) -> Evidence:
     mm = theory.sample_max_margin(run.data.tokens, run.data.labels, cfg.vocabulary)
     r_inf = float(mm.R_inf)
     g = cfg.growth
-    fin = (0.0, 0.0, -1.0, 1.0)
-    inf = (0.0, 0.0, -1.0, 1.0)
+    fin = _NONE_YET
+    inf = _NONE_YET
     for k in range(cfg.members):
         G = run.beta[k, :, :3]
         R = float(-(G[-1, 2] - G[-2, 2]) / (G[-1, 0] - G[-2, 0]))
@@ -1010,13 +1037,11 @@ def check_ratio_limit(params: dict, ctx: Context, *, theory) -> Evidence:
         tilt = (t1 / float(run.tau[k, -1]) - 1) * abs(float(-G[-1, 2] / G[-1, 0]) / R - 1)
         tol = lag + tilt + g ** 2
         e = abs(R / R_pred - 1)
-        if e / tol >= fin[2] / fin[3]:
-            fin = (R_pred, R, e, tol)
+        fin = _worse((R_pred, R, e, tol), fin)
         far = _private(theory, cfg, [0.0, 1e15, 1.001e15], _start(run, k))
         gap = abs(R_pred / float(-(far[2, 2] - far[2, 1]) / (far[0, 2] - far[0, 1])) - 1)
         e = abs(R / r_inf - 1)
-        if e / (tol + gap) >= inf[2] / inf[3]:
-            inf = (r_inf, R, e, tol + gap)
+        inf = _worse((r_inf, R, e, tol + gap), inf)
     parts = [
         Part("R_finite_tau", fin[0], fin[1], fin[2], fin[3],
              "-dG3/dG1 over the last record interval against the private-token reduction's "
@@ -1088,7 +1113,7 @@ def check_loss_law(params: dict, ctx: Context, *, theory) -> Evidence:
         obs_slope = float(np.polyfit(np.log(x), np.log(1 / loss[sel] - 1 / loss[i1]), 1)[0])
         return float(loss[-1] / law - 1), pred_slope, obs_slope, float(C)
 
-    anch, slope, rates = (0.0, 0.0, -1.0, 1.0), (0.0, 0.0, -1.0, 1.0), []
+    anch, slope, rates = _NONE_YET, _NONE_YET, []
     for k in range(cfg.members):
         i1 = _classified(run, k)
         t, loss = run.time[k], run.loss[k]
@@ -1113,10 +1138,8 @@ def check_loss_law(params: dict, ctx: Context, *, theory) -> Evidence:
         ds = abs(float(run.S[k, -1] / run.S[k, i1]) - 1)
         tol_a = abs(e_red) + ds
         tol_s = abs(s_red - 1) + ds
-        if abs(e_obs) / tol_a >= anch[2] / anch[3]:
-            anch = (0.0, e_obs, abs(e_obs), tol_a)
-        if abs(s_obs - s_pred) / tol_s >= slope[2] / slope[3]:
-            slope = (s_pred, s_obs, abs(s_obs - s_pred), tol_s)
+        anch = _worse((0.0, e_obs, abs(e_obs), tol_a), anch)
+        slope = _worse((s_pred, s_obs, abs(s_obs - s_pred), tol_s), slope)
     return Evidence((
         Part("anchored_law", anch[0], anch[1], anch[2], anch[3],
              "Theorem F.8 (theory.loss_law) anchored at T1 (first classification) with C fitted "
@@ -1163,8 +1186,8 @@ def check_loss_constant(params: dict, ctx: Context, *, theory) -> Evidence:
     kkt = max(abs(float(np.min(run.data.labels * (Z[:, : bstar.size] @ bstar))) - 1),
               abs(gs * float(bstar @ bstar) - 1))
     w = np.array([float(x) for x in theory.WEIGHTS])
-    fin = (0.0, 0.0, -1.0, 1.0)
-    asym = (0.0, 0.0, -1.0, 1.0)
+    fin = _NONE_YET
+    asym = _NONE_YET
     s_only = []
     for k in range(cfg.members):
         te = float(run.tau_eff[k, -1])
@@ -1177,13 +1200,11 @@ def check_loss_constant(params: dict, ctx: Context, *, theory) -> Evidence:
         # (the rate along r lies between S and S + m1 b^T M b), plus g^2 (second-order GD)
         tol = float(run.tau_eff[k, -1] / run.tau[k, -1]) - 1 + g ** 2
         e = abs(obs / pred - 1)
-        if e / tol >= fin[2] / fin[3]:
-            fin = (pred, obs, e, tol)
+        fin = _worse((pred, obs, e, tol), fin)
         far = _private(theory, cfg, [0.0, 1e15], _start(run, k))
         gap = abs(red / (float(w @ theory.private_losses(far, cfg.L)[:, -1]) * 1e15) - 1)
         e = abs(obs * gs - 1)
-        if e / (tol + gap + g / 2) >= asym[2] / asym[3]:
-            asym = (1 / gs, obs, e, tol + gap + g / 2)
+        asym = _worse((1 / gs, obs, e, tol + gap + g / 2), asym)
     return Evidence((
         Part("finite_tau", fin[0], fin[1], fin[2], fin[3],
              "L tau_eff at tau_end against the private-token reduction's L tau at the same "
@@ -1304,7 +1325,7 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
         return stat
 
     onsets, end_wrong = [], 0
-    worst_p = (0.0, 0.0, -1.0, 1.0)
+    worst_p = _NONE_YET
     for k in range(cfg.members):
         Gs = run.beta[k, :, :3]
         q = np.array(theory.class_margins([Gs[:, 0], Gs[:, 1], Gs[:, 2]]))[:3]
@@ -1325,8 +1346,7 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
         spacing = (_spacing(run.tau[k], int(np.searchsorted(run.tau[k], on))) / on
                    if math.isfinite(on) else 0.0)
         e = abs(math.log(on) - lo_pred) if math.isfinite(on) else math.inf
-        if e / (lo_spread + spacing) >= worst_p[2] / worst_p[3]:
-            worst_p = (math.exp(lo_pred), on, e, lo_spread + spacing)
+        worst_p = _worse((math.exp(lo_pred), on, e, lo_spread + spacing), worst_p)
     return Evidence((
         Part("signs_at_end", 0.0, end_wrong, end_wrong, 0.0,
              "Theorem 3.2: the three class margins have their signs at T* (count of wrong "
@@ -1364,7 +1384,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     rand = seen[seen >= 3]
     sign_err, spread, rnd, both, mixed = 0, 0.0, 0.0, 0.0, 0.0
     kappa = cfg.s0 ** 2 * cfg.m
-    mag = (0.0, 0.0, -1.0, 1.0)
+    mag = _NONE_YET
     gam_err = 0.0
     for k in range(cfg.members):
         dA = run.A_end[k] - run.A_start[k]
@@ -1405,8 +1425,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
         tol = 3 * math.sqrt(2 / cfg.m) + c_spread + abs(float(run.S[k, -1] / S0) - 1)
         e = float(np.max(np.abs(obs / pred - 1)))
-        if e / tol >= mag[2] / mag[3]:
-            mag = (float(np.max(np.abs(pred))), float(np.max(np.abs(obs))), e, tol)
+        mag = _worse((float(np.max(np.abs(pred))), float(np.max(np.abs(obs))), e, tol), mag)
         mags = np.array([abs(dA[i, j]) for i, j in ATT_PAIRS])
         spread = max(spread, float(mags.max() / mags.min()))
         special = float(mags.max())
@@ -1655,7 +1674,7 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
     kappa = float(theory.test_loss_exponent(mm))
     w = np.array([float(x) for x in theory.WEIGHTS])
     sdG = _g_sd(theory, cfg)
-    lvl, slp = (0.0, 0.0, -1.0, 1.0), (0.0, 0.0, -1.0, 1.0)
+    lvl, slp = _NONE_YET, _NONE_YET
     for k in range(cfg.members):
         te = run.tau_eff[k]
         y = run.val_loss[k] if series == "val" else run.loss[k]
@@ -1672,8 +1691,7 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
         n_set = cfg.n_val if series == "val" else cfg.n
         tol = 3 * sdG * math.sqrt(cfg.L - 1) / math.sqrt(n_set // 6)
         e = abs(math.log(float(y[-1]) / float(pred[-1])))
-        if e / tol >= lvl[2] / lvl[3]:
-            lvl = (float(pred[-1]), float(y[-1]), e, tol)
+        lvl = _worse((float(pred[-1]), float(y[-1]), e, tol), lvl)
         s_obs = float(np.polyfit(np.log(te[sel]), np.log(y[sel]), 1)[0])
         s_pred = float(np.polyfit(np.log(te[sel]), np.log(pred), 1)[0])
         # a constant factor leaves the slope; the GD lead g/2 in time shifts the window by
@@ -1681,8 +1699,7 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
         # constant by at most tol x the loss's own change over the window (the tail is
         # exponential up to O(loss))
         stol = cfg.growth / 2 / math.log(10) + tol * abs(float(pred[0] - pred[-1]))
-        if abs(s_obs - s_pred) / stol >= slp[2] / slp[3]:
-            slp = (s_pred, s_obs, abs(s_obs - s_pred), stol)
+        slp = _worse((s_pred, s_obs, abs(s_obs - s_pred), stol), slp)
     return Evidence((
         Part(f"{series}_loss_end", lvl[0], lvl[1], lvl[2], lvl[3],
              "log of the loss at tau_end against the reduction's (class margins at its G for "
