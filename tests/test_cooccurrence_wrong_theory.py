@@ -34,3 +34,12 @@ def test_sandwich_onset_past_the_run_fails_the_part():
     part = ev.part("upper_side_margin")
     assert part.failed and "past the run" in part.error_model
     assert ev.part("onset_vs_reduction").failed
+
+
+@pytest.mark.parametrize("name", ["softmax_change", "initial_output_sd", "private_margins",
+                                  "private_beta_sq", "private_trajectory"])
+def test_phase1_sign_flips_fail_parts(name):
+    """Each of these sign flips raised in check_phase1 (a log of a negative predicted value,
+    a division by a zero predicted time): now some part fails and the check returns."""
+    ev = vc.check_phase1({"seed": 0}, Context(profile="test"), theory=_flipped(name))
+    assert ev.status == "refuted", [(p.name, p.status) for p in ev.parts]
