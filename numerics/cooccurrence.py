@@ -468,7 +468,17 @@ def first_classified(run: CoRun, k: int) -> int | None:
     return int(ok[0]) if ok.size else None
 
 
-@run_function("cooccurrence.run", maxsize=8)
+def _smoke_run() -> CoConfig:
+    return CoConfig(n=12, L=4, m=16, m1=4, members=1, steps=20, record_every=5, n_val=6)
+
+
+def _smoke_closure() -> ClosureConfig:
+    return ClosureConfig(lrs=(4e-3, 2e-3), steps=20, record_every=10)
+
+
+# the full model (Eq. (1)-(2)): its dynamics are torch autograd on its own logistic loss; the
+# data, sizes and initialisation are this module's own (it imports no theory function)
+@run_function("cooccurrence.run", maxsize=8, full_model=True, smoke=_smoke_run)
 def run(config: CoConfig, *, device: str = "cpu") -> CoRun:
     """Train ``config.members`` stacked members with full-batch GD (or Adam) in float64.
 
@@ -618,7 +628,8 @@ def _flat_canonical(params: Mapping[str, torch.Tensor]) -> torch.Tensor:
     return torch.cat([c[k].reshape(-1) for k in STATE_KEYS])
 
 
-@run_function("cooccurrence.closure", maxsize=8)
+# the full model at sizes where attention moves: torch autograd on its own loss, no theory
+@run_function("cooccurrence.closure", maxsize=8, full_model=True, smoke=_smoke_closure)
 def run_closure(config: ClosureConfig, *, device: str = "cpu") -> ClosureRun:
     """Train the members of ``config`` (float64, full batch) and record their canonical state."""
     data = make_dataset(config.n, config.L, config.seed)

@@ -1,0 +1,45 @@
+"""cooccurrence row: a wrong theory fails a part with a reason, the check never raises.
+
+The wrong theories are the shapes ``tdcheck mutate`` makes (a function's output sign-flipped
+or scaled by 1 +- 5 %), written here through the row's own near-miss wrapper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.context import Context
+from theory import cooccurrence as tc
+from verify import cooccurrence as vc
+
+
+def _flipped(name: str) -> vc._Theory:
+    fn = getattr(tc, name)
+    return vc._Theory(f"{name} sign-flipped",
+                      ((name, lambda *a, **k: -np.asarray(fn(*a, **k), dtype=float)),))
+
+
+def _frozen_g3(*args, **kwargs):
+    Y = np.array(tc.private_trajectory(*args, **kwargs), dtype=float)
+    Y[2] = Y[2, :1]  # G(mu3) stays at its start: -dG3 = 0, the sandwich never holds
+    return Y
+
+
+def test_sandwich_onset_past_the_run_fails_the_part():
+    """A reduction whose sandwich never starts puts the predicted onset past the run: the
+    upper-side part fails with that reason (formerly np.min over an empty window raised)."""
+    wrong = vc._Theory("G(mu3) frozen", (("private_trajectory", _frozen_g3),))
+    ev = vc.check_sandwich({"seed": 0}, Context(profile="test"), theory=wrong)
+    part = ev.part("upper_side_margin")
+    assert part.failed and "past the run" in part.error_model
+    assert ev.part("onset_vs_reduction").failed
+
+
+@pytest.mark.parametrize("name", ["softmax_change", "initial_output_sd", "private_margins",
+                                  "private_beta_sq", "private_trajectory"])
+def test_phase1_sign_flips_fail_parts(name):
+    """Each of these sign flips raised in check_phase1 (a log of a negative predicted value,
+    a division by a zero predicted time): now some part fails and the check returns."""
+    ev = vc.check_phase1({"seed": 0}, Context(profile="test"), theory=_flipped(name))
+    assert ev.status == "refuted", [(p.name, p.status) for p in ev.parts]
