@@ -66,7 +66,9 @@ __all__ = [
     "tolerance_from_theory",
 ]
 
-Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
+#: What a claim is: ``empirical`` is a paper's own measurement replicated, consuming no
+#: theory (its control is the null a powered check must reject).
+Kind = Literal["symbolic", "reduced-vs-full", "published-number", "empirical", "open-question"]
 #: What a part's two sides are (``Part.kind``): ``symbolic``, a prediction against an
 #: independent derivation or solver (sympy, quadrature, a root finder, or an ODE integration
 #: of the theory itself); ``simulation``, the observed side comes from a full-model torch run

@@ -183,8 +183,7 @@ _COMPARISON_NOTE = (
 # the data decide the paper's sign; the seeds that decide it are the claims' power
 # calculations (comparison_seeds_needed, depth_seeds_needed).  Where the paper prints an
 # effect size (the R_med ratios of Fig. 2 row 3) the null is half that effect
-# (:func:`null_control_power`).  The engine's claim kinds have no "empirical" (verify.claims
-# Kind): these claims stay "published-number" there and say "empirical" in words.
+# (:func:`null_control_power`).  Their claim kind is "empirical" (verify.claims.Kind).
 _EMPIRICAL_NOTE = (
     "Empirical: this claim consumes no theory function (the paper's own measurement, "
     "replicated); its negative control is the null a powered check must reject. ")
@@ -193,7 +192,7 @@ _NULL_CONTROL = ("the null, no difference: each part claims the statistic is at 
                  "interval over seeds lies above 0")
 
 
-def _slow(expected: str = "holds", kind: str = "published-number",
+def _slow(expected: str = "holds", kind: str = "empirical",
           measured_at: str = "ci") -> dict:
     """The fields every optimiser-comparison and noise claim shares: one slow pinned example
     (seed 0, the run the figures draw), seeds drawn from 1-1000.
