@@ -126,7 +126,7 @@ def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
         "h(t) vs integrated ODE", pred[i], ode[i], float(rel.max()), 1e-9,
         "DOP853 at rtol 1e-13 over <= 26 output times: accumulated relative error < 1e-10 "
         "(measured ~1e-12); root to machine precision",
-        details={"t_worst": float(times[i]), "t_end": t_end}),))
+        details={"t_worst": float(times[i]), "t_end": t_end}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 2. Lemma 7
@@ -158,9 +158,9 @@ def _check_lemma7(params: dict, ctx: Context, *, sign: int) -> Evidence:
     viol = max(0.0, -float(np.min(sign * g))) / bound
     return Evidence((
         Part("sign of h* - h", 0.0, float(np.min(sign * g)) / bound, viol, rounding,
-             "the recursion and the root carry ~S eps relative rounding (64 eps of h allowed)"),
+             "the recursion and the root carry ~S eps relative rounding (64 eps of h allowed)", kind="symbolic"),
         Part("gap within 2 eta_Y/M", 1.0, float(np.max(np.abs(g))) / bound,
-             float(np.max(np.abs(g))) / bound, 1.0, "Lemma 7's bound itself (exact claim)"),
+             float(np.max(np.abs(g))) / bound, 1.0, "Lemma 7's bound itself (exact claim)", kind="symbolic"),
     ), {"max_gap": float(np.max(np.abs(g))), "bound": bound, "steps": S})
 
 
@@ -201,7 +201,7 @@ def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence
     return Evidence((Part(
         "Gamma closed form vs quadrature", worst[1], worst[2], worst[0], 1e-9,
         "adaptive Gauss-Kronrod at epsrel 1e-13 over 12 panels: accumulated < 1e-11",
-        details={"t_worst": worst[3]}),))
+        details={"t_worst": worst[3]}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 4. Theorem 4
@@ -239,12 +239,12 @@ def _check_theorem4(params: dict, ctx: Context, *, growth: Callable) -> Evidence
     k = int(np.argmax(p_err))
     ode = "LSODA rtol 1e-12 on (h, z) over 5 decades of t: error < 1e-7 (1 + |B|)"
     return Evidence((
-        Part("B(0) = 0", 0.0, pred[0], abs(pred[0]), 0.0, "definition B_n(0) = 0 (Eqn 12): exact"),
+        Part("B(0) = 0", 0.0, pred[0], abs(pred[0]), 0.0, "definition B_n(0) = 0 (Eqn 12): exact", kind="symbolic"),
         Part("B(t) vs integrated snap system", pred[i], B_ode[i], float(err[i]), 1e-7, ode,
-             details={"t_worst": float(t[i]), "h_rel_err": h_rel}),
+             details={"t_worst": float(t[i]), "h_rel_err": h_rel}, kind="symbolic"),
         Part("printed Eqn 14 less its t = 0 value vs integrated snap system", B_ode[k],
              printed[k] - printed[0], float(p_err[k]), 1e-7, ode,
-             details={"t_worst": float(t[k]), "printed(0)": float(printed[0])}),
+             details={"t_worst": float(t[k]), "printed(0)": float(printed[0])}, kind="symbolic"),
     ))
 
 
@@ -284,9 +284,9 @@ def _check_scaling(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     spread = (max(dots) - min(dots)) / abs(np.mean(dots))
     return Evidence((
         Part("B(t; lam eta_Y, lam eta_Z) = B(lam t)", 0.0, worst, worst, 1e-10,
-             "exact identity (h depends on eta_Y t/K only); 1e-10 allows the root's rounding"),
+             "exact identity (h depends on eta_Y t/K only); 1e-10 allows the root's rounding", kind="symbolic"),
         Part("B(t0) equal across eta_Z at fixed nu (Fig. 9)", float(np.mean(dots)), spread,
-             spread, 1e-10, "exact identity; 1e-10 allows rounding", details={"B_t0": dots}),
+             spread, 1e-10, "exact identity; 1e-10 allows rounding", details={"B_t0": dots}, kind="symbolic"),
     ))
 
 
@@ -374,8 +374,8 @@ def _check_regimes(params: dict, ctx: Context, *, regime_fn: Callable) -> Eviden
            "the next order): early 2 (expm1(x) - x)/(M x) at x = ln M/3, late 2 (M-1)/u at "
            "u = 20 M ln M")
     return Evidence((
-        Part("early form, t <= t0'/3", 0.0, early, early, e_tol, why),
-        Part("late form, t >= 10 t0", 0.0, late, late, l_tol, why),
+        Part("early form, t <= t0'/3", 0.0, early, early, e_tol, why, kind="symbolic"),
+        Part("late form, t >= 10 t0", 0.0, late, late, l_tol, why, kind="symbolic"),
     ), {"t0'": ts.scan_time(params["M"], params["K"], params["eta_Y"]),
         "t0": ts.snap_time(params["M"], params["K"], params["eta_Y"]),
         "C0 nu/K": params["C0"] * params["eta_Y"] / params["eta_Z"] / params["K"]})
@@ -409,7 +409,7 @@ def _check_transition(params: dict, ctx: Context, *, regime_fn: Callable) -> Evi
     _, _, best = _regime_errors(params, regime_fn)
     return Evidence((Part(
         "better form, all t", 0.0, best, best, 0.10,
-        "our threshold (10 %), not the paper's: Eqn 14 has no form in the transition"),),
+        "our threshold (10 %), not the paper's: Eqn 14 has no form in the transition", kind="symbolic"),),
         {"C0 nu/K": params["C0"] * params["eta_Y"] / params["eta_Z"] / params["K"]})
 
 
@@ -439,9 +439,9 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
     return Evidence((
         Part("peak time vs numeric argmax", t_pred, t_num, rel, 1e-4,
              "bounded Brent on ln t at xatol 1e-10: a flat maximum locates t to ~sqrt(eps) "
-             "relative (measured < 1e-5)"),
+             "relative (measured < 1e-5)", kind="symbolic"),
         Part("peak before t0'", 1.0, t_num / t0p, t_num / t0p, 1.0,
-             "our derivation: the peak precedes t0' = K ln M/eta_Y (exact inequality)"),
+             "our derivation: the peak precedes t0' = K ln M/eta_Y (exact inequality)", kind="symbolic"),
     ))
 
 
@@ -473,7 +473,7 @@ def _check_late_speed(params: dict, ctx: Context, *, printed: bool) -> Evidence:
     return Evidence((Part(
         "gamma / asymptote - 1 for t in [1e4, 1e8] t0", 0.0, worst, worst, 0.01,
         "asymptotic equivalence: the exact correction is O(ln ln/ln) of M eta_Y t/K, < 1 % "
-        "from 1e4 t0 on (measured)"),))
+        "from 1e4 t0 on (measured)", kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 8b. Eqn 132
@@ -511,7 +511,7 @@ def _check_asymptote(params: dict, ctx: Context, *, asym: Callable) -> Evidence:
     return Evidence((Part(
         "|B - Eqn 132| for t in [1e4, 1e8] t0", 0.0, worst, worst, tol,
         "the (1 + o(1)) that Eqn 132 drops, estimated to leading order (x 1.5 for the next "
-        "order); 1e-6 for rounding"),), {"allowance": allowance})
+        "order); 1e-6 for rounding", kind="symbolic"),), {"allowance": allowance})
 
 
 # ---------------------------------------------------------------------- 9. Theorem 3 (reduced)
@@ -769,31 +769,31 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
              tol_model + "; h' depends on h alone with dh'/dh < 0 (no amplification); + 2 "
              "eps h per re-solve step (rounding) + 4 eps (reference root)",
              details={"re-solve steps": int(n_k[-1]), "run steps": int(len(res.step_t) - 1),
-                      "re-solve against Lemma 6: error, derived allowance": h_fine_w}),
+                      "re-solve against Lemma 6: error, derived allowance": h_fine_w}, kind="symbolic"),
         Part("Z 1 = 0 along the reduced system", 0.0, zsum, zsum, z_allow,
              f"linear invariant, kept by every Runge-Kutta step up to rounding: 13 L N eps "
              f"(12 stages + 1 update, L = {L} components, N = {n_all} steps), relative to "
-             "max |z|"),
+             "max |z|", kind="symbolic"),
         Part("DT invariant 1/c~_l^2 - 1/c~_l'^2", 0.0, inv_w[0], inv_w[0], inv_w[1],
              tol_model + "; the exact flow keeps I, so the re-solve's drift is at most the "
              "sum over its steps of |grad I| . (local error), |dI/dz_l| = p/c~_l^p at the "
-             "step's larger end; relative to 1/c~_l'(0)^p; + 16 eps"),
+             "step's larger end; relative to 1/c~_l'(0)^p; + 16 eps", kind="symbolic"),
         Part("Eqn 11 r(t) = r(0) chi(t)", 0.0, id_w[0], id_w[0], id_w[1],
              tol_model + "; r - r(0) chi = -c~_l0^2 (I(t) - I(0)): the invariant's drift "
-             "bound over |I(t)|; + 16 eps"),
+             "bound over |I(t)|; + 16 eps", kind="symbolic"),
         Part("Eqn 98 integrated: ln chi = 2 int f^2 dB", 0.0, b98_err, b98_err, q_tol,
-             quad_model),
+             quad_model, kind="symbolic"),
         Part("Eqn 12 bounds on chi, B = eta_Z int xi", 0.0, bound_err, bound_err, q_tol,
-             quad_model),
+             quad_model, kind="symbolic"),
         Part("Eqn 11 from the invariant: r(t) = -c~_l0(t)^2 I(0)", 0.0, from_inv_w[0],
              from_inv_w[0], from_inv_w[1],
              tol_model + "; r - r_inv = -c~_l0^2 (I(t) - I(0)): the invariant's drift bound "
-             "over |I(t)|; + 16 eps"),
+             "over |I(t)|; + 16 eps", kind="symbolic"),
         Part("Eqn 12 sharp at small B: ln lo / ln chi, f0^2 ln hi / ln chi at t1", 1.0,
              1.0 + sharp_err, sharp_err, sharp_tol,
              "first order in B: both ratios lie in [f0^2/f1^2, 1] (f^2 grows from f0^2 to "
              "f1^2 on [0, t1]); plus |e - 1|/2 for B(t1) = rate(t1) t1/2 when rate ~ t^e "
-             "(e measured between the first two output times); worst class"),
+             "(e measured between the first two output times); worst class", kind="symbolic"),
     ))
 
 
@@ -965,13 +965,15 @@ def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) ->
         if rel / tol > worst[0] / max(worst[4], 1e-300) or worst[0] < 0:
             worst = (rel, t, lam, beta, tol)
     rel, t, lam, beta, tol = worst
+    # kind: the predicted side is the reduced system evaluated at the flow's states, the
+    # observed side the full model's population gradient flow (a full-model run): simulation
     return Evidence((Part(
         "|z'_reduced - z'_flow| / |z'_flow|", 0.0, rel, rel, tol,
         "Theorem 1's dropped terms at this state: |delta_2|, |delta_3| < 3/M absolute on "
         "beta ~ E'_nn' (relative 3/(M beta_min)), and E' to O(|lambda_1|^2); both computed "
         "from the flow's state (worst time of 5 in [K^2, 100 K^2])",
         details={"t": t, "lambda_1": lam, "beta_min": beta,
-                 "Assumption 2 at Z = 0": _assumption2(facts)}),))
+                 "Assumption 2 at Z = 0": _assumption2(facts)}, kind="simulation"),))
 
 
 # ---------------------------------------------------------------------- 10. Theorem 2 signs
@@ -1030,9 +1032,9 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     wrong_ct_pred = float(np.mean(np.sign(zdot[:, cts]) != pred[cts]))
     return Evidence((
         Part("DT gain (dz > 0)", 0.0, wrong_dt, wrong_dt, 0.0,
-             "exact population flow: a wrong sign at any saved time up to t0 refutes"),
+             "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
         Part("CT sign", 0.0, wrong_ct_pred, max(wrong_ct, wrong_ct_pred), 0.0,
-             "exact population flow: a wrong sign at any saved time up to t0 refutes"),
+             "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
     ), {"min_dt_zdot": float(zdot[:, dt_mask].min()) if dt_mask.any() else None,
         "max_ct_zdot": float(zdot[:, ct_mask].max()) if ct_mask.any() else None})
 
@@ -1153,11 +1155,11 @@ def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidenc
             "[1e-3, 1e3] t0, plus t = 0)")
     return Evidence((
         Part("peak-time order of DT shares", 0.0, frac, frac, 0.0,
-             grid + "; ties allowed: lowest-P tokens peak at t = 0"),
+             grid + "; ties allowed: lowest-P tokens peak at t = 0", kind="symbolic"),
         Part("peak-time order among lower DTs with interior peaks", 0.0, inner, inner, 0.0,
              grid + "; pairs of non-winning DTs both peaking after t = 0 and before the "
              "last output time (undecided where there is none)",
-             details={"pairs": inner_pairs}, measured=inner_pairs > 0),
+             details={"pairs": inner_pairs}, measured=inner_pairs > 0, kind="symbolic"),
     ), details)
 
 
@@ -1280,7 +1282,7 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
             f"inverted peak-time pairs, ratio {ratio:g}", 0.0, np.array(fr), 0.1,
             "SGD noise swaps near-tied late peaks of the top DTs: 10 % of pairs allowed (our "
             "threshold: with ties at t = 0 a Spearman correlation caps below 0.9, so "
-            "inverted pairs are counted); t interval over runs x classes", confidence=_CONF))
+            "inverted pairs are counted); t interval over runs x classes", confidence=_CONF, kind="simulation"))
         if not interior:
             continue
         # a run x class's inverted fraction x_i lies in [0, 1], so the Clopper-Pearson
@@ -1299,11 +1301,11 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
             lo, hi = _clopper_pearson(k_inv, n_rc, _CONF)
             mean = k_inv / n_rc
             parts.append(Part.bounded(name, 0.0, mean, mean, lo, hi, INTERIOR_TOL, model,
-                                      _CONF, details=det))
+                                      _CONF, details=det, kind="simulation"))
         else:
             parts.append(Part(name, 0.0, math.nan, math.nan, INTERIOR_TOL, model + " (no run x class "
                               "with such a pair: not decided)", details=det, lower=0.0,
-                              upper=math.inf, measured=False))
+                              upper=math.inf, measured=False, kind="simulation"))
     return Evidence(tuple(parts))
 
 
@@ -1351,7 +1353,7 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
         "rate fall t0/2 -> 10 t0 >= t gamma fall", predicted, observed, err, 1e-3,
         "a lower bound (one-sided): error = predicted/observed - 1 where positive; 1e-3 for "
         "the +-5 % finite-difference slopes (the driver varies by < 1e-3 relative across "
-        "them on the exact ODE)"),),
+        "them on the exact ODE)", kind="symbolic"),),
         {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
          "driver_ratio": predicted})
 
@@ -1380,8 +1382,8 @@ def _check_invariants(params: dict, ctx: Context, *, axis: int) -> Evidence:
     model = (f"float64 rounding: <= 16 M steps eps = {tol:.1e} of max|.| (M = {res.facts.M}, "
              f"{cfg.steps} steps)")
     return Evidence((
-        Part("Y 1 conserved (SGD, momentum)", 0.0, ydrift, ydrift, tol, model),
-        Part("Z 1 conserved (SGD, momentum)", 0.0, zdrift, zdrift, tol, model),
+        Part("Y 1 conserved (SGD, momentum)", 0.0, ydrift, ydrift, tol, model, kind="simulation"),
+        Part("Z 1 conserved (SGD, momentum)", 0.0, zdrift, zdrift, tol, model, kind="simulation"),
     ))
 
 
@@ -1443,7 +1445,7 @@ def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "fraction of runs with a wrong winner", 0.0, miss, miss, lo, hi, 0.1,
         "our threshold: >= 9 of 10 runs (SGD noise may swap near-tied tokens); "
         "Clopper-Pearson interval over runs", _CONF,
-        details={"runs": n_runs, "misses": k}),), {"runs": n_runs, "misses": k})
+        details={"runs": n_runs, "misses": k}, kind="simulation"),), {"runs": n_runs, "misses": k})
 
 
 def _clopper_pearson(k: float, n: int, confidence: float) -> tuple[float, float]:
@@ -1535,7 +1537,7 @@ def _check_frozen(params: dict, ctx: Context, *, snap: Callable,
                 details={"t0": t0, "freeze_step": int(res.steps[start]),
                          "time_at_freeze_step": float(t[start]),
                          "drop_before": float(np.mean(H[idx, 0] - H[idx, start])),
-                         "drop_total": float(np.mean(H[idx, 0] - H[idx, -1]))}))
+                         "drop_total": float(np.mean(H[idx, 0] - H[idx, -1]))}, kind="simulation"))
     return Evidence(tuple(parts))
 
 
@@ -1563,9 +1565,11 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
     idx = res.select(1.0, 1.0)
     logL = np.log10(res.loss[idx])
     L0 = float(res.loss[idx, 0].mean())
+    # kind: ln M at zero init against the SGD run is a simulation part; the published
+    # trace's values against the run are published parts
     parts = [Part("initial loss = ln M", math.log(res.facts.M), L0,
                   abs(L0 - math.log(res.facts.M)), 1e-12,
-                  "zero init: uniform softmax over M = 34 tokens (exact up to rounding)")]
+                  "zero init: uniform softmax over M = 34 tokens (exact up to rounding)", kind="simulation")]
     n = len(idx)
     for it, pub in FIG4_LOSS.items():
         k = min(it + shift, res.loss.shape[1] - 1)
@@ -1579,7 +1583,7 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
             s / math.sqrt(n), q * s,
             f"the published value is one run: allowed q s = {q * s:.3g} decades (99 % t spread "
             f"of one run over our {n} seeds; the printed 4 digits add < 1e-3); t interval on "
-            "our mean", _CONF, dof=max(n - 1, 1)))
+            "our mean", _CONF, dof=max(n - 1, 1), kind="published"))
     for it, ceiling in FIG4_FLOOR.items():
         k = min(it + shift, res.loss.shape[1] - 1)
         m, lo, hi, _ = mean_interval(logL[:, k], _CONF) if n > 1 else (logL[0, k],) * 3 + (0,)
@@ -1587,7 +1591,7 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
         parts.append(Part.bounded(
             f"log10 loss at iteration {it} below -4", c, m, max(0.0, m - c), max(0.0, lo - c),
             max(0.0, hi - c), 0.0, "our threshold (the log has 6.2e-5 and 2.2e-5); "
-            "t interval over seeds", _CONF))
+            "t interval over seeds", _CONF, kind="published"))
     return Evidence(tuple(parts))
 
 
@@ -1661,7 +1665,7 @@ def _check_fig6(params: dict, ctx: Context, *, table: Callable, rows=None) -> Ev
                     "SD over the authors' seeds 1-10)/sqrt(10), + 0.0005 for 3 printed "
                     "decimals; t interval over our seeds", _CONF,
                     dof=len(idx) - 1,
-                    details={"published": mu, "published_pm": pm}))
+                    details={"published": mu, "published_pm": pm}, kind="published"))
     return Evidence(tuple(parts))
 
 
@@ -1731,7 +1735,7 @@ def _sign_part(name: str, diff: np.ndarray, sign: int, model: str) -> Part:
     :func:`verify.error_models.signed_over_seeds` (error = -mean, tolerance 0), so the report
     shows the deciding end of the interval rather than a clipped 0."""
     return signed_over_seeds(name, sign * np.asarray(diff, dtype=float), model,
-                             confidence=_CONF)
+                             confidence=_CONF, kind="simulation")
 
 
 def _predicted_entropy_sign(res: ns.SGDResult, a: tuple[float, float],
@@ -1921,7 +1925,7 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     return Evidence((Part(
         "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
         _EXPONENT_MODEL + "; deterministic flow (rtol 1e-9): no interval",
-        details={"Assumption 2 at Z = 0": _assumption2(facts)}),),
+        details={"Assumption 2 at Z = 0": _assumption2(facts)}, kind="simulation"),),
         {"max_abs_log_band": float(band[0])})
 
 
@@ -1971,16 +1975,16 @@ def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) 
     why = "; t interval over runs" if source == "sgd" else ""
     return Evidence((
         over_seeds(f"Eqn 11 exponent, relative error per run ({source})", 0.0, expo,
-                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF)
+                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF, kind="simulation")
         if len(expo) > 1 else Part(f"Eqn 11 exponent, relative error per run ({source})",
                                    0.0, float(expo[0]), float(expo[0]), _EXPONENT_TOL,
-                                   _EXPONENT_MODEL + "; deterministic flow: no interval"),
+                                   _EXPONENT_MODEL + "; deterministic flow: no interval", kind="simulation"),
         over_seeds(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0, band, math.log(2),
                    "our threshold: a factor 2 allowed for the full model at eta_Y/eta_Z = 10"
-                   + why, confidence=_CONF)
+                   + why, confidence=_CONF, kind="simulation")
         if len(band) > 1 else Part(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0,
                                    float(band[0]), float(band[0]), math.log(2),
-                                   "our threshold: a factor 2; deterministic flow"),
+                                   "our threshold: a factor 2; deterministic flow", kind="simulation"),
     ), {"per_run_exponent_error": expo.tolist(), "per_run_band": band.tolist()})
 
 
@@ -2036,12 +2040,12 @@ def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
                           for r in res.config.ratio]))
     noise = "SGD noise: 5 % of (seed, token) pairs may go against the mean drift (our threshold)"
     return Evidence((
-        Part("CT logits move with the predicted sign over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise),
-        Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise),
+        Part("CT logits move with the predicted sign over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise, kind="simulation"),
+        Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise, kind="simulation"),
         Part("scan: DT entropy drops by >= 0.02", 0.02, drop, max(0.0, 0.02 - drop), 0.0,
-             "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)"),
+             "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)", kind="simulation"),
         Part("snap: |H(end) - H(half)| < 0.01", 0.0, moved, moved, 0.01,
-             "our threshold: frozen = moves < 0.01 nats in the second half (worst ratio)"),
+             "our threshold: frozen = moves < 0.01 nats in the second half (worst ratio)", kind="simulation"),
     ), {"entropy_drop": drop, "final_entropy": float(np.mean(H[:, -1]))})
 
 
