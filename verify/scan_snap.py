@@ -67,6 +67,86 @@ def _column_run(ctx: Context) -> ns.SGDResult:
                                       _size(ctx, "column_seeds")), ctx)
 
 
+# ---------------------------------------------------------------------- index-valued theory
+# Four theory functions return token indices, not numbers: distinct_tokens (G_DT(n) per
+# class), common_tokens (G_CT), winners (the argmax DT per class, or None) and scan_order (a
+# class's DTs in the order they lose attention); predicted_drift_signs returns a sign per
+# token.  A wrong theory may return something that is no index (a float, a negative or
+# too-large integer, a repeated token) or no sign: the checks read these outputs through the
+# validators below, which turn such an output into a failed part with the reason (never an
+# IndexError from the check, nor a negative index that numpy would silently read from the
+# end).  An exception raised inside the theory call itself (a theory function that indexes
+# with another's invalid output) is reported the same way.
+class _InvalidTheory(Exception):
+    """A theory output that no check can use as what it claims to be."""
+
+
+def _theory(fn: Callable, *args, what: str):
+    """``fn(*args)``; an exception raised inside the theory call becomes :class:`_InvalidTheory`."""
+    try:
+        return fn(*args)
+    except (IndexError, KeyError, TypeError, ValueError) as e:
+        raise _InvalidTheory(f"{what} raised {type(e).__name__}: {e}") from e
+
+
+def _index(v, size: int, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise _InvalidTheory(f"{what}: {v!r} is not an integer token index")
+    if not 0 <= int(v) < size:
+        raise _InvalidTheory(f"{what}: token index {int(v)} outside [0, {size})")
+    return int(v)
+
+
+def _indices(seq, size: int, what: str) -> tuple[int, ...]:
+    """Distinct token indices in [0, size)."""
+    if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
+        raise _InvalidTheory(f"{what}: {seq!r} is not a sequence of token indices")
+    out = tuple(_index(v, size, what) for v in seq)
+    if len(set(out)) != len(out):
+        raise _InvalidTheory(f"{what}: a token appears twice in {out}")
+    return out
+
+
+def _token_sets(value, K: int, size: int, what: str) -> tuple[tuple[int, ...], ...]:
+    """One set of distinct token indices per class (K of them)."""
+    sets = tuple(_indices(d, size, what) for d in _sequence(value, what))
+    if len(sets) != K:
+        raise _InvalidTheory(f"{what}: {len(sets)} token sets for {K} classes")
+    return sets
+
+
+def _winner_list(value, K: int, size: int, what: str) -> tuple[int | None, ...]:
+    """One token index (or None: no DT) per class."""
+    out = tuple(None if v is None else _index(v, size, what) for v in _sequence(value, what))
+    if len(out) != K:
+        raise _InvalidTheory(f"{what}: {len(out)} winners for {K} classes")
+    return out
+
+
+def _sign_list(value, size: int, what: str) -> np.ndarray:
+    """A sign (-1, 0 or +1) per token (size of them)."""
+    out = _sequence(value, what)
+    if len(out) != size:
+        raise _InvalidTheory(f"{what}: {len(out)} signs for {size} tokens")
+    bad = [v for v in out if isinstance(v, bool) or v not in (-1, 0, 1)]
+    if bad:
+        raise _InvalidTheory(f"{what}: {bad[0]!r} is not a sign (-1, 0 or +1)")
+    return np.array([int(v) for v in out])
+
+
+def _sequence(value, what: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise _InvalidTheory(f"{what}: {value!r} is not a sequence")
+    return tuple(value)
+
+
+def _invalid(e: _InvalidTheory) -> Evidence:
+    """The evidence of a check whose theory output is unusable: one failed part, the reason."""
+    return Evidence((Part("theory output usable (token indices, signs)", 0.0, math.nan,
+                          math.inf, 0.0, f"the theory's output is not what it claims: {e}",
+                          kind="symbolic"),), {"invalid theory output": str(e)})
+
+
 # ---------------------------------------------------------------------- strategies
 _M = st.integers(2, 5000)
 _K = st.integers(1, 20)
@@ -605,6 +685,107 @@ def _worse(cur: tuple[float, float], err: np.ndarray, allow: np.ndarray) -> tupl
     return (float(err[k]), float(allow[k])) if err[k] / allow[k] > cur[0] / cur[1] else cur
 
 
+def _local_errors(res: ns.ReducedResult) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray]:
+    """The a-posteriori re-solve of ``res`` (:func:`_fine_reduced`) with each of its steps'
+    local-error bound: (fine [T, L + 1], ends [N + 1, L + 1], n_k [T], loc [N, L + 1]).
+
+    The run's error at output time t_k is at most |run - fine| + the fine re-solve's own
+    error, bounded from its tolerance: DOP853 accepts a step when the RMS over the d state
+    components of err_i/(atol + rtol max(|y_i|, |y_i'|)) is < 1, so one component's local
+    error is < sqrt(d) (atol + rtol max(|y_i|, |y_i'|)) (y, y' the step's two ends).  This
+    trusts the estimator only for the fine re-solve, whose steps are FINE_FACTOR times more
+    demanding, not for the run that is judged; the same for check and control."""
+    cfg = res.config
+    root_d = math.sqrt(len(cfg.probs[0]) + 1)
+    fine, ends, n_k = _fine_reduced(res)
+    f_rtol, f_atol = cfg.rtol / FINE_FACTOR, cfg.atol / FINE_FACTOR
+    scale_end = np.maximum(np.abs(ends[:-1]), np.abs(ends[1:]))       # [N, L + 1] per step
+    return fine, ends, n_k, root_d * (f_atol + f_rtol * scale_end)
+
+
+def _thm3_pairs(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult,
+                errs: tuple, power: float, worst: list) -> None:
+    """Class n's DT pairs (winner l0 against each other DT): the invariant's drift, Eqn 11
+    and Eqn 11 from the invariant, each against its a-posteriori allowance; updates
+    ``worst`` = [inv_w, id_w, from_inv_w] (error, allowance) pairs in place."""
+    fine, ends, n_k, loc = errs
+    ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
+    l0 = int(np.argmax(P[n, list(d)]))
+    for j in range(len(d)):
+        if j == l0:
+            continue
+        # invariant 1/c~^p differences (paper: p = 2; theory's dt_invariant at p = 2,
+        # the control's p = 1 is the same difference of c~^(p/2))
+        inv = ts.dt_invariant(ct[:, l0] ** (power / 2), ct[:, j] ** (power / 2))
+        scale = 1 / ct[0, j] ** power
+        # the invariant's drift: the exact flow keeps I, so the fine re-solve's I(t_k) -
+        # I(0) is at most the sum over its steps of |grad I| . (local error bound), with
+        # |dI/dz_l| = p/c~_l^p at the larger of the step's two ends; the run's own error
+        # is that plus |I_run(t_k) - I_fine(t_k)|; + 16 eps for the statistic in float64
+        cols = (1 + d[l0], 1 + d[j])                                  # state columns
+        dI_fine = _step_sum(n_k, sum(
+            np.maximum(g[:-1], g[1:]) * loc[:, c] for g, c in
+            ((power / (P[n, d[i]] * np.exp(ends[:, c])) ** power, c)
+             for i, c in zip((l0, j), cols, strict=True))))
+        ct_f = ts.unnormalised_attention(P[n, list(d)], fine[:, 1:][:, list(d)])
+        inv_f = ts.dt_invariant(ct_f[:, l0] ** (power / 2), ct_f[:, j] ** (power / 2))
+        dI = np.abs(inv - inv_f) + dI_fine
+        e_inv = np.abs(inv - inv[0]) / scale
+        worst[0] = _worse(worst[0], e_inv[1:], dI[1:] / scale + 16 * _EPS)
+        # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}; at p = 2,
+        # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
+        # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
+        r = ts.relative_gain(ct[:, l0], ct[:, j])
+        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+        rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
+        worst[1] = _worse(worst[1], (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
+        # Eqn 11 from the invariant: r = c~_l0^2/c~_l^2 - 1 = -c~_l0^2 (1/c~_l0^2 - 1/c~_l^2),
+        # so a conserved invariant predicts r(t) = -c~_l0(t)^2 I(0) from the winner's
+        # attention alone (this sees the invariant's and r's scale and sign, which the
+        # homogeneous r(t) = r(0) chi(t) does not)
+        r_inv = -(ct[:, l0] ** (power / 2)) ** 2 * inv[0]
+        worst[2] = _worse(worst[2], (np.abs(r - r_inv) / np.abs(r))[1:], rel_allow)
+
+
+def _log_trapezoid(t: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """int_0^t rate: a trapezoid in ln t (the integrand times t) over the output times, plus
+    [0, t_1] where the rate is linear in t (gamma ~ t)."""
+    u = np.log(t[1:])
+    return np.r_[0.0, 0.5 * rate[1] * t[1] + np.r_[0.0, np.cumsum(
+        0.5 * np.diff(u) * (rate[2:] * t[2:] + rate[1:-1] * t[1:-1]))]]
+
+
+def _thm3_eqn12(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult,
+                rate: np.ndarray, power: float) -> tuple[float, float, float, float]:
+    """Class n's Eqn 98 and Eqn 12 errors: (Eqn 98 integrated, Eqn 12 bounds, Eqn 12's
+    sharpness at small B, its slack); ``rate`` = xi_n eta_Z / K at the output times."""
+    l0 = int(np.argmax(P[n, list(d)]))
+    ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])
+    f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
+    B = _log_trapezoid(res.t, rate)
+    lnchi_pred = 2 * _log_trapezoid(res.t, rate * f_sq)
+    chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+    lnchi = np.log(chi)
+    b98 = float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:]) / np.abs(lnchi_pred[1:])))
+    bound = 0.0
+    for k in range(1, len(res.t)):
+        lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
+        bound = max(bound, max(0.0, lo - chi[k]) / abs(lo), max(0.0, chi[k] - hi) / abs(hi))
+    # Eqn 12 is sharp as B -> 0: ln chi = 2 int f^2 dB lies in [2 f0^2 B, 2 f1^2 B] on
+    # [0, t1] (f^2 from f0^2 to f1^2), so ln lo / ln chi and f0^2 ln hi / ln chi (both
+    # f0^2 B / int f^2 dB) lie in [f0^2/f1^2, 1] at the first output time t1
+    lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[1]), 0.0))
+    lnchi1 = float(lnchi[1])
+    a = math.log(lo) / lnchi1 if lo > 0 else math.inf
+    b = float(f_sq[0]) * math.log(hi) / lnchi1 if hi > 0 else math.inf
+    # B(t1) = rate(t1) t1/2 is exact for rate ~ t; for rate ~ t^e it is off by |e - 1|/2
+    # relative, e the local exponent between the first two output times
+    e = math.log(rate[2] / rate[1]) / math.log(res.t[2] / res.t[1])
+    slack = 1.0 - float(f_sq[0] / f_sq[1]) + abs(e - 1.0) / 2
+    return b98, bound, max(abs(a - 1.0), abs(b - 1.0)), slack
+
+
 @claim(
     id="dt_invariant",
     statement="In the reduced dynamics 1/c~_l^2 - 1/c~_l'^2 is conserved for DTs of one "
@@ -641,101 +822,35 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
     M, eY, eZ = params["M"], params["eta_Y"], params["eta_Z"]
+    try:
+        dts = _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"), K,
+                          P.shape[1], "distinct_tokens")
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(M, K, eY)
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, _THM3_POINTS)]
     res = _reduced(params, tev, ctx)
-    dts = ts.distinct_tokens(P)
-    bound_err, b98_err = 0.0, 0.0
-    inv_w, id_w, from_inv_w = (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)  # (error, allowance)
-    sharp_err, sharp_tol = 0.0, math.inf
-    # numerical-error allowances, a posteriori and the same for check and control: the run's
-    # error at output time t_k is at most |run - fine| + the fine re-solve's own error, where
-    # the fine re-solve (_fine_reduced: tolerances / FINE_FACTOR, every t_k a step end) is
-    # bounded as derived below from its tolerance: DOP853 accepts a step when the RMS over
-    # the d state components of err_i/(atol + rtol max(|y_i|, |y_i'|)) is < 1, so one
-    # component's local error is < sqrt(d) (atol + rtol max(|y_i|, |y_i'|)) (y, y' the step's
-    # two ends).  This trusts the estimator only for the fine re-solve, whose steps are
-    # FINE_FACTOR times more demanding, not for the run that is judged.
     cfg = res.config
-    root_d = math.sqrt(len(cfg.probs[0]) + 1)
-    fine, ends, n_k = _fine_reduced(res)
-    f_rtol, f_atol = cfg.rtol / FINE_FACTOR, cfg.atol / FINE_FACTOR
-    scale_end = np.maximum(np.abs(ends[:-1]), np.abs(ends[1:]))       # [N, L + 1] per step
-    loc = root_d * (f_atol + f_rtol * scale_end)                      # local error bound
+    # numerical-error allowances, a posteriori and the same for check and control
+    errs = _local_errors(res)
+    fine, _, n_k, loc = errs
     # Eqn 12's B_n = eta_Z int xi_n from the theory's own coefficients at the trajectory's
     # states (gamma from Theorem 1, xi_n/gamma from dt_drive), not from the trajectory's z'
     gam = np.array([ts.speed_control(x, M, K, eY) for x in res.t])
     drive = ts.dt_drive(P, res.z)                                     # [T, K]
-    u = np.log(res.t[1:])
+    worst = [(0.0, 1.0), (0.0, 1.0), (0.0, 1.0)]  # invariant, Eqn 11, from the invariant
+    bound_err, b98_err, sharp_err, sharp_tol = 0.0, 0.0, 0.0, math.inf
     for n, d in enumerate(dts):
-        ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
-        l0 = int(np.argmax(P[n, list(d)]))
-        for j in range(len(d)):
-            if j == l0:
-                continue
-            # invariant 1/c~^p differences (paper: p = 2; theory's dt_invariant at p = 2,
-            # the control's p = 1 is the same difference of c~^(p/2))
-            inv = ts.dt_invariant(ct[:, l0] ** (power / 2), ct[:, j] ** (power / 2))
-            scale = 1 / ct[0, j] ** power
-            # the invariant's drift: the exact flow keeps I, so the fine re-solve's I(t_k) -
-            # I(0) is at most the sum over its steps of |grad I| . (local error bound), with
-            # |dI/dz_l| = p/c~_l^p at the larger of the step's two ends; the run's own error
-            # is that plus |I_run(t_k) - I_fine(t_k)|; + 16 eps for the statistic in float64
-            cols = (1 + d[l0], 1 + d[j])                                  # state columns
-            dI_fine = _step_sum(n_k, sum(
-                np.maximum(g[:-1], g[1:]) * loc[:, c] for g, c in
-                ((power / (P[n, d[i]] * np.exp(ends[:, c])) ** power, c)
-                 for i, c in zip((l0, j), cols, strict=True))))
-            ct_f = ts.unnormalised_attention(P[n, list(d)], fine[:, 1:][:, list(d)])
-            inv_f = ts.dt_invariant(ct_f[:, l0] ** (power / 2), ct_f[:, j] ** (power / 2))
-            dI = np.abs(inv - inv_f) + dI_fine
-            e_inv = np.abs(inv - inv[0]) / scale
-            inv_w = _worse(inv_w, e_inv[1:], dI[1:] / scale + 16 * _EPS)
-            # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}; at p = 2,
-            # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
-            # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
-            r = ts.relative_gain(ct[:, l0], ct[:, j])
-            chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
-            rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
-            id_w = _worse(id_w, (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
-            # Eqn 11 from the invariant: r = c~_l0^2/c~_l^2 - 1 = -c~_l0^2 (1/c~_l0^2 - 1/c~_l^2),
-            # so a conserved invariant predicts r(t) = -c~_l0(t)^2 I(0) from the winner's
-            # attention alone (this sees the invariant's and r's scale and sign, which the
-            # homogeneous r(t) = r(0) chi(t) does not)
-            r_inv = -(ct[:, l0] ** (power / 2)) ** 2 * inv[0]
-            from_inv_w = _worse(from_inv_w, (np.abs(r - r_inv) / np.abs(r))[1:], rel_allow)
-        f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
-        rate = (eZ / K) * gam * drive[:, n]                               # xi_n eta_Z / K
-        # trapezoid in ln t (the integrand times t), plus [0, t_1] where gamma ~ t (linear)
-        B = np.r_[0.0, 0.5 * rate[1] * res.t[1] + np.r_[0.0, np.cumsum(
-            0.5 * np.diff(u) * (rate[2:] * res.t[2:] + rate[1:-1] * res.t[1:-1]))]]
-        g = rate * f_sq
-        lnchi_pred = 2 * np.r_[0.0, 0.5 * g[1] * res.t[1] + np.r_[0.0, np.cumsum(
-            0.5 * np.diff(u) * (g[2:] * res.t[2:] + g[1:-1] * res.t[1:-1]))]]
-        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
-        lnchi = np.log(chi)
-        b98_err = max(b98_err, float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:])
-                                            / np.abs(lnchi_pred[1:]))))
-        for k in range(1, len(tev)):
-            lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
-            bound_err = max(bound_err, max(0.0, lo - chi[k]) / abs(lo),
-                            max(0.0, chi[k] - hi) / abs(hi))
-        # Eqn 12 is sharp as B -> 0: ln chi = 2 int f^2 dB lies in [2 f0^2 B, 2 f1^2 B] on
-        # [0, t1] (f^2 from f0^2 to f1^2), so ln lo / ln chi and f0^2 ln hi / ln chi (both
-        # f0^2 B / int f^2 dB) lie in [f0^2/f1^2, 1] at the first output time t1
-        lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[1]), 0.0))
-        lnchi1 = float(lnchi[1])
-        a = math.log(lo) / lnchi1 if lo > 0 else math.inf
-        b = float(f_sq[0]) * math.log(hi) / lnchi1 if hi > 0 else math.inf
-        # B(t1) = rate(t1) t1/2 is exact for rate ~ t; for rate ~ t^e it is off by |e - 1|/2
-        # relative, e the local exponent between the first two output times
-        e = math.log(rate[2] / rate[1]) / math.log(res.t[2] / res.t[1])
-        slack = 1.0 - float(f_sq[0] / f_sq[1]) + abs(e - 1.0) / 2
-        if max(abs(a - 1.0), abs(b - 1.0)) - slack > sharp_err - sharp_tol or n == 0:
-            sharp_err, sharp_tol = max(abs(a - 1.0), abs(b - 1.0)), slack
+        _thm3_pairs(P, n, d, res, errs, power, worst)
+        b98, bound, sharp, slack = _thm3_eqn12(P, n, d, res, (eZ / K) * gam * drive[:, n],
+                                               power)
+        b98_err, bound_err = max(b98_err, b98), max(bound_err, bound)
+        if sharp - slack > sharp_err - sharp_tol or n == 0:
+            sharp_err, sharp_tol = sharp, slack
+    inv_w, id_w, from_inv_w = worst
     # trapezoid in ln t of an integrand ~ t^a has relative error a^2 du^2/12; the largest
     # exponent is a = 2 at early times (gamma ~ t, so xi t ~ t^2); x 1.5 for the next order
-    du = float(u[1] - u[0])
+    du = float(np.log(res.t[2]) - np.log(res.t[1]))
     q_tol = 1.5 * (2 * du) ** 2 / 12
     quad_model = (f"B and ln chi from a trapezoid rule in ln t over {_THM3_POINTS} log-spaced "
                   f"points (step du = {du:.3g}): relative error a^2 du^2/12 for an integrand "
@@ -1008,14 +1123,22 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
                          num_unique_per_next=params["num_unique_per_next"])
     facts = ns.make_facts(data)
     K = facts.K
+    P = facts.probs[:, : facts.n_context]
+    L = P.shape[1]
+    try:
+        pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), L, "drift signs")
+        dt_ids = [j for d in _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"),
+                                         K, L, "distinct_tokens") for j in d]
+        ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"), L,
+                               "common_tokens"))
+    except _InvalidTheory as e:
+        return _invalid(e)
     eta_Z = 1.0
     eta_Y = params["ratio"] * eta_Z
     t0 = ts.snap_time(facts.M, K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2 * t0, t0, 8)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=eta_Z, t_eval=tev)
     flow = _flow(cfg, ctx)
-    P = facts.probs[:, : facts.n_context]
-    pred = np.array(signs(P))
     # one shared query: every class has the same row; t = 0 is excluded (Y(0) = 0 gives z' = 0)
     zdot = flow.zdot[1:, 0, : facts.n_context]
     scale = np.max(np.abs(zdot), axis=1, keepdims=True)
@@ -1024,11 +1147,11 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     # every DT (the token types of Section 3.2) must be predicted +1 and move up: a DT whose
     # predicted sign is not +1, or whose dz/dt is not above the noise floor, counts as wrong
     dt_mask = np.zeros(len(pred), dtype=bool)
-    dt_mask[[j for d in ts.distinct_tokens(P) for j in d]] = True
+    dt_mask[dt_ids] = True
     wrong_dt = float(np.mean((zdot[:, dt_mask] <= tol_abs)
                              | (pred[dt_mask] != 1)[None, :])) if dt_mask.any() else 0.0
     wrong_ct = float(np.mean(zdot[:, ct_mask] * -1 <= tol_abs)) if ct_mask.any() else 0.0
-    cts = list(np.nonzero(ct_mask)[0]) or list(ts.common_tokens(P))
+    cts = list(np.nonzero(ct_mask)[0]) or ct_ids
     wrong_ct_pred = float(np.mean(np.sign(zdot[:, cts]) != pred[cts]))
     return Evidence((
         Part("DT gain (dz > 0)", 0.0, wrong_dt, wrong_dt, 0.0,
@@ -1126,14 +1249,18 @@ _SCAN_POINTS = 240  # log-spaced output times of the scan-order run, [1e-3, 1e3]
 def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
+    try:  # predicted: per class, tokens in the order they lose attention
+        seqs = [_indices(_theory(order, P, n, what="the scan order"), P.shape[1],
+                         "scan order") for n in range(K)]
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(params["M"], K, params["eta_Y"])
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 1e3 * t0, _SCAN_POINTS)]
     res = _reduced(params, tev, ctx)
     inversions, pairs = 0, 0
     inner_inv, inner_pairs = 0, 0
     details = {}
-    for n in range(K):
-        seq = order(P, n)  # predicted: tokens in the order they lose attention
+    for n, seq in enumerate(seqs):
         ct = ts.unnormalised_attention(P[n], res.z)
         share = ct[:, list(seq)] / ct[:, list(seq)].sum(axis=1, keepdims=True)
         tau = ns.peak_times(res.t, share)
@@ -1260,20 +1387,29 @@ def scan_order_sgd_seeds() -> dict[float, int]:
 def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                           ratios: tuple[float, ...] = (1.0, 10.0),
                           interior: bool = True) -> Evidence:
-    res = _sgd(ns.fig4_config(_size(ctx, "scan_order_seeds"), params.get("perm")), ctx)
-    f = res.facts
+    f = ns.make_facts(ns.fig4_config(1, params.get("perm")).data)
     P = f.probs[:, : f.n_context]
+    try:
+        seqs = [list(_indices(_theory(order, P, n, what="the scan order"), P.shape[1],
+                              "scan order")) for n in range(f.K)]
+        win = _winner_list(_theory(ts.winners, P, what="winners"), f.K, P.shape[1], "winners")
+        for n, seq in enumerate(seqs):
+            if win[n] not in seq:
+                raise _InvalidTheory(f"class {n}'s winner {win[n]} is not in its scan order "
+                                     f"{tuple(seq)}")
+    except _InvalidTheory as e:
+        return _invalid(e)
+    res = _sgd(ns.fig4_config(_size(ctx, "scan_order_seeds"), params.get("perm")), ctx)
     t = res.steps.astype(float)
     parts = []
     for ratio in ratios:
         fr, inner, n_inner = [], [], 0
         for i in res.select(1.0, ratio):
             c = ns.attention(res.zq[i], f)
-            for n in range(f.K):
-                seq = list(order(P, n))
+            for n, seq in enumerate(seqs):
                 share = c[:, n, seq] / c[:, n, seq].sum(axis=1, keepdims=True)
                 fr.append(_inversions(t, share))
-                top = seq.index(ts.winners(P)[n])
+                top = seq.index(win[n])
                 k, m = _interior_inversions(t, share, top)
                 if m:
                     inner.append(k / m)
@@ -1335,10 +1471,15 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
     M, eY = params["M"], params["eta_Y"]
+    try:
+        l0 = _winner_list(_theory(ts.winners, P, what="winners"), K, P.shape[1], "winners")[0]
+        if l0 is None:
+            raise _InvalidTheory("winners: no winner for class 0, which has DTs")
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(M, K, eY)
     grid = np.array([t0 / 2 / 1.05, t0 / 2 * 1.05, 10 * t0 / 1.05, 10 * t0 * 1.05])
     res = _reduced(params, np.r_[0.0, grid], ctx)
-    l0 = ts.winners(P)[0]
     z = res.z[1:, l0]
     slope_early = (z[1] - z[0]) / math.log(grid[1] / grid[0])
     slope_late = (z[3] - z[2]) / math.log(grid[3] / grid[2])
@@ -1430,9 +1571,14 @@ def _second_best(probs) -> tuple[int | None, ...]:
           "10 % with up to 2 misses.",
 )
 def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
+    f = ns.make_facts(ns.fig4_config(1, params.get("perm")).data)
+    P = f.probs[:, : f.n_context]
+    try:
+        pred = _winner_list(_theory(rule, P, what="the winner rule"), f.K, P.shape[1],
+                            "winners")
+    except _InvalidTheory as e:
+        return _invalid(e)
     res = _sgd(ns.fig4_config(_size(ctx, "order_seeds"), params.get("perm")), ctx)
-    P = res.facts.probs[:, : res.facts.n_context]
-    pred = rule(P)
     c = ns.attention(res.zq[:, -1], res.facts)[..., : res.facts.n_context]
     hit = np.ones(c.shape[0], dtype=bool)
     for n, d in enumerate(res.facts.dts):
@@ -2021,14 +2167,20 @@ def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     and their drift is below the SGD noise, so DTs are tested as the class's total DT mass.
     """
     residual = params["residual"]
-    res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
-    f = res.facts
+    f = ns.make_facts(ns.residual_config(1, residual).data)
     P = f.probs[:, : f.n_context]
-    pred = np.array(signs(P))
+    try:
+        pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), P.shape[1],
+                          "drift signs")
+        ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"),
+                               P.shape[1], "common_tokens"))
+    except _InvalidTheory as e:
+        return _invalid(e)
+    res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
     early = 10  # first 10 % of the 100 iterations
     dz = res.zq[:, early, 0, : f.n_context] - res.zq[:, 0, 0, : f.n_context]
     ct = np.zeros(len(pred), dtype=bool)
-    ct[list(ts.common_tokens(P))] = True  # the CTs, whatever sign the rule predicts for them
+    ct[ct_ids] = True  # the CTs, whatever sign the rule predicts for them
     ct_right = float(np.mean(np.sign(dz[:, ct]) == pred[ct])) if ct.any() else 1.0
     c = ns.attention(res.zq[:, [0, early]], f)
     dt_mass = np.stack([c[:, :, n, list(d)].sum(-1) for n, d in enumerate(f.dts)], axis=-1)
