@@ -2077,11 +2077,15 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
 
 @claim(
     id="theorem3_sgd",
-    statement="Eqn 11 r(t) = r(0) chi(t) under SGD (Fig. 4 command, eta_Y/eta_Z = 10), per "
-              "run: the mean over runs of the fitted exponent's relative error is within "
-              "25 % of 2, and the mean over runs of each run's largest |ln r/(r(0) chi)| is "
-              "within ln 2 (a factor 2)",
-    source="Theorem 3 (Eqn 11), Fig. 4",
+    statement="Our strengthening, outside Theorem 1's region (the Fig. 4 command's data: "
+              "M = 34 < 100, batch 128 of L = 128 tokens, 100 momentum steps, not the "
+              "theorem's T -> infinity per-sample flow): Eqn 11 r(t) = r(0) chi(t) under SGD "
+              "at eta_Y/eta_Z = 10, per run: the mean over runs of the fitted exponent's "
+              "relative error is within 25 % of 2 (our threshold), and the mean over runs of "
+              "each run's largest |ln r/(r(0) chi)| is within ln 2 (a factor 2, our "
+              "threshold)",
+    source="Theorem 3 (Eqn 11), Fig. 4; the data size, the SGD setting and both thresholds "
+           "are ours (Theorem 1, on which Eqn 11 rests, assumes M >> 100 and Assumption 2)",
     kind="reduced-vs-full",
     strategy=_NONE,
     theory={"power": 2.0, "source": "sgd"},
@@ -2095,7 +2099,17 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
                       "eta_Y/eta_Z = 100, deep in Assumption 1c (at 10 the flow itself "
                       "misses the exponent band, as theorem3_population finds)",
                       theory={"power": 2.0, "source": "flow"}),
-    notes="Restated per run with an interval over runs (a maximum over runs grows with their "
+    notes="Not the paper's statement: Theorem 3 is proved for the reduced dynamics in "
+          "Theorem 1's region (M >> 100, Assumption 2, T -> infinity), and the Fig. 4 data "
+          "(M = 34) lie outside it, so a refutation here refutes our strengthening, not "
+          "Theorem 3.  Where the thresholds come from (both ours, not the paper's): 25 % is "
+          "half the relative distance from the exponent 2 to the nearest wrong integer "
+          "exponents 1 and 3, so that the part tells the exponent (the control's e^{3 dz} "
+          "sits at 50 %); the factor 2 (ln 2 on |ln r/(r(0) chi)|) is the band of the "
+          "earlier finding that this claim restates, a full-model allowance that no "
+          "derivation gives.  The in-region test of Eqn 11 is theorem3_population (M = 253, "
+          "exact population flow).  "
+          "Restated per run with an interval over runs (a maximum over runs grows with their "
           "number).  Expected refuted from the earlier finding that several Fig. 4 runs at "
           "ratio 10 leave the factor-2 band: the band part is what that finding is about; the "
           "exponent part is new in this restatement and its outcome was not known when the "
