@@ -583,3 +583,20 @@ def test_an_invalid_index_from_a_wrong_theory_fails_a_part(claim_id, fn, how, mo
     assert ev.status == "refuted"
     bad = [p for p in ev.parts if p.failed]
     assert bad and "not what it claims" in bad[0].error_model, bad[0].error_model
+
+
+@pytest.mark.parametrize("M", [300, 1000, 5000])
+def test_lemma8_crossing_is_lemma6_at_the_larger_root(M):
+    """The crossing time of snap_reduced's t0 part solves Lemma 6's implicit equation at
+    the larger root x* of e^x = (M-1) x: t* = K (2 (M-1) x* - 1)/(M eta_Y)."""
+    from verify import scan_snap as vs
+
+    K, eY = 2, 3.0
+    t = vs._lemma8_crossing(M, K, eY)
+    x = M * ts.decoder_scale(t / K, M, eY)
+    assert math.exp(x) == pytest.approx((M - 1) * x, rel=1e-9)
+    assert x > math.log(M)
+    assert t == pytest.approx(K * (2 * (M - 1) * x - 1) / (M * eY), rel=1e-9)
+    assert ts.snap_delta(M) == pytest.approx(math.log(math.log(M)) / math.log(M))
+    with pytest.raises(ValueError, match="M"):
+        ts.snap_delta(2)
