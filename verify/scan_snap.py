@@ -223,7 +223,7 @@ def _decoder_gd(M: int, eta_Y: float, steps: int) -> np.ndarray:
         (g,) = torch.autograd.grad(loss, w)
         with torch.no_grad():
             w -= eta_Y * g
-        out.append(float(w[0] - w[1]) / M)
+        out.append(float(w.detach()[0] - w.detach()[1]) / M)
     return np.array(out)
 
 
@@ -1538,18 +1538,18 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     delta = ts.snap_delta(M)
     d_obs = cross / t0 - 1.0
     return Evidence((Part(
+        "rate fall t0/2 -> 10 t0 >= t gamma fall", predicted, observed, err, 1e-3,
+        "a lower bound (one-sided): error = predicted/observed - 1 where positive; 1e-3 for "
+        "the +-5 % finite-difference slopes (the driver varies by < 1e-3 relative across "
+        "them on the exact ODE)", kind="symbolic"),
+        Part(
         "t0 (1 + delta') vs Lemma 8's crossing e^{M h} = (M-1) M h", delta, d_obs,
         abs(d_obs - delta) / delta, 1.5 / math.log(M),
         "leading order: delta' = ln ln M/ln M has relative correction ~ 1/ln M (our "
         "derivation, theory.scan_snap.snap_delta), x 1.5 for the next order; the crossing "
         "from two root finders on Lemma 6's h (independent of t0), so a t0 off by a factor "
         "2 fails", details={"crossing": cross, "t0": t0}, kind="symbolic"),
-        Part(
-        "rate fall t0/2 -> 10 t0 >= t gamma fall", predicted, observed, err, 1e-3,
-        "a lower bound (one-sided): error = predicted/observed - 1 where positive; 1e-3 for "
-        "the +-5 % finite-difference slopes (the driver varies by < 1e-3 relative across "
-        "them on the exact ODE)", kind="symbolic"),),
-        {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
+    ), {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
          "driver_ratio": predicted})
 
 
