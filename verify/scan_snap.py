@@ -243,7 +243,12 @@ def _decoder_gd(M: int, eta_Y: float, steps: int) -> np.ndarray:
     notes="Lemma 7 is an inequality that holds with slack: at Fig. 8's sizes the largest gap "
           "is a small fraction of 2 eta_Y/M, so a bound scaled by 1 +/- 5 % (a mutant of "
           "theory.scan_snap.decoder_gap_bound) is still a true bound and no check of Lemma 7 "
-          "can tell it from the printed one; its sign is checked.",
+          "can tell it from the printed one; its sign is checked.  What decides is h*(s) "
+          "itself (issue: Lemma 5's recursion was unpinned): the first part compares Eqn 33 "
+          "with one class's decoder logits under s plain gradient-descent steps of rate "
+          "eta_Y on the cross-entropy, the gradient by torch autograd, through Lemma 5's "
+          "w_n(s) = (M-1) h*(s) zeta_n, i.e. h*(s) = (w_n[n] - w_n[j])/M, at every step of "
+          "the grid; Fig. 8's staircase is h* at integer s.",
 )
 def _check_lemma7(params: dict, ctx: Context, *, sign: int) -> Evidence:
     M, eta_Y = params["M"], params["eta_Y"]
@@ -1509,7 +1514,14 @@ def _lemma8_crossing(M: int, K: int, eta_Y: float) -> float:
           "at least by the ratio of t gamma(t) between the two times.  This replaces a fixed "
           "3x threshold (ours, from our summary): inside the region the ratio of t gamma "
           "alone ranges over roughly 1.7-3 with M, so a fixed 3x was not the theory's "
-          "prediction; the report's details give the observed and predicted ratios.",
+          "prediction; the report's details give the observed and predicted ratios.  The "
+          "second part makes a wrong t0 fail (issue: t0 steered the grids but decided "
+          "nothing): Theorem 4's t0 (1 + delta') is the start of Lemma 9's late stage, "
+          "where Lemma 8's e^{M h} <= (M-1) M h ends; the crossing is found from Lemma 6's h "
+          "by root finders that do not use t0, and t*/t0 - 1 is compared with delta' = "
+          "ln ln M/ln M (our derivation of the constant, theory.scan_snap.snap_delta) "
+          "within 1.5/ln M (its relative correction is ~1/ln M).  A t0 off by a factor 2 "
+          "fails, as does one 5 % too small; one 5 % too large stays within the allowance.",
 )
 def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     P = np.array(params["probs"])
