@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from numerics.threads import threads
+
 __all__ = [
     "OBSERVER",
     "PLAN",
@@ -459,8 +461,11 @@ def run_function(tag: str, *, maxsize: int = 8,
                 if observer is not None:
                     observer.served(key)
                 return memo[key]
-            result = resolve(cache).get_or_compute(full, lambda: fn(config, **options), tag,
-                                                   version=version())
+            def compute() -> T:
+                with threads():  # the one thread policy (TDCHECK_THREADS overrides)
+                    return fn(config, **options)
+
+            result = resolve(cache).get_or_compute(full, compute, tag, version=version())
             if maxsize:
                 memo[key] = result
                 while len(memo) > maxsize:

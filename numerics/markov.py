@@ -613,7 +613,23 @@ def _init_for(run: FullRun, dtype, device) -> Callable[[torch.Generator], Params
     return init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
 
 
-@run_function("markov.run_full", maxsize=8)
+def _smoke_full() -> FullRun:
+    """A test-size full run (the independence test): 2 members, 4 Adam steps, N = 8."""
+    return FullRun(MarkovConfig(p=0.2, q=0.3, d=2, seq_len=8, batch=2), members=2, steps=4,
+                   record_every=2, eval_batch=4)
+
+
+# the full model: AdamW on its own sampled cross-entropy by torch autograd; theory gives the
+# data's stationary law and the canonical read-out (an observable, not the dynamics)
+@run_function("markov.run_full", maxsize=8, full_model=True, smoke=_smoke_full, uses_theory={
+    "stationary_distribution": "the data: the chain's stationary law (stationary_twin), "
+                               "from which the first symbol of every training and "
+                               "evaluation sequence is drawn (the teacher)",
+    "canonical_from_logits": "read-out only (its torch twin): the recorded canonical (w, b) "
+                             "of a member are defined by inverting the canonical logit map "
+                             "at its e and logits (numerics.markov.canonical); training "
+                             "never calls it",
+})
 def run_full(run: FullRun, *, device: str = "cpu") -> FullRunResult:
     """Train ``run.members`` members together and record what the claims and figures need
     (on ``device``; the run cache keys it with the config)."""
@@ -880,7 +896,19 @@ def rank_one_population_loss(p: float, q: float, seq_len: int) -> Callable[[Para
     return loss
 
 
-@run_function("markov.run_rank_one", maxsize=16)
+def _smoke_rank_one() -> RankOneRun:
+    """A test-size rank-one GD run (the independence test): 2 steps at N = 8, d = 2."""
+    return RankOneRun(0.2, 0.3, 1.0, -1.0, 0.0, lr=0.1, t_end=0.2, record_dt=0.1, d=2,
+                      seq_len=8)
+
+
+# the full model: plain GD on its own exact population loss by torch autograd (the loss of
+# the two constant sequences, weighted by the stationary law: the data, from theory)
+@run_function("markov.run_rank_one", maxsize=16, full_model=True, smoke=_smoke_rank_one,
+              uses_theory={"stationary_distribution": "the data: the stationary law "
+                                                      "(stationary_twin) weights the two "
+                                                      "constant sequences of the exact "
+                                                      "population loss (the teacher)"})
 def run_rank_one(run: RankOneRun, *, device: str = "cpu") -> RankOneResult:
     """Plain GD on the full model from a rank-one init (on ``device``; cached)."""
     start = time.perf_counter()

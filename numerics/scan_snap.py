@@ -54,6 +54,7 @@ from numerics.context import Context, SizeTable
 from numerics.device import select_device
 from numerics.ensemble import OptimizerConfig, TrainConfig, train
 from numerics.ode import integrate
+from numerics.threads import threads
 from theory import scan_snap as theory
 from theory.flow import ReducedSystem
 
@@ -366,13 +367,10 @@ def one_thread() -> Iterator[None]:
 
     The tensors of this row are tiny (M <= 34 below thorough, batch 128), so intra-op
     threads only add synchronisation (on a loaded machine they made a Fig. 6 sweep several
-    times slower).  Results are unchanged up to float rounding."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    times slower).  Results are unchanged up to float rounding.  The toolkit's thread
+    policy decides (``numerics.threads``: ``TDCHECK_THREADS`` overrides this default of 1)."""
+    with threads(default=1):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # ---------------------------------------------------------------------- SGD ensembles

@@ -22,6 +22,8 @@ from verify.registry import PAPERS, claims_for
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = [p for p, info in PAPERS.items() if info.status in ("implemented", "partial", "example")]
 LAYERS = ("theory", "numerics", "verify", "figures")
+# the step of README's "Adding a paper" that builds each layer (named in failure messages)
+STEP = {"theory": 1, "numerics": 2, "verify": 3, "figures": 4, "registry": 5}
 # what each layer may import from the project (the CLI may import everything)
 ALLOWED = {"theory": {"theory"}, "numerics": {"theory", "numerics"},
            "verify": {"theory", "numerics", "verify"}, "figures": {"theory", "numerics", "figures"}}
@@ -34,31 +36,39 @@ def test_row_has_four_modules_with_all(paper):
         names = getattr(module, "__all__", None)
         if layer == "figures":  # figures register themselves; __all__ optional
             names = names or []
-        assert names is not None, f"{layer}.{paper} has no __all__"
+        assert names is not None, (f"{layer}.{paper} has no __all__ (README, Adding a "
+                                   f"paper, step {STEP[layer]})")
         missing = [n for n in names if not hasattr(module, n)]
-        assert not missing, f"{layer}.{paper}.__all__ names missing objects {missing}"
+        assert not missing, (f"{layer}.{paper}.__all__ names missing objects {missing} "
+                             f"(README, Adding a paper, step {STEP[layer]})")
 
 
 @pytest.mark.parametrize("paper", ROWS)
 def test_equations_are_records(paper):
     eqs = importlib.import_module(f"theory.{paper}").equations()
-    assert isinstance(eqs, list) and eqs
+    assert isinstance(eqs, list) and eqs, (f"theory.{paper}.equations() must return a "
+                                           "non-empty list (README, Adding a paper, step 1)")
     for eq in eqs:
-        assert isinstance(eq, Equation), f"{paper}: {eq!r} is not an Equation record"
-        assert eq.name and eq.source, f"{paper}: equation {eq.name!r} lacks a name or source"
+        assert isinstance(eq, Equation), (f"{paper}: {eq!r} is not an Equation record "
+                                          "(README, Adding a paper, step 1)")
+        assert eq.name and eq.source, (f"{paper}: equation {eq.name!r} lacks a name or "
+                                       "source (README, Adding a paper, step 1)")
 
 
 @pytest.mark.parametrize("paper", ROWS)
 def test_claims_are_declared_beside_their_checks(paper):
+    step = "(README, Adding a paper, step 3)"
     claims = claims_for(paper)
-    assert claims
+    assert claims, f"verify.{paper}.claims() returned no claim {step}"
     for c in claims:
-        assert c.id.startswith(f"{paper}."), c.id
-        assert c.function is not None, f"{c.id}: declare it with @claim on its check"
-        assert c.check.func is c.function and c.control.func is c.function, c.id
-        assert set(c.theory) == set(c.control_theory), c.id
+        assert c.id.startswith(f"{paper}."), f"{c.id} must start with {paper}. {step}"
+        assert c.function is not None, f"{c.id}: declare it with @claim on its check {step}"
+        assert c.check.func is c.function and c.control.func is c.function, \
+            f"{c.id}: the control must run the check's own function (@claim) {step}"
+        assert set(c.theory) == set(c.control_theory), \
+            f"{c.id}: theory and control must set the same keywords {step}"
         for ex in c.examples:
-            assert ex.via, f"{c.id}: pinned example {dict(ex.params)} does not say why"
+            assert ex.via, f"{c.id}: pinned example {dict(ex.params)} does not say why {step}"
 
 
 def _project_imports(path: Path) -> set[str]:

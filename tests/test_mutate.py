@@ -98,17 +98,320 @@ def test_score_separates_a_consuming_claim_from_a_toothless_one(tmp_path, monkey
     assert weak.killed == 0 and weak.score == 0.0 < sound.score == 1.0
 
 
-def test_a_claim_not_as_expected_judges_by_change_from_the_map_run():
-    """An unsettled claim (inconclusive where holds was expected) detects a mutant that moves
-    its outcome or control, and not one that leaves both as the map run had them."""
-    from verify.mutate import _changed
+def test_a_claim_judges_by_change_from_the_map_run_kill_weak_defect():
+    """Against the map run: holds -> refuted is a kill, holds -> inconclusive weak; a claim
+    not settled in the map run (inconclusive) that changes outcome is weak, one whose control
+    verdict changes is a kill; a check that raises is a defect, never a kill."""
+    from verify.mutate import _detect
 
-    base = {"outcome": "inconclusive", "ok": False, "control_rejected": None,
-            "positive_passed": None, "control_error": None, "positive_error": None}
-    assert _changed(base, dict(base)) is None
-    assert _changed(base, {**base, "outcome": "refuted"}) == "changed outcome"
-    assert _changed(base, {**base, "control_rejected": True}) == "changed control"
-    assert _changed(base, {"error": "boom"}) == "exception"
+    settled = {"outcome": "holds", "ok": True, "control_rejected": True,
+               "positive_passed": None, "control_error": None, "positive_error": None}
+    assert _detect(settled, dict(settled)) is None
+    assert _detect(settled, {**settled, "outcome": "refuted"}) == ("kill", "refutation")
+    assert _detect(settled, {**settled, "outcome": "inconclusive"}) == ("weak", "inconclusive")
+    assert _detect(settled, {**settled, "control_rejected": False}) == ("kill", "control")
+    raised = _detect(settled, {**settled, "outcome": "error",
+                               "message": "IndexError: index 3 is out of bounds\ntraceback"})
+    assert raised == ("defect", "check raised: IndexError: index 3 is out of bounds")
+    # a control that raises is a defect, not a "control no longer rejected" kill
+    assert _detect(settled, {**settled, "control_rejected": False,
+                             "control_error": "ValueError: x"})[0] == "defect"
+    assert _detect(settled, {"error": "timed out after 60 s", "timed_out": True})[0] == "timeout"
+    unsettled = {**settled, "outcome": "inconclusive", "ok": False, "control_rejected": None}
+    assert _detect(unsettled, dict(unsettled)) is None
+    assert _detect(unsettled, {**unsettled, "outcome": "refuted"})[0] == "weak"
+    assert _detect(unsettled, {**unsettled, "control_rejected": True}) == (
+        "kill", "changed control")
+
+
+def test_simulation_parts_reject_pass_to_fail_and_weakly_otherwise():
+    from verify.mutate import _sim_moves
+
+    base = {"outcome": "holds", "kinds": {"exact": ["symbolic", "pass"],
+                                           "run": ["simulation", "pass"],
+                                           "untagged": [None, "pass"]}}
+    moved = {"kinds": {"exact": ["symbolic", "fail"], "run": ["simulation", "fail"],
+                       "untagged": [None, "fail"]}}
+    assert _sim_moves(base, moved) == (["run: pass -> fail"], [])
+    assert _sim_moves(base, {"kinds": {"run": ["simulation", "inconclusive"]}}) == (
+        [], ["run: pass -> inconclusive"])
+    assert _sim_moves(base, {"kinds": {"exact": ["symbolic", "fail"]}}) == ([], [])
+    unsettled = {"outcome": "inconclusive", "kinds": {"run": ["simulation", "inconclusive"]}}
+    assert _sim_moves(unsettled, {"kinds": {"run": ["simulation", "fail"]}}) == (
+        [], ["run: inconclusive -> fail"])
+
+
+def test_permutation_mutants_for_index_valued_functions():
+    """A MUTANT_KINDS function's integer leaves get index mutants (swap, reverse, rotate;
+    +/- 1; drop/add a member); float leaves beside them keep their numeric mutants; an
+    unregistered function's integer array is listed as an integer leaf with no mutant."""
+    order = (1, 2, 0)
+    assert leaves(order, index=True) == [((), "permutation")]
+    muts = mutants_for("ranking", leaves(order, index=True), 0.05, index=True)
+    assert [m.op for m in muts] == ["swap01", "reverse", "rotate"]
+    assert [apply_mutation(order, m.path, m.op, m.delta) for m in muts] == [
+        (2, 1, 0), (0, 2, 1), (2, 0, 1)]
+    arr = np.array([[0, 1], [2, 3], [4, 5]])
+    assert apply_mutation(arr, (), "rotate", 0.05).tolist() == [[2, 3], [4, 5], [0, 1]]
+    assert arr.tolist() == [[0, 1], [2, 3], [4, 5]]  # a copy, not in place
+    mixed = (np.array([2, 0]), 0.5, 3)
+    assert leaves(mixed, index=True) == [((("idx", 0),), "transposition"),
+                                         ((("idx", 1),), "numeric"), ((("idx", 2),), "index")]
+    assert apply_mutation(mixed, (("idx", 0),), "swap01", 0.05)[0].tolist() == [0, 2]
+    assert apply_mutation(mixed, (("idx", 2),), "prev", 0.05)[2] == 2
+    assert apply_mutation(0, (), "prev", 0.05) == 1  # stays a valid index
+    assert apply_mutation(frozenset({1, 4}), (), "drop", 0.05) == frozenset({1})
+    assert apply_mutation(frozenset({1, 4}), (), "add", 0.05) == frozenset({1, 4, 5})
+    assert leaves(np.array([2, 0, 1])) == [((), "integer")]
+    assert mutants_for("f", leaves(np.array([2, 0, 1])), 0.05) == []
+    assert len(mutants_for("g", None, 0.05, index=True)) == 3
+
+
+def test_whole_output_scale_scales_every_numeric_leaf():
+    value = (2.0, {"w": np.array([1.0, -1.0])}, "local")
+    out = apply_mutation(value, (), "all+", 0.1)
+    assert out[0] == pytest.approx(2.2) and np.allclose(out[1]["w"], [1.1, -1.1])
+    assert out[2] == "local"
+    sys = te.system()
+    scaled = apply_mutation(sys, (), "all-", 0.5)
+    assert all(sp.simplify(scaled.rhs[i] - sys.rhs[i] / 2) == 0 for i in range(2))
+
+
+SIMROW_THEORY = '''
+"""A synthetic theory row for the tests of tdcheck mutate (not a paper)."""
+__all__ = ["eigen", "gain", "offset", "ranking", "rate", "slots"]
+MUTANT_KINDS = {"ranking": "permutation"}
+
+
+def eigen(c):
+    return (-abs(c), abs(c))
+
+
+def gain(c):
+    return 2.0 * c
+
+
+def rate(c):
+    return float(c)
+
+
+def slots():
+    return 3.0
+
+
+def ranking():
+    return (1, 2, 0)
+
+
+def offset(c):
+    return c + 1.0
+'''
+
+SIMROW_CLAIMS = '''
+"""Synthetic claims on simrow_theory: each built to answer mutants in one known way."""
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+import simrow_theory as th
+from numerics.cache import run_function
+from verify.claims import Claim, Evidence, Example, Part
+from verify.error_models import exact, worst_member
+
+
+@dataclass(frozen=True)
+class Tiny:
+    c: float
+
+
+@run_function("simrow.tiny", full_model=True, smoke=lambda: Tiny(1.0))
+def tiny(config):
+    """The "full model": the Hessian spectrum of (a b - c)^2 / 2 at the origin, some
+    scores and a rate, computed without the theory."""
+    c = config.c
+    return {"spectrum": np.linalg.eigvalsh(np.array([[0.0, -c], [-c, 0.0]])),
+            "scores": np.array([1.0, 3.0, 2.0]), "rate": c}
+
+
+def _run(params, ctx):
+    return tiny(Tiny(params["c"]), cache=ctx.cache)
+
+
+def sees(params, ctx, *, eig):
+    """A simulation part with a 3 % allowance: it rejects a 5 % slip."""
+    c = params["c"]
+    pred = np.sort(np.array([float(v) for v in eig(c)]))
+    return Evidence((worst_member("spectrum vs the tiny model", pred, _run(params, ctx)["spectrum"],
+                                  0.03 * abs(c), "3 % of |c|", kind="simulation"),))
+
+
+def blind(params, ctx, *, g):
+    """An exact part that sees any slip, a simulation part too loose to see one."""
+    c, h = params["c"], 1e-3
+    fd = ((c + h) ** 2 - (c - h) ** 2) / (2 * h)
+    sym = exact("gain vs a central difference of c^2", g(c), fd, 1e-9, "rounding",
+                kind="symbolic")
+    sim = exact("gain vs the tiny model (loose)", g(c), 2 * _run(params, ctx)["spectrum"][1],
+                10.0, "deliberately loose", kind="simulation")
+    return Evidence((sym, sim))
+
+
+def noisy(params, ctx, *, r):
+    """A simulation part with an interval +/- 0.035 on its error, tolerance 0.06."""
+    c = params["c"]
+    pred, obs = r(c), _run(params, ctx)["rate"]
+    err = abs(pred - obs)
+    return Evidence((Part.bounded("rate vs the tiny model", pred, obs, err, max(0.0, err - 0.035),
+                                  err + 0.035, 0.06, "interval +/- 0.035", kind="simulation"),))
+
+
+def raises(params, ctx, *, n):
+    """A check that raises (a defect) when the theory is not a whole number."""
+    k = n()
+    if k != int(k):
+        raise ValueError(f"slots must be a whole number, got {k}")
+    filled = np.ones(int(k))
+    observed = _run(params, ctx)["spectrum"].size + 1
+    return Evidence((exact("slots vs the tiny model", float(filled.size), observed, 0.0,
+                           "exact count", kind="simulation"),))
+
+
+def ordering(params, ctx, *, rank):
+    observed = tuple(int(i) for i in np.argsort(-_run(params, ctx)["scores"]))
+    wrong = sum(a != b for a, b in zip(rank(), observed, strict=True))
+    return Evidence((exact("ordering vs the tiny model", 0.0, wrong, 0.0, "exact",
+                           kind="simulation"),))
+
+
+def pure(params, ctx, *, off):
+    c = params["c"]
+    return Evidence((exact("offset vs c + 1", off(c), c + 1.0, 1e-12, "rounding",
+                           kind="symbolic"),))
+
+
+_STRATEGY = st.fixed_dictionaries({"c": st.just(1.0)})
+
+
+def _claim(fn, theory, control, **fields):
+    return Claim.paired(fn, id=f"simrow.{fn.__name__}", paper="simrow",
+                        statement=fn.__name__, source="synthetic", kind="symbolic",
+                        strategy=_STRATEGY, theory=theory, control=control,
+                        control_description="a near miss", cost="slow",
+                        examples=(Example({"c": 1.0}),), **fields)
+
+
+def claims():
+    return [
+        _claim(sees, {"eig": th.eigen}, {"eig": lambda c: tuple(v / 2 for v in th.eigen(c))}),
+        _claim(blind, {"g": th.gain}, {"g": lambda c: th.gain(c) / 2}),
+        _claim(noisy, {"r": th.rate}, {"r": lambda c: 2 * th.rate(c)}),
+        _claim(raises, {"n": th.slots}, {"n": lambda: th.slots() + 1}),
+        _claim(ordering, {"rank": th.ranking}, {"rank": lambda: tuple(reversed(th.ranking()))},
+               qualitative="an ordering only"),
+        _claim(pure, {"off": th.offset}, {"off": lambda c: th.offset(c) + 1}),
+    ]
+'''
+
+
+@pytest.fixture(scope="module")
+def simrow(tmp_path_factory):
+    """The synthetic row mutated once (3 mutants per function) with its resolution."""
+    folder = tmp_path_factory.mktemp("simrow")
+    (folder / "simrow_theory.py").write_text(textwrap.dedent(SIMROW_THEORY))
+    (folder / "simrow_claims.py").write_text(textwrap.dedent(SIMROW_CLAIMS))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(folder))
+        return mutate_row("simrow", "test", max_mutants=3, jobs=2, resolution=True,
+                          claims_module="simrow_claims", theory_module="simrow_theory")
+
+
+def test_simulation_score_weak_kills_and_exception_defects(simrow):
+    """eigen: a simulation part rejects every mutant; gain: an exact part kills them, the
+    loose simulation part stays passing; rate: a 5 % slip only turns the simulation part
+    inconclusive (weak), a sign flip fails it; slots: the check raises (defects, no kill);
+    ranking: permutation mutants, rejected; offset: no simulation claim consumes it."""
+    assert all(simrow.baseline[c]["ok"] for c in simrow.baseline), simrow.baseline
+    f = simrow.functions
+    assert [f[n]["simulation"] for n in ("eigen", "gain", "rate", "slots", "ranking",
+                                         "offset")] == [True] * 5 + [False]
+    status = {n: [m["status"] for m in f[n]["mutants"]] for n in f}
+    assert status == {"eigen": ["kill"] * 3, "gain": ["kill"] * 3,
+                      "rate": ["weak", "weak", "kill"], "slots": ["defect"] * 3,
+                      "ranking": ["kill"] * 3, "offset": ["kill"] * 3}
+    sim = {n: [m["simulation"] for m in f[n]["mutants"]] for n in f}
+    assert sim == {"eigen": ["rejected"] * 3, "gain": ["survived"] * 3,
+                   "rate": ["weak", "weak", "rejected"], "slots": ["defect"] * 3,
+                   "ranking": ["rejected"] * 3, "offset": [None] * 3}
+    assert [m["label"].split(": ")[1] for m in f["ranking"]["mutants"]] == [
+        "output entries 0 and 1 swapped", "output reversed", "output rotated by one"]
+    js = simrow.to_json()
+    assert (js["mutants"], js["killed"], js["weak"], js["exceptions"], js["timeouts"]) == (
+        18, 15, 2, 3, 0)
+    assert js["score"] == pytest.approx(15 / 18)
+    assert (js["simulation"]["mutants"], js["simulation"]["rejected"],
+            js["simulation"]["weak"], js["simulation"]["defect"]) == (15, 7, 2, 3)
+    assert js["simulation"]["score"] == pytest.approx(7 / 15)
+    assert {d["claim"] for d in js["defects"]} == {"simrow.raises"}
+    assert any("ValueError: slots must be a whole number" in d["message"] for d in js["defects"])
+    assert any("negative dimensions" in d["message"] for d in js["defects"])  # the sign flip
+
+
+def test_resolution_ladder_on_the_synthetic_row(simrow):
+    """A 3 % allowance resolves 5 %; an interval +/- 0.035 against 0.06 resolves 10 % (5 %
+    weakly); a loose part and a raising check resolve nothing up to 50 %; a qualitative
+    claim is n/a without running."""
+    res = simrow.resolution
+    assert res["simrow.sees"]["delta"] == 0.05 and res["simrow.sees"]["functions"] == ["eigen"]
+    assert [g["result"] for g in res["simrow.sees"]["rungs"]] == [
+        "not rejected", "not rejected", "rejected"]
+    assert len(res["simrow.sees"]["rungs"][0]["tried"]) == 1  # a failing rung stops early
+    assert res["simrow.sees"]["by_function"] == {"eigen": {"delta": 0.05, "weak_delta": 0.05}}
+    assert res["simrow.noisy"]["delta"] == 0.10 and res["simrow.noisy"]["weak_delta"] == 0.05
+    assert res["simrow.blind"]["delta"] == "> 50 %"
+    assert res["simrow.raises"]["delta"] == "> 50 %"
+    assert {t["verdict"] for g in res["simrow.raises"]["rungs"] for t in g["tried"]} == {"defect"}
+    assert res["simrow.ordering"]["delta"] == "n/a: qualitative (signs or orderings only)"
+    assert res["simrow.ordering"]["rungs"] == []
+    assert "simrow.pure" not in res
+    from verify.mutate import headline, row_summary
+
+    assert headline(row_summary(simrow.to_json())) == (
+        "83% (2 weak, 3 exceptions), simulation 47% of 15, resolution <= 5 % for 1 of 5 "
+        "simulation claims (1 qualitative)")
+
+
+def test_list_shows_the_kept_mutation_summary(simrow, tmp_path, monkeypatch, capsys):
+    """`tdcheck mutate` keeps each row's summary beside the run cache; `tdcheck list` reads
+    it with no flag (kept here under the example row's name, since list shows registered
+    rows), and a later resolution-only run keeps the earlier score."""
+    import dataclasses
+
+    from verify.cli import main
+    from verify.mutate import kept_path, write_mutation_reports
+
+    monkeypatch.setenv("TDCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # no tdcheck-report folder here
+    row = dataclasses.replace(simrow, paper="example")
+    md, js = write_mutation_reports([row], tmp_path / "out", {"commit": "abc1234"})
+    assert "Exception defects" in md.read_text() and "### Resolution" in md.read_text()
+    kept = json.loads(kept_path("example").read_text())
+    assert kept["score"] == pytest.approx(15 / 18) and kept["commit"] == "abc1234"
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "mutation score 83% (2 weak, 3 exceptions), simulation 47% of 15," in \
+        " ".join(out.split())
+    assert max(len(line) for line in out.splitlines()) <= 80
+    only = dataclasses.replace(row, functions={}, resolution_only=True,
+                               resolution={"example.x": {"delta": 0.02}})
+    write_mutation_reports([only], tmp_path / "elsewhere", {"commit": "def5678"})
+    kept = json.loads(kept_path("example").read_text())
+    assert kept["score"] == pytest.approx(15 / 18) and kept["commit"] == "abc1234"
+    assert kept["resolution"] == {"example.x": {"delta": 0.02, "weak_delta": None,
+                                                "seconds": None}}
+    assert main(["list", "--json"]) == 0
+    rows = {r["paper"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["example"]["mutation"]["resolution"] == {"k": 1, "n": 1, "qualitative": 0}
 
 
 TWICE = '''

@@ -258,3 +258,28 @@ def test_t_interval_power_matches_simulation_and_samples_for_power_is_its_invers
     assert t_interval_power(effect, sd, need) >= 0.9 > t_interval_power(effect, sd, need - 1)
     assert samples_for_power(-0.1, 1.0) is None
     assert samples_for_power(1e-6, 1.0, max_n=1000) is None
+
+
+def test_a_tolerance_that_moves_with_the_theory_is_flagged_unless_declared():
+    from verify.claims import Claim, Evidence, Part, tolerance_from_theory
+    from verify.report import metadata, to_json, to_markdown
+
+    def check(params, ctx, *, scale, declare):
+        # the tolerance is computed from the theory under test: it grows under the control
+        part = Part("p", 1.0, 1.0 + 0.5 * scale, 0.5 * scale, tolerance=scale,
+                    error_model="a tolerance proportional to the theory", kind="symbolic")
+        other = Part("q", 1.0, 1.0, 0.0, 0.1, "exact", kind="symbolic")
+        part = tolerance_from_theory(part, "by design") if declare else part
+        fail = Part("r", 0.0, scale - 1.0, abs(scale - 1.0), 0.01, "exact", kind="symbolic")
+        return Evidence((part, other, fail))
+
+    for declare in (False, True):
+        c = Claim.paired(check, id="toy.drift", paper="toy", statement="s", source="s",
+                         kind="symbolic", strategy=st.just({}), examples=({"x": 1},),
+                         control_description="c", theory={"scale": 1.0, "declare": declare},
+                         control={"scale": 3.0, "declare": declare})
+        r = run_claim(c, PROFILE)
+        assert set(r.tolerance_drift) == {"p"}
+        assert r.undeclared_drift == (() if declare else ("p",))
+        md = to_markdown(to_json([r], metadata("test", "cpu", 0.0, 0.0)))
+        assert ("undeclared" in md) is not declare

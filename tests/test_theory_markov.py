@@ -103,6 +103,29 @@ def test_attention_reconstruction_invariants_and_a0_slice():
                                base(0, np.array([0.7, -0.4])), rtol=1e-12)
 
 
+def test_attention_invariant_drift_sees_a_perturbed_coefficient():
+    # the former claim markov.attention_invariants' control (the reconstruction is ours, not
+    # the paper's, so it is a theory test): Q with its (a + 4)^2 coefficient 9/10 of the
+    # derived one is not conserved, so the drift test above can fail.  The profile is left
+    # abstract: the flow is -l'(u) grad u with l'(u) a free symbol g
+    from theory.flow import numeric, simplify_zero
+
+    slope = sp.Symbol("g", real=True)
+    state = (tm.E, tm.W, tm.A)
+    u = tm.attention_gap(*state)
+    rhs = [-slope * sp.diff(u, x) for x in state]
+    w_abs = sp.Symbol("w_abs", positive=True)
+
+    def squared_drift(inv):
+        rate = sum((sp.diff(inv, x) * r for x, r in zip(state, rhs, strict=True)), sp.S.Zero)
+        return sum((numeric(rate.subs(tm.W, s * w_abs)) ** 2 for s in (1, -1)), sp.S.Zero)
+
+    shifted = sp.sqrt(sp.Rational(9, 10)) * (tm.A + 4) - 4
+    assert simplify_zero(squared_drift(tm.energy(tm.E, tm.W))) == 0
+    assert simplify_zero(squared_drift(tm.attention_invariant(tm.E, tm.A))) == 0
+    assert simplify_zero(squared_drift(tm.attention_invariant(tm.E, shifted))) != 0
+
+
 @pytest.mark.parametrize(
     ("pq", "start", "basin"),
     [((0.5, 0.8), (1, -1), "global"), ((0.5, 0.8), (0.1, 0.1), "local"),
@@ -216,3 +239,20 @@ def test_pinned_basin_starts_sit_at_their_stated_energy():
     for _p, _q, w, delta, e in vm._BASIN_PINS:
         assert float(tm.energy(e, w)) == pytest.approx(e_sep + delta, abs=1e-13)
         assert e == pytest.approx(vm._on_level(w, e_sep + delta), rel=1e-13)
+
+
+@pytest.mark.parametrize("d", [2, 4, 8])
+def test_rank_one_energy_is_the_energy_of_the_rank_one_init(d):
+    # against numpy's singular values of the full model's W_1 at numerics' rank-one init
+    import torch
+
+    from numerics import markov as nm
+
+    cfg = nm.MarkovConfig(p=0.2, q=0.3, d=d, seq_len=8)
+    params = nm.init_rank_one(cfg, 1.0, -0.7, 0.0)(torch.Generator().manual_seed(d))
+    sv = np.linalg.svd(params["w1"].numpy(), compute_uv=False)
+    for k in (1, 2):
+        assert float(tm.rank_one_energy(k, d)) == pytest.approx(
+            float(np.sum(sv[:k] ** 2) / np.sum(sv**2)), abs=1e-12)
+    with pytest.raises(ValueError):
+        tm.rank_one_energy(0, d)

@@ -19,6 +19,13 @@ under the paper's theory and failed under the control on the same example counts
 A claim whose ``expected`` is not ``holds`` carries a :class:`PositiveControl`: the same
 check on a case where the effect is known to be present, which must come out ``holds``;
 without it a ``refuted`` finding could be a check with no power.
+
+A claim whose size was set by a power calculation carries it as ``power``: a function of the
+profile returning a :class:`PowerPlan` (what the design needs, what the profile runs, and
+whether that decides).  The rule (README, "How to read a verdict"; ``tests/test_claims.py``
+holds every claim to it): where a claim's plan says a profile cannot decide, its expected
+outcome there is ``inconclusive`` ("not settled at this budget", as expected); where the plan
+says it can, the expected outcome is the paper's, and an ``inconclusive`` there is a failure.
 """
 
 from __future__ import annotations
@@ -49,12 +56,14 @@ __all__ = [
     "PartKind",
     "Positive",
     "PositiveControl",
+    "PowerPlan",
     "claim",
     "combine",
     "declared",
     "holm",
     "paper_of",
     "shift_seed",
+    "tolerance_from_theory",
 ]
 
 Kind = Literal["symbolic", "reduced-vs-full", "published-number", "open-question"]
@@ -256,6 +265,24 @@ class Evidence:
         return max(self.parts, key=key)
 
 
+#: ``Part.details`` key by which a part declares that its tolerance depends on the theory
+#: under test by design (a derived allowance), with the reason; see :func:`tolerance_from_theory`.
+TOLERANCE_FROM_THEORY = "tolerance_from_theory"
+
+
+def tolerance_from_theory(part: Part, why: str) -> Part:
+    """``part``, declared to have a tolerance computed from the theory under test, with the
+    reason (e.g. "the finite-step allowance is the theory's own curvature times lr^2").
+
+    The runner compares each part's tolerance under the control with the check's on the same
+    example: a tolerance that moves with the theory can grow under a wrong theory and let
+    the control pass, so a part whose tolerance moves without this declaration is flagged in
+    the report and fails the registry test."""
+    if not why.strip():
+        raise ValueError(f"part {part.name!r}: tolerance_from_theory needs a reason")
+    return replace(part, details={**part.details, TOLERANCE_FROM_THEORY: why})
+
+
 def combine(*evidences: Evidence | Sequence[Evidence], details: Mapping[str, Any] | None = None
             ) -> Evidence:
     """All parts of several evidences in order (names must stay unique), details merged."""
@@ -378,6 +405,40 @@ class Positive:
 
 
 @dataclass(frozen=True)
+class PowerPlan:
+    """What a claim's registered power calculation says of one profile.
+
+    ``have`` is the size the profile runs (seeds, runs, members: ``unit``), ``needed`` the
+    size the design needs to decide with its power (None: no size does at the planning
+    values), ``decides`` the calculation's verdict on ``have`` (usually ``have >= needed``;
+    a row whose rule is a power at ``have`` sets it from that, ``power``), and ``design``
+    says in words what the size was planned for (effect, spread, confidence, power) and where
+    the calculation lives.  The plan is computed from the registered design, never from an
+    outcome.
+    """
+
+    decides: bool
+    have: int
+    needed: int | None
+    unit: str
+    design: str
+    power: float | None = None
+
+    def describe(self) -> str:
+        need = "no size decides" if self.needed is None else f"needs {self.needed} {self.unit}"
+        out = f"{need}, this profile runs {self.have}"
+        if self.power is not None:
+            out += f" (power {self.power:.2f} there)"
+        return out + f"; {self.design}"
+
+    def to_json(self) -> dict:
+        return {"decides": bool(self.decides), "have": int(self.have),
+                "needed": None if self.needed is None else int(self.needed),
+                "unit": self.unit, "design": self.design,
+                "power": None if self.power is None else float(self.power)}
+
+
+@dataclass(frozen=True)
 class Claim:
     """A falsifiable statement from a paper, with its check and negative control.
 
@@ -388,9 +449,12 @@ class Claim:
     outcome allowed).  ``expected_at`` overrides ``expected`` for named profiles.  Every
     claim not expected to hold carries a ``positive_control``.  ``measured_at`` names the
     smallest profile whose budget measures every part (a claim with parts unmeasured at
-    ``quick`` must name it, with an expected outcome there taken from the paper).
-    ``qualitative`` (a reason) marks a claim whose simulation parts judge only signs or
-    orderings: ``tdcheck mutate --resolution`` then reports "n/a: qualitative" for it.
+    ``quick`` must name it, with an expected outcome there taken from the paper).  ``power``
+    (optional) is the claim's power calculation by profile (:class:`PowerPlan`; None at a
+    profile it does not plan); where it says a profile cannot decide, ``expected_for`` that
+    profile must be ``inconclusive``, elsewhere the paper's outcome.  ``qualitative`` (a
+    reason) marks a claim whose simulation parts judge only signs or orderings: ``tdcheck
+    mutate --resolution`` then reports "n/a: qualitative" for it.
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -417,6 +481,21 @@ class Claim:
     control_theory: Mapping[str, Any] = field(default_factory=dict)
     measured_at: str | None = None
     qualitative: str | None = None
+    power: Callable[[str], PowerPlan | None] | None = None
+
+    def plan(self, profile: str) -> PowerPlan | None:
+        """The claim's power calculation at ``profile`` (None: the claim has none there)."""
+        return None if self.power is None else self.power(profile)
+
+    def settled_at(self, after: str | None = None) -> str | None:
+        """The first profile (after ``after``, in the order test, quick, ci, thorough) whose
+        expected outcome is settled (holds or refuted); None if none is."""
+        names = list(PROFILES)
+        start = names.index(after) + 1 if after in names else 0
+        for name in names[start:]:
+            if self.expected_for(name) in ("holds", "refuted"):
+                return name
+        return None
 
     def expected_for(self, profile: str) -> Expected:
         """``expected``, or the profile's own expectation where a budget changes it (e.g. a

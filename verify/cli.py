@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import difflib
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -33,8 +34,23 @@ COMMANDS = {
               "tdcheck sweep markov phase --grid p=0.05:0.95:5 q=0.05:0.95:5"),
 }
 
+#: exit codes of ``tdcheck`` (``tdcheck verify -h`` and the README list them)
+EXIT_OK, EXIT_NOT_AS_EXPECTED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_CODES = (
+    "exit codes:\n"
+    "  0  every claim as expected (a documented finding, expected refuted, is as expected;\n"
+    "     so is a claim 'not settled at this budget' where its power plan says the profile\n"
+    "     cannot decide it)\n"
+    "  1  a claim not as expected: a new finding (refuted where expected to hold, or the\n"
+    "     reverse), undecided where its design decides, a control not rejected, a positive\n"
+    "     control not passing\n"
+    "  2  usage or bad input (unknown paper, claim or option; an unwritable --out)\n"
+    "  3  an error: a check, control or positive control raised, or tdcheck itself did\n"
+    "     (takes precedence over 1)\n"
+    "`make verify` wraps this command: make exits 2 whenever its recipe fails and prints\n"
+    "tdcheck's own code as 'Error N'; a script wanting the code runs .venv/bin/tdcheck.")
 EPILOG = "examples:\n" + "\n".join(f"  {ex}" for _, ex in COMMANDS.values()) + (
-    "\n\n`tdcheck COMMAND -h` gives a command's options.")
+    "\n\n`tdcheck COMMAND -h` gives a command's options.\n\n" + EXIT_CODES)
 
 
 class _UsageError(Exception):
@@ -115,22 +131,30 @@ def _cmd_list(args) -> int:
         rows.append({"paper": pid, "status": info.status, "title": info.title,
                      "claims": [{"id": c.id, "kind": c.kind, "expected": c.expected,
                                  "cost": c.cost} for c in claims]})
+    from verify.mutate import headline, kept_summaries, row_summary
     from verify.report import mutation_summary
 
-    mutation = mutation_summary(Path(args.report)) or {"rows": {}}
+    # the last `tdcheck mutate` of each row, kept beside the run cache; --report DIR's
+    # mutation.json first when given (and the default report folder for rows not kept)
+    kept = {p: row_summary(r) for p, r in kept_summaries().items()}
+    folder = mutation_summary(Path(args.report or "tdcheck-report")) or {"rows": {}}
+    mutation = {**folder["rows"], **kept} if args.report is None else {**kept, **folder["rows"]}
     for row in rows:
-        score = mutation["rows"].get(row["paper"])
-        row["mutation_score"] = None if score is None else score["score"]
+        score = mutation.get(row["paper"])
+        row["mutation_score"] = None if score is None else score.get("score")
+        row["mutation"] = score
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
     width = 80
     for row in rows:
-        head = f"{row['paper']} ({row['status']}, {len(row['claims'])} claims"
-        if row["mutation_score"] is not None:
-            head += f", mutation score {100 * row['mutation_score']:.0f}%"
-        head += ")"
-        print(head)
+        print(f"{row['paper']} ({row['status']}, {len(row['claims'])} claims)")
+        if row["mutation"] is not None:
+            s = row["mutation"]
+            at = ", ".join(x for x in (s.get("profile"), s.get("commit")) if x)
+            for line in textwrap.wrap(f"mutation score {headline(s)}" + (f" ({at})" if at else ""),
+                                      width - 4):
+                print(f"    {line}")
         for line in textwrap.wrap(row["title"], width - 4):
             print(f"    {line}")
         for c in row["claims"]:
@@ -276,7 +300,14 @@ def _cmd_verify(args) -> int:
     print(to_table(data))
     md, _ = write_reports(results, Path(args.out), meta)
     print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
-    return 0 if all(r.ok for r in results) else 1
+    return _exit_code([r.raised for r in results], [r.ok for r in results])
+
+
+def _exit_code(raised: Sequence[bool], ok: Sequence[bool]) -> int:
+    """3 if any claim raised, else 1 if any is not as expected, else 0 (:data:`EXIT_CODES`)."""
+    if any(raised):
+        return EXIT_ERROR
+    return EXIT_OK if all(ok) else EXIT_NOT_AS_EXPECTED
 
 
 def _plan(args, claims, profile, device: str) -> int:
@@ -307,13 +338,15 @@ def _cmd_report(args) -> int:
     md = js.with_name("report.md")
     md.write_text(to_markdown(data))
     print(f"{summary_line(data)}. Wrote {md}.")
-    return 0 if data["summary"]["ok"] == data["summary"]["claims"] else 1
+    claims = data["claims"]
+    raised = [bool(c.get("raised", c["outcome"] == "error")) for c in claims]
+    return _exit_code(raised, [bool(c["ok"]) for c in claims])
 
 
 def _cmd_mutate(args) -> int:
     import time
 
-    from verify.mutate import run_mutate, write_mutation_reports
+    from verify.mutate import headline, row_summary, run_mutate, write_mutation_reports
     from verify.report import metadata
 
     if args.backend == "ray":
@@ -325,19 +358,33 @@ def _cmd_mutate(args) -> int:
         raise ValueError(f"--max-mutants must be >= 1, got {args.max_mutants}")
     if not 0 < args.delta < 1:
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
+    if args.resolution_budget <= 0:
+        raise ValueError(f"--resolution-budget must be > 0, got {args.resolution_budget}")
     _writable(Path(args.out))
     started = time.time()
     rows = run_mutate(papers, args.profile, functions=args.function or None, jobs=args.jobs,
                       max_mutants=args.max_mutants, delta=args.delta,
                       progress=_progress(args), backend=args.backend, address=args.address,
-                      every_claim=args.every_claim)
+                      every_claim=args.every_claim, resolution=args.resolution,
+                      resolution_only=args.resolution_only,
+                      resolution_budget=args.resolution_budget)
     meta = metadata(args.profile, "cpu", started, time.time() - started)
     md, js = write_mutation_reports(rows, Path(args.out), meta)
     for r in rows:
         data = r.to_json()
-        print(f"{r.paper}: mutation score {100 * r.score:.0f}% ({r.killed} of {r.mutants} "
-              f"mutants killed; {len(data['unconsumed'])} public functions no check consumes) "
-              f"in {r.seconds:.0f} s")
+        if not r.resolution_only:
+            print(f"{r.paper}: mutation score {100 * r.score:.0f}% ({r.killed} of {r.mutants} "
+                  f"mutants killed, {r.weak} of them weakly; {r.exceptions} exception defects, "
+                  f"{r.timeouts} timeouts; {len(data['unconsumed'])} public functions no check "
+                  f"consumes) in {r.seconds:.0f} s")
+            sim = data["simulation"]
+            print(f"{r.paper}: simulation score "
+                  + (f"{100 * sim['score']:.0f}% ({sim['rejected']} of {sim['mutants']} "
+                     f"mutants rejected by a simulation part, {sim['weak']} weakly)"
+                     if sim["mutants"] else "n/a (no function a simulation claim consumes)"))
+        if r.resolution is not None:
+            print(f"{r.paper}: {headline(row_summary(data)).split(', ')[-1]} "
+                  f"in {r.resolution_seconds:.0f} s")
     print(f"Report: {md} (and {js.name} beside it).")
     return 0
 
@@ -439,6 +486,10 @@ def _cmd_sweep(args) -> int:
 def _add_device(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
                    help="auto (CUDA when present, else CPU), cpu or cuda; default auto")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch intra-op threads for every run, mutant and local task "
+                        "(sets TDCHECK_THREADS; default: that variable, else each run's own "
+                        "default; 1 is often fastest on a loaded machine)")
 
 
 def _add_cache(p: argparse.ArgumentParser) -> None:
@@ -455,8 +506,9 @@ def _parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("list", help=COMMANDS["list"][0])
     li.add_argument("--json", action="store_true", help="machine-readable output")
-    li.add_argument("--report", default="tdcheck-report",
-                    help="folder whose mutation.json gives the last mutation scores")
+    li.add_argument("--report", default=None,
+                    help="a folder whose mutation.json gives the mutation scores (default: the "
+                         "last `tdcheck mutate` of each row, kept beside the run cache)")
     li.set_defaults(fn=_cmd_list)
 
     eq = sub.add_parser("equations", help=COMMANDS["equations"][0])
@@ -467,7 +519,8 @@ def _parser() -> argparse.ArgumentParser:
     eq.add_argument("--out", default=None, help="the .tex file (default PAPER-equations.tex)")
     eq.set_defaults(fn=_cmd_equations)
 
-    ve = sub.add_parser("verify", help=COMMANDS["verify"][0])
+    ve = sub.add_parser("verify", help=COMMANDS["verify"][0], epilog=EXIT_CODES,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ve.add_argument("paper", nargs="*", help="papers to verify (default: all implemented)")
     ve.add_argument("--profile", default="quick", choices=PROFILE_CHOICES,
                     help="sizes and examples per claim (default quick)")
@@ -515,11 +568,26 @@ def _parser() -> argparse.ArgumentParser:
     mu.add_argument("--address", default=None, help="with --backend ray: a cluster to join")
     mu.add_argument("--every-claim", action="store_true",
                     help="run every consuming claim on each mutant (default: stop at the first "
-                         "that detects it, cheapest first; the report then names that one)")
+                         "that kills it, cheapest first, and the report names that one; the "
+                         "mutants of functions a simulation claim consumes run every claim)")
+    mu.add_argument("--resolution", action="store_true",
+                    help="also measure each simulation claim's resolution: the smallest "
+                         "scale (1, 2, 5, 10, 20, 50 %%) its simulation parts reject")
+    mu.add_argument("--resolution-only", action="store_true",
+                    help="the map pass and the resolution only (the row's earlier score is "
+                         "kept)")
+    mu.add_argument("--resolution-budget", type=float, default=1200.0, metavar="SECONDS",
+                    help="wall time per row for the map pass and the resolution (default "
+                         "1200); a claim whose share runs out says 'not settled'")
     mu.add_argument("--no-progress", action="store_true")
+    mu.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")
     mu.set_defaults(fn=_cmd_mutate)
 
-    rp = sub.add_parser("report", help=COMMANDS["report"][0])
+    rp = sub.add_parser("report", help=COMMANDS["report"][0],
+                        epilog="exit codes: as tdcheck verify's, from the report's claims "
+                               "(0 as expected, 1 not as expected, 2 bad input, 3 a claim "
+                               "raised)")
     rp.add_argument("dir", help="a folder holding report.json, or the file itself")
     rp.set_defaults(fn=_cmd_report)
 
@@ -574,8 +642,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _set_threads(n: int | None) -> None:
+    """``--threads N``: the thread policy's override (``numerics.threads``) for this process
+    and the processes it starts."""
+    if n is None:
+        return
+    from numerics.threads import ENV
+
+    if n < 1:
+        raise ValueError(f"--threads must be >= 1, got {n}")
+    os.environ[ENV] = str(n)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 claims off expectation, 2 bad input)."""
+    """Entry point; returns the exit code (:data:`EXIT_CODES`: 0 as expected, 1 a claim not
+    as expected, 2 usage or bad input, 3 an error)."""
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
@@ -586,18 +667,25 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "fn", None) is None:
             parser.print_help()
             return 0
+        _set_threads(getattr(args, "threads", None))
         return int(args.fn(args))
     except _UsageError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ValueError as exc:
         print(f"tdcheck: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:  # output piped into head, say
         return 0
     except KeyboardInterrupt:
         print("tdcheck: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # tdcheck itself failed: exit 3, never 1 (not as expected)
+        import traceback
+
+        traceback.print_exc()
+        print(f"tdcheck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

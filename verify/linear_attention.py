@@ -79,7 +79,17 @@ from numerics.stats import (
     t_quantile,
 )
 from theory import linear_attention as la
-from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
+from verify.claims import (
+    Claim,
+    Context,
+    Evidence,
+    Example,
+    Part,
+    Positive,
+    PowerPlan,
+    claim,
+    declared,
+)
 from verify.error_models import signed_median_over_seeds, signed_over_seeds
 
 EPS = float(np.finfo(np.float64).eps)
@@ -100,6 +110,7 @@ __all__ = [
     "PRECISION",
     "adam_gap",
     "balanced_flow_members",
+    "balanced_flow_power",
     "check_adam_beats_sgd",
     "check_balanced_flow",
     "check_condition_number_ratio",
@@ -114,9 +125,11 @@ __all__ = [
     "check_preconditioner_inverse_cov",
     "check_softmax_carries_over",
     "claims",
+    "comparison_power",
     "comparison_power_at",
     "comparison_seeds_needed",
     "condition_parts",
+    "depth_power",
     "depth_seeds_needed",
     "design_synthetic",
     "equal_step_optimum",
@@ -617,6 +630,22 @@ def balanced_flow_members(profile: str) -> dict[str, int | None]:
             for name, (err, spread, tol) in pilot.items()}
 
 
+def balanced_flow_power(profile: str) -> PowerPlan | None:
+    """balanced_flow's power plan at ``profile``: the ZFB members it runs against the most
+    any map-based part needs (:func:`balanced_flow_members`); None at the smoke size, whose
+    run (its own tolerance) has no pilot."""
+    if profile not in BALANCED_FLOW_PILOT and profile != "thorough":
+        return None
+    need = list(balanced_flow_members(profile).values())
+    needed = None if None in need else max(need)
+    have = int(nl.SIZES.at("zfb", profile)["members"])
+    return PowerPlan(decides=needed is not None and have >= needed, have=have, needed=needed,
+                     unit="ZFB members",
+                     design="balanced_flow_members: each map-based part passes with power "
+                            "1 - 0.1/3 (99 % t intervals) at the pilot's error and spread "
+                            "(BALANCED_FLOW_PILOT; thorough from ci's)")
+
+
 def _wrong_flow(lam, n):
     """Control flow: n + 1 in the 1/n terms of the loss (a near miss: one context token
     too many, the slip the torch parts must resolve)."""
@@ -642,6 +671,7 @@ def _wrong_flow(lam, n):
     cost="slow",
     examples=(Example({"seed": 0}, via="seed 0: the run the zfb_torch_vs_ode figure draws"),),
     expected_at={"ci": "inconclusive"},
+    power=balanced_flow_power,
     positive=Positive({"seed": 0, "size": "quick"},
                       "the same check at quick's ZFB size (41 members, the power "
                       "calculation's count there; capped at the running profile's size), "
@@ -1428,6 +1458,30 @@ def comparison_power_at(seeds: int) -> dict[str, float]:
             for cid in sorted({c for c, _ in COMPARISON_PILOT})}
 
 
+@cache
+def _comparison_needed() -> dict[tuple[str, str], int | None]:
+    return comparison_seeds_needed()
+
+
+def comparison_power(claim_id: str) -> Callable[[str], PowerPlan]:
+    """The power plan of comparison claim ``claim_id`` by profile: the union-bound power of
+    its decision at the profile's seeds (:func:`comparison_power_at`; below 2 seeds no
+    interval exists: power 0) against :data:`COMPARISON_POWER`, and the most seeds any of
+    its parts needs (:func:`comparison_seeds_needed`)."""
+    def plan(profile: str) -> PowerPlan:
+        have = int(nl.comparison_config("setting1", profile).seeds)
+        needs = [_comparison_needed()[(claim_id, lab)] for lab in _labels(claim_id)]
+        needed = None if None in needs else max(needs)
+        power = comparison_power_at(have)[claim_id] if have >= 2 else 0.0
+        return PowerPlan(decides=power >= COMPARISON_POWER, have=have, needed=needed,
+                         unit="seeds",
+                         design=f"comparison_seeds_needed / comparison_power_at: power "
+                                f"{COMPARISON_POWER:g} over the claim's parts (union bound), "
+                                f"99 % intervals, planning values COMPARISON_PILOT",
+                         power=power)
+    return plan
+
+
 def heavy_tailed(run: nl.ComparisonResult) -> bool:
     """Whether the run's covariates are Setting 3's Gamma ones, whose evaluation batches
     hold prompts that make the per-seed statistics heavy-tailed: those parts are judged on
@@ -1487,6 +1541,7 @@ def adam_gap(run: nl.ComparisonResult, sign: int, label: str) -> Part:
           + _COMPARISON_NOTE,
     positive=_synthetic("Adam's loss decays twice as fast (Setting 3 at its design's "
                         "seeds)", source=design_synthetic("adam_beats_sgd")),
+    power=comparison_power("adam_beats_sgd"),
     **_slow("inconclusive", measured_at="thorough"),
 )
 def check_adam_beats_sgd(params: dict, ctx: Context, *, sign: int, source: Source) -> Evidence:
@@ -1541,6 +1596,15 @@ def _depth_noise(setting: str, layers: int, seed: int, ctx: Context,
 DEPTH_MIN_TOP = 25
 DEPTH_PILOT = (0.403, 0.262)
 DEPTH_FIRST_SEED = 6  # the pinned example's first model seed, after the pilot's 0-5
+
+
+def depth_power(profile: str) -> PowerPlan:
+    """heavy_tailed_noise_depth's power plan at ``profile``: its model seeds
+    (``SIZES["depth_seeds"]``) against :func:`depth_seeds_needed`."""
+    needed, have = depth_seeds_needed(), int(nl.SIZES.at("depth_seeds", profile))
+    return PowerPlan(decides=have >= needed, have=have, needed=needed, unit="model seeds",
+                     design="depth_seeds_needed: power 0.9 for the 99 % interval over seeds "
+                            "at the pilot's effect and spread (DEPTH_PILOT)")
 
 
 def depth_seeds_needed(power: float = 0.9, confidence: float = 0.99) -> int:
@@ -1628,6 +1692,7 @@ def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, in
                       "gap in the Hill index, twice the smallest ci resolves)",
                       theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
                               "source": synthetic_noise, "design": "ci"}),
+    power=depth_power,
     **(_slow("inconclusive") | {"examples": (Example(
         {"seed": DEPTH_FIRST_SEED},
         via="model seeds from 6 on: disjoint from the pilot's 0-5 (depth_seeds_needed)"),)}),
@@ -1706,6 +1771,7 @@ def condition_parts(run: nl.ComparisonResult, sign: int, label: str) -> list[Par
           "finding. Its parts need 6-140 seeds (Setting 1 diag at it. 1250: 91; Setting 3 "
           "eig at it. 1250: 140). " + _POWER_NOTE + _COMPARISON_NOTE,
     positive=_synthetic("R_med(SGDM) = 4.5 x R_med(Adam)"),
+    power=comparison_power("condition_number_ratio"),
     **_slow("inconclusive", measured_at="thorough"),
 )
 def check_condition_number_ratio(params: dict, ctx: Context, *, sign: int,
@@ -1758,6 +1824,7 @@ def smoothness_part(run: nl.ComparisonResult, sign: int, label: str) -> Part:
           + _POWER_NOTE + _COMPARISON_NOTE,
     positive=_synthetic("SGDM's smoothness 4.5 x Adam's (Setting 3 at its design's seeds)",
                         source=design_synthetic("directional_smoothness")),
+    power=comparison_power("directional_smoothness"),
     **_slow("inconclusive", measured_at="thorough"),
 )
 def check_directional_smoothness(params: dict, ctx: Context, *, sign: int,
@@ -1821,6 +1888,7 @@ def generalised_part(run: nl.ComparisonResult, sign: int, label: str) -> Part:
           "association survives it is for the data to decide: Settings 1-3 need 6, 15 and "
           "10 seeds. " + _POWER_NOTE + _COMPARISON_NOTE,
     positive=_synthetic("smoothness ~ ||grad||^0.8 beyond the common trend"),
+    power=comparison_power("generalised_smoothness"),
     **_slow("inconclusive", measured_at="thorough"),
 )
 def check_generalised_smoothness(params: dict, ctx: Context, *, sign: int,

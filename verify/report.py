@@ -20,7 +20,13 @@ report.json (version 2)::
                  "examples", "examples_drawn", "examples_requested", "short", "seconds",
                  "control": {description, rejected, rejected_by, example, parts, error},
                  "positive_control": {description, passed, parts, error} | null,
-                 "pinned": [{params, via}], "notes", "message"}]}
+                 "pinned": [{params, via}], "notes", "message",
+                 "raised" (the check, control or positive control raised),
+                 "power": {decides, have, needed, unit, design, power} | null (the claim's
+                          power plan at this profile),
+                 "settles_at": {profile, expected, size?, needed?, unit?} | null (for a
+                          claim expected inconclusive here: the first profile expected to
+                          settle it, with its plan's size there)}]}
 
 ``to_markdown`` and ``to_table`` read only this dictionary, so ``tdcheck report DIR``
 re-renders a report from its JSON.  Numbers quoted in report.md come from the evidence of
@@ -42,7 +48,7 @@ from verify.claims import Evidence, Part
 from verify.runner import ClaimResult
 
 __all__ = ["REPORT_VERSION", "metadata", "mutation_summary", "to_json", "to_markdown",
-           "to_table", "write_reports"]
+           "to_table", "unsettled_lines", "write_reports"]
 
 REPORT_VERSION = "2"
 
@@ -132,6 +138,7 @@ def _claim_json(r: ClaimResult) -> dict:
         "control_rejected_by": list(r.control_rejected_by),
         "parts": _parts(r.worst),
         "part_kinds": {n: v["kind"] for n, v in r.parts_seen.items()},
+        "tolerance_drift": _num(r.tolerance_drift),
         "full_model_runs": sorted(r.full_model_runs),
         "worst": None if wpart is None else {
             "part": wpart.name, "predicted": _num(wpart.predicted),
@@ -153,7 +160,9 @@ def _claim_json(r: ClaimResult) -> dict:
                     "error": r.control_error},
         "positive_control": pos,
         "pinned": [{"params": _num(dict(ex.params)), "via": ex.via} for ex in c.examples],
-        "notes": c.notes, "message": r.error_message,
+        "notes": c.notes, "message": r.error_message, "raised": r.raised,
+        "power": None if r.plan is None else r.plan.to_json(),
+        "settles_at": _num(r.settles_at()),
     }
 
 
@@ -172,6 +181,9 @@ def summary(claims: Sequence[Mapping]) -> dict:
         "controls_not_rejected": sum(c["control_rejected"] is False for c in claims),
         "positive_controls": {"required": len(pcs), "passed": sum(p["passed"] is True for p in pcs)},
         "short": sum(bool(c["short"]) for c in claims),
+        "raised": sum(bool(c.get("raised")) for c in claims),
+        "unsettled_by_design": sum(c["outcome"] == "inconclusive" and c["expected"] == "inconclusive"
+                                   for c in claims),
     }
 
 
@@ -224,18 +236,56 @@ def summary_line(data: Mapping) -> str:
     o = s["outcomes"]
     unmeasured = s.get("unmeasured", 0)
     unsettled = f"{o['inconclusive']} not settled at this budget"
+    notes = []
+    if "unsettled_by_design" in s:
+        notes.append(f"{s['unsettled_by_design']} of them by their design")
     if unmeasured:
-        unsettled += f" ({unmeasured} of them unmeasured at this profile)"
+        notes.append(f"{unmeasured} unmeasured at this profile")
+    if notes:
+        unsettled += f" ({', '.join(notes)})"
     line = (f"{o['holds']} held, {o['refuted']} refuted (findings), {unsettled}, "
             f"{o['error']} errors, of {s['claims']} claims")
     mutation = data.get("mutation")
     if mutation:
-        scores = ", ".join(f"{p} {100 * v['score']:.0f}%" for p, v in mutation["rows"].items())
+        from verify.mutate import headline
+
+        scores = "; ".join(f"{p} {headline(v)}" for p, v in mutation["rows"].items())
         line += f"; mutation score {scores} (mutate at {mutation.get('commit', '?')})"
     return (line + f"; {s['ok']} of {s['claims']} as expected "
             f"(controls {s['controls_rejected']} rejected, {s['controls_not_applicable']} "
             f"n/a, {s['controls_not_rejected']} not rejected; positive controls "
             f"{s['positive_controls']['passed']}/{s['positive_controls']['required']})")
+
+
+def _settles_text(c: Mapping) -> str:
+    """Where a claim expected inconclusive at this profile is expected to settle."""
+    at = c.get("settles_at") or {}
+    if at.get("profile") is None:
+        return "no profile settles it (open or budget-limited everywhere)"
+    out = f"settles at {at['profile']} (expected {at['expected']})"
+    if at.get("size") is not None:
+        out += f" with {at['size']} {at['unit']}"
+        if at.get("needed") is not None:
+            out += f", its power plan needing {at['needed']}"
+    return out
+
+
+def unsettled_lines(data: Mapping) -> list[str]:
+    """One line per claim expected inconclusive at this profile ("not settled at this
+    budget", as expected): why, and the profile and size that would settle it."""
+    out = []
+    for c in data["claims"]:
+        if c["expected"] != "inconclusive":
+            continue
+        why = ""
+        if c.get("power") is not None:
+            p = c["power"]
+            need = "no size decides" if p["needed"] is None else f"needs {p['needed']}"
+            why = f"power plan: {need} {p['unit']}, this profile runs {p['have']}; "
+        elif c.get("unmeasured"):
+            why = "parts not measured at this profile; "
+        out.append(f"{c['id']} ({c['outcome']}): {why}{_settles_text(c)}")
+    return out
 
 
 def to_table(data: Mapping) -> str:
@@ -253,6 +303,10 @@ def to_table(data: Mapping) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    unsettled = unsettled_lines(data)
+    if unsettled:
+        lines += ["", f"Not settled at this budget by design ({len(unsettled)}, as expected):"]
+        lines += [f"  {line}" for line in unsettled]
     lines += ["", summary_line(data)]
     return "\n".join(lines)
 
@@ -314,6 +368,15 @@ def to_markdown(data: Mapping) -> str:
             f"{(w['part'] + ': ' + _fmt(w.get('deciding', w['error'])) + ' / ' + _fmt(w['tolerance'])) if w else '-'}"
             f" | {ex} | {c['seconds']:.1f} |")
     out.append("")
+    unsettled = unsettled_lines(data)
+    if unsettled:
+        out += ["## Not settled at this budget", "",
+                "Claims whose expected outcome at this profile is *inconclusive*: their "
+                "power plan (or parts this profile does not measure) says its size cannot "
+                "decide them. They are as expected when inconclusive; each line names the "
+                "profile, and the size, that would settle it.", ""]
+        out += [f"- `{line.split(' ', 1)[0]}` {line.split(' ', 1)[1]}" for line in unsettled]
+        out.append("")
     for c in data["claims"]:
         out += [f"## `{c['id']}`", "", f"**Claim.** {c['statement']}", "",
                 f"**Source.** {c['source']}. **Kind.** {c['kind']}. **Expected.** "
@@ -321,6 +384,12 @@ def to_markdown(data: Mapping) -> str:
                 ""]
         if c["problems"]:
             out += ["**Problems.** " + "; ".join(c["problems"]) + ".", ""]
+        if c.get("power") is not None:
+            p = c["power"]
+            need = "no size decides" if p["needed"] is None else f"needs {p['needed']} {p['unit']}"
+            out += [f"**Power plan at this profile.** {need}, this profile runs {p['have']}"
+                    + (f" (power {_fmt(p['power'])})" if p.get("power") is not None else "")
+                    + f": {'decides' if p['decides'] else 'cannot decide'}. {p['design']}.", ""]
         if c.get("pinned"):
             out += ["Pinned examples: " + "; ".join(
                 f"`{json.dumps(ex['params'])}`" + (f" ({ex['via']})" if ex["via"] else "")
@@ -333,6 +402,14 @@ def to_markdown(data: Mapping) -> str:
             out += [f"- *{p['name']}*: {p['error_model']}" for p in c["parts"]] + [""]
         if c["details"]:
             out += ["Details:", "", "```json", json.dumps(c["details"], indent=1), "```", ""]
+        drift = c.get("tolerance_drift") or {}
+        if drift:
+            out += ["**Tolerance under the control.** " + "; ".join(
+                f"*{n}* {_fmt(v['check'])} -> {_fmt(v['control'])} "
+                + (f"(declared: {v['declared']})" if v.get("declared") else
+                   "(**undeclared**: a tolerance computed from the theory under test can grow "
+                   "under a wrong theory and let the control pass)")
+                for n, v in drift.items()) + ".", ""]
         ctl = c["control"]
         line = f"**Negative control** ({ctl['description']}): {_control_word(c)}"
         if ctl["rejected_by"]:
@@ -360,16 +437,19 @@ def to_markdown(data: Mapping) -> str:
 
 
 def mutation_summary(out_dir: Path) -> dict | None:
-    """The scores of ``out_dir/mutation.json`` (written by ``tdcheck mutate``), if any."""
+    """The scores of ``out_dir/mutation.json`` (written by ``tdcheck mutate``), if any: per
+    row the score, the simulation score and the resolution counts
+    (:func:`verify.mutate.row_summary`)."""
     path = Path(out_dir) / "mutation.json"
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text())
+        from verify.mutate import row_summary
+
         return {"commit": data.get("metadata", {}).get("commit"),
                 "profile": data.get("metadata", {}).get("profile"),
-                "rows": {p: {"score": r["score"], "killed": r["killed"], "mutants": r["mutants"]}
-                         for p, r in data["rows"].items()}}
+                "rows": {p: row_summary(r) for p, r in data["rows"].items()}}
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -16,12 +16,17 @@ For one claim the runner
 Outcome: ``refuted`` if an example was refuted, else ``inconclusive`` if one was, else
 ``holds``; ``error`` if the check raised.  A claim is *ok* (what the exit code is made of)
 when its outcome matches ``expected``, its control was rejected (or is not applicable), and
-its positive control passed.  Every profile is derandomised with no example database, so a
+its positive control passed.  A claim expected ``inconclusive`` at the profile (its power plan
+or its ``measured_at`` says the profile cannot settle it) is *not settled at this budget*, as
+expected, and the report names the profile (and, from the plan, the size) that would; a
+claim expected to settle whose outcome is ``inconclusive`` is not as expected.  Every profile
+is derandomised with no example database, so a
 run is reproducible from its profile name.
 """
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -31,7 +36,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from numerics.ensemble import SHOW_PROGRESS
-from verify.claims import ROLE, Claim, Context, Evidence, holm, shift_seed
+from verify.claims import ROLE, Claim, Context, Evidence, PowerPlan, holm, shift_seed
 
 __all__ = ["PROFILES", "ClaimPlan", "ClaimResult", "Profile", "get_profile", "plan_claim",
            "run_claim", "run_claims"]
@@ -94,6 +99,14 @@ class ClaimResult:
     parts_seen: dict = field(default_factory=dict)
     #: tags of the full-model run functions the check asked for (``numerics.cache.RUNS``)
     full_model_runs: tuple[str, ...] = ()
+    #: parts whose tolerance under the negative control differed from the check's on the
+    #: same example: name -> {"check", "control", "declared" (the part's reason or None)}
+    tolerance_drift: dict = field(default_factory=dict)
+
+    @property
+    def undeclared_drift(self) -> tuple[str, ...]:
+        """Parts whose tolerance moved with the theory without declaring why."""
+        return tuple(n for n, v in self.tolerance_drift.items() if not v["declared"])
 
     @property
     def expected(self) -> str:
@@ -103,6 +116,25 @@ class ClaimResult:
     @property
     def examples(self) -> int:
         return self.examples_drawn
+
+    @property
+    def plan(self) -> PowerPlan | None:
+        """The claim's power calculation at this profile (``Claim.plan``)."""
+        return self.claim.plan(self.profile)
+
+    def settles_at(self) -> dict | None:
+        """For a claim expected ``inconclusive`` here: the first later profile expected to
+        settle it, with its plan's size where the claim has a power calculation; else None."""
+        if self.expected != "inconclusive":
+            return None
+        name = self.claim.settled_at(after=self.profile)
+        if name is None:
+            return {"profile": None}
+        out: dict = {"profile": name, "expected": self.claim.expected_for(name)}
+        plan = self.claim.plan(name)
+        if plan is not None:
+            out |= {"size": plan.have, "needed": plan.needed, "unit": plan.unit}
+        return out
 
     @property
     def short(self) -> bool:
@@ -144,6 +176,13 @@ class ClaimResult:
         return (any(v["kind"] == "simulation" for v in self.parts_seen.values())
                 and not self.full_model_runs and self.outcome != "error")
 
+    @property
+    def raised(self) -> bool:
+        """The check, its control or its positive control raised (``tdcheck verify``'s exit
+        code 3): the run could not judge the claim."""
+        return (self.outcome == "error" or self.control_error is not None
+                or self.positive_error is not None)
+
     def problems(self) -> list[str]:
         """Why the claim is not ok, in words (empty when it is)."""
         out = []
@@ -153,7 +192,13 @@ class ClaimResult:
         if self.outcome == "error":
             out.append("the check raised an error")
         elif not self.matches_expected:
-            out.append(f"outcome {self.outcome} but expected {self.expected}")
+            line = f"outcome {self.outcome} but expected {self.expected}"
+            plan = self.plan
+            if self.outcome == "inconclusive" and plan is not None and plan.decides:
+                line += (f" (undecided although its power plan decides at this profile: "
+                         f"{plan.describe()}; a powered design that does not decide points "
+                         f"to a truth inside the band it leaves undecided)")
+            out.append(line)
         if self.control_error is not None:
             out.append("the control raised an error")
         elif self.control_rejected is False:
@@ -318,6 +363,23 @@ def _worst(runs: Sequence[tuple[dict, Evidence]]) -> tuple[dict | None, Evidence
     return params, ev
 
 
+def _drift(check_ev: Evidence, control_ev: Evidence, into: dict) -> None:
+    """Record the parts whose tolerance differs between check and control (same example)."""
+    from verify.claims import TOLERANCE_FROM_THEORY
+
+    names = set(control_ev.names)
+    for p in check_ev.parts:
+        if p.name not in names or p.name in into:
+            continue
+        c = control_ev.part(p.name)
+        a, b = p.tolerance, c.tolerance
+        same = a == b or (math.isfinite(a) and math.isfinite(b)
+                          and abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
+        if not same:
+            into[p.name] = {"check": a, "control": b,
+                            "declared": p.details.get(TOLERANCE_FROM_THEORY)}
+
+
 def _discriminate(check_ev: Evidence, control_ev: Evidence) -> tuple[str, ...]:
     """Parts that passed under the paper's theory and failed under the control."""
     names = set(control_ev.names)
@@ -389,6 +451,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
                     continue
                 tried.add(key)
                 cev = holm(claim.control(dict(params), ctx))
+                _drift(ev, cev, result.tolerance_drift)
                 by = _discriminate(ev, cev)
                 if result.control_evidence is None or by:
                     result.control_evidence, result.control_example = cev, dict(params)

@@ -36,10 +36,21 @@ from scipy.stats import norm
 from numerics import scan_snap as ns
 from numerics.stats import mean_interval, t_quantile
 from theory import scan_snap as ts
-from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
+from verify.claims import (
+    Claim,
+    Context,
+    Evidence,
+    Example,
+    Part,
+    Positive,
+    PowerPlan,
+    claim,
+    declared,
+)
 from verify.error_models import over_seeds, signed_over_seeds
 
-__all__ = ["claims"]
+__all__ = ["claims", "etaz_monotone_power", "ratio_monotone_power",
+           "scan_order_sgd_power"]
 
 _EPS = float(np.finfo(float).eps)
 _CONF = 0.99
@@ -1375,6 +1386,21 @@ def scan_order_sgd_seeds() -> dict[float, int]:
             for r, (rate, p) in INTERIOR_PILOT.items()}
 
 
+def _seeds_plan(size: str, needed: int, profile: str, design: str) -> PowerPlan:
+    """A claim's plan when its rule is "the profile's seeds (``SIZES[size]``) reach the most
+    its power calculation asks of any part"."""
+    have = int(ns.SIZES.at(size, profile))
+    return PowerPlan(decides=have >= needed, have=have, needed=needed, unit="seeds",
+                     design=design)
+
+
+def scan_order_sgd_power(profile: str) -> PowerPlan:
+    """scan_order_sgd's power plan: the Fig. 4 seeds against :func:`scan_order_sgd_seeds`."""
+    return _seeds_plan("scan_order_seeds", max(scan_order_sgd_seeds().values()), profile,
+                       "scan_order_sgd_seeds: the interior-peak part's 99 % Clopper-Pearson "
+                       "bound below 0.1 with power 0.95 at INTERIOR_PILOT's rates")
+
+
 @claim(
     id="scan_order_sgd",
     statement="Under SGD (Fig. 4 command) DTs also peak in increasing order of P(l|n): "
@@ -1389,6 +1415,7 @@ def scan_order_sgd_seeds() -> dict[float, int]:
     cost="slow",
     measured_at="thorough",
     expected_at={"test": "inconclusive", "quick": "inconclusive", "ci": "inconclusive"},
+    power=scan_order_sgd_power,
     examples=(Example({"perm": None}, via=_FIG4_VIA),
               Example({"perm": _DT_PERM}, via=_FIG4_PERM_VIA)),
     positive=Positive({"perm": None}, "the same check on the same runs without the "
@@ -1926,6 +1953,21 @@ def etaz_monotone_seeds() -> dict[tuple[float, float], int]:
             for (a, b), sd in ETAZ_PILOT_SD.items()}
 
 
+def ratio_monotone_power(profile: str) -> PowerPlan:
+    """ratio_monotone's power plan: the panel-1 seeds against :func:`ratio_monotone_seeds`."""
+    return _seeds_plan("monotone_seeds", max(ratio_monotone_seeds().values()), profile,
+                       "ratio_monotone_seeds: each eta_Z's 99 % paired t interval clear of 0 "
+                       "with power 0.95 at the published effect and the pilot's sd")
+
+
+def etaz_monotone_power(profile: str) -> PowerPlan:
+    """etaz_monotone's power plan: the ratio-10 column's seeds against
+    :func:`etaz_monotone_seeds`."""
+    return _seeds_plan("column_seeds", max(etaz_monotone_seeds().values()), profile,
+                       "etaz_monotone_seeds: each step's 99 % paired t interval clear of 0 "
+                       "with power 0.95 at the published effect and the pilot's sd")
+
+
 def _swapped_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
     """A wrong theory: B with the two learning rates swapped."""
     return ts.growth_exponent(t, M, K, eta_Z, eta_Y, C0)
@@ -1979,6 +2021,10 @@ def _predicted_entropy_sign(res: ns.SGDResult, a: tuple[float, float],
     control_description="B with eta_Y and eta_Z swapped (the opposite order)",
     cost="slow",
     examples=(Example({}, via=_FIG6_VIA),),
+    power=ratio_monotone_power,
+    # from the power plan, not from a run: the smoke size's 8 seeds are fewer than eta_Z = 2
+    # and 3 need; the positive control's eta_Z = 0.5 and 1 need 5 and 6
+    expected_at={"test": "inconclusive"},
     positive=Positive({}, "the same check at eta_Z = 0.5 and 1",
                       theory={"growth": ts.growth_exponent, "eta_Zs": (0.5, 1.0)}),
     notes="Seeds from the power calculation above (ratio_monotone_seeds: effect = the "
@@ -2016,6 +2062,13 @@ def _check_ratio_mono(params: dict, ctx: Context, *, growth: Callable,
     control_description="the sign of B flipped (larger rates, denser attention)",
     cost="slow",
     examples=(Example({}, via=_FIG6_VIA),),
+    power=etaz_monotone_power,
+    # from the power plan, not from a run: the smoke size's 8 seeds are fewer than the steps
+    # 1 -> 2 and 2 -> 3 need; the step 0.5 -> 1 (the positive control) needs 8
+    expected_at={"test": "inconclusive"},
+    positive=Positive({}, "the same check on the step eta_Z 0.5 -> 1 alone, which the power "
+                          "calculation decides at 8 seeds",
+                      theory={"growth": ts.growth_exponent, "pairs": ((0.5, 1.0),)}),
     notes="Seeds from the power calculation above (etaz_monotone_seeds: effect = the "
           "published ratio-10 mean difference of the pair, noise = the 40-seed pilot's paired "
           "sd, 99 % interval, power 0.95): 8, 41 and 100 seeds for the steps 0.5 -> 1, 1 -> 2 "
