@@ -517,7 +517,16 @@ def _sgd_compute(config: SGDConfig, device_name: str) -> SGDResult:
     )
 
 
-@run_function("scan_snap.sgd")
+def _sgd_smoke() -> SGDConfig:
+    """A test-size SGD ensemble: the Fig. 4 data, two ratios, two seeds, 5 steps."""
+    return SGDConfig(data=DataConfig(num_last=2, num_next_per_last=1), eta_Z=(1.0,),
+                     ratio=(1.0, 10.0), seeds=(1, 2), steps=5, batch=8, length=16,
+                     zero_init=True)
+
+
+# the full model: Model2 trained by SGD/heavy ball on its own batch loss, gradients by torch
+# autograd (numerics.ensemble.train); no theory function is called
+@run_function("scan_snap.sgd", full_model=True, smoke=_sgd_smoke)
 def run_sgd(config: SGDConfig, *, device: str = "cpu") -> SGDResult:
     """Train every member of ``config`` in one stacked run on ``device``; call as
     ``run_sgd(config, cache=ctx.cache, device=...)`` (or through :func:`sgd_run`)."""
@@ -638,7 +647,16 @@ def _flow_compute(config: FlowConfig) -> FlowResult:
     return FlowResult(config, facts, sol.t, zr[:, sel], Ys, zdot)
 
 
-@run_function("scan_snap.population_flow")
+def _flow_smoke() -> FlowConfig:
+    """A test-size population flow: Dataset2 at num_last = 1 with 3 DTs, to t = 1."""
+    return FlowConfig(data=DataConfig(num_unique_per_next=3, num_common=2),
+                      t_eval=(0.0, 0.1, 1.0))
+
+
+# the full model too: the exact T -> infinity gradient flow of Model2's own class-averaged
+# loss (population_loss), its gradient by torch autograd, integrated by solve_ivp; its
+# dynamics come from the model alone, not from theory.scan_snap's reduced system
+@run_function("scan_snap.population_flow", full_model=True, smoke=_flow_smoke)
 def run_population_flow(config: FlowConfig) -> FlowResult:
     """Integrate the exact population flow (CPU, float64); call with ``cache=ctx.cache``."""
     with one_thread():
@@ -696,7 +714,8 @@ def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T, steps, ends)
 
 
-@run_function("scan_snap.reduced")
+# integrates theory.scan_snap.reduced_system (Lemma 4): the theory, not the model
+@run_function("scan_snap.reduced", full_model=False)
 def run_reduced(config: ReducedConfig) -> ReducedResult:
     """Integrate the Lemma 4 reduced system from Z(0) = 0, h(0) = 0; call with
     ``cache=ctx.cache``."""
@@ -715,7 +734,8 @@ class SnapConfig:
     t_eval: tuple[float, ...]
 
 
-@run_function("scan_snap.snap_system")
+# integrates theory.scan_snap.snap_system (Theorem 4): the theory, not the model
+@run_function("scan_snap.snap_system", full_model=False)
 def run_snap_system(config: SnapConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Integrate :func:`theory.scan_snap.snap_system` from (h, z) = (0, 0): (t, h, B = -z);
     call with ``cache=ctx.cache``."""

@@ -524,3 +524,79 @@ def test_snap_reduced_follows_p_not_ids():
 
     draw()
     assert any(seen)
+
+
+# ---------------------------------------------------------------------- index-valued theory
+def _scaled(value, factor):
+    """``value`` with every number multiplied by ``factor`` (tuples kept, None kept): what a
+    scale mutant of an index-valued function returns (float or negative indices)."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        return type(value)(_scaled(v, factor) for v in value)
+    return value * factor
+
+
+def _shifted(value, by):
+    """Every index moved out of range by ``by``."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        return type(value)(_shifted(v, by) for v in value)
+    return value + by
+
+
+_WRONG = {"scale": lambda v: _scaled(v, 1.05), "sign": lambda v: _scaled(v, -1),
+          "out of range": lambda v: _shifted(v, 1000)}
+# (claim, theory function patched in theory.scan_snap, or a keyword of the check)
+_INDEX_CONSUMERS = [
+    ("dt_invariant", "distinct_tokens"), ("theorem2_signs", "distinct_tokens"),
+    ("theorem2_signs", "common_tokens"), ("theorem2_signs", "signs"),
+    ("scan_order", "order"), ("scan_order", "distinct_tokens"),
+    ("scan_order_sgd", "order"), ("scan_order_sgd", "winners"),
+    ("snap_reduced", "winners"), ("snap_reduced", "distinct_tokens"),
+    ("winner_sgd", "rule"), ("winner_sgd", "distinct_tokens"),
+    ("residual_open", "signs"), ("residual_open", "common_tokens"),
+]
+
+
+@pytest.mark.parametrize("how", sorted(_WRONG))
+@pytest.mark.parametrize(("claim_id", "fn"), _INDEX_CONSUMERS)
+def test_an_invalid_index_from_a_wrong_theory_fails_a_part(claim_id, fn, how, monkeypatch):
+    """Token indices (and signs) from a wrong theory that are no indices (floats from a scale
+    mutant, negative ones from a sign flip, out of range) fail a part with the reason before
+    any run; the check never raises."""
+    from verify import scan_snap as vs
+
+    claim = next(c for c in vs.claims() if c.id == f"scan_snap.{claim_id}")
+    wrong = _WRONG[how]
+    kwargs = dict(claim.theory)
+    if fn in kwargs:
+        right = kwargs[fn]
+        kwargs[fn] = lambda *a, _r=right: wrong(_r(*a))
+    else:
+        right = getattr(ts, fn)
+        monkeypatch.setattr(ts, fn, lambda *a, _r=right: wrong(_r(*a)))
+    if fn == "signs" and how == "sign":
+        pytest.skip("a sign-flipped sign rule returns valid signs: the check judges them")
+    ev = claim.function(claim.examples[0].params, Context(profile="test"), **kwargs)
+    assert ev.status == "refuted"
+    bad = [p for p in ev.parts if p.failed]
+    assert bad and "not what it claims" in bad[0].error_model, bad[0].error_model
+
+
+@pytest.mark.parametrize("M", [300, 1000, 5000])
+def test_lemma8_crossing_is_lemma6_at_the_larger_root(M):
+    """The crossing time of snap_reduced's t0 part solves Lemma 6's implicit equation at
+    the larger root x* of e^x = (M-1) x: t* = K (2 (M-1) x* - 1)/(M eta_Y)."""
+    from verify import scan_snap as vs
+
+    K, eY = 2, 3.0
+    t = vs._lemma8_crossing(M, K, eY)
+    x = M * ts.decoder_scale(t / K, M, eY)
+    assert math.exp(x) == pytest.approx((M - 1) * x, rel=1e-9)
+    assert x > math.log(M)
+    assert t == pytest.approx(K * (2 * (M - 1) * x - 1) / (M * eY), rel=1e-9)
+    assert ts.snap_delta(M) == pytest.approx(math.log(math.log(M)) / math.log(M))
+    with pytest.raises(ValueError, match="M"):
+        ts.snap_delta(2)

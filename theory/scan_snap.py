@@ -82,6 +82,7 @@ __all__ = [
     "relative_gain",
     "scan_order",
     "scan_time",
+    "snap_delta",
     "snap_system",
     "snap_time",
     "speed_control",
@@ -327,6 +328,19 @@ def snap_time(M, K, eta_Y) -> float:
     unstated constant: a time scale, not a sharp prediction; the claims use it to place their
     time grids and regions, and a 5 % change of it is inside that factor."""
     return 2.0 * scan_time(M, K, eta_Y)
+
+
+def snap_delta(M) -> float:
+    """delta' of Theorem 4's ``t0 (1 + delta')`` to leading order: ``ln ln M / ln M``
+    (our derivation; the paper gives Theta(ln ln M / ln M) with no constant).
+
+    The late stage starts where Lemma 8's ``e^{M h} <= (M-1) M h`` ends, at the larger root
+    x* of ``e^x = (M-1) x`` (x = M h); Lemma 6 puts that at
+    ``t* = K (2 (M-1) x* - 1)/(M eta_Y)``, so ``t*/t0 = ((M-1) x* - 1/2)/(M ln M)``.  With
+    L = ln M, x* = L + ln L + ln L/L + ..., hence ``t*/t0 - 1 = ln L/L (1 + 1/L + O(ln L/L^2))``
+    : the leading term is returned, its relative correction is about 1/ln M.  M >= 3."""
+    M = _integer("M", M, 3)
+    return math.log(math.log(M)) / math.log(M)
 
 
 def speed_peak_scale(M) -> float:

@@ -46,6 +46,7 @@ from verify.claims import (
     PowerPlan,
     claim,
     declared,
+    tolerance_from_theory,
 )
 from verify.error_models import over_seeds, signed_over_seeds
 
@@ -76,6 +77,86 @@ def _column_run(ctx: Context) -> ns.SGDResult:
     ratio-10 column alone, or the whole sweep where it is run anyway)."""
     return _sgd(ns.fig6_column_config(1, _size(ctx, "column_ratios"),
                                       _size(ctx, "column_seeds")), ctx)
+
+
+# ---------------------------------------------------------------------- index-valued theory
+# Four theory functions return token indices, not numbers: distinct_tokens (G_DT(n) per
+# class), common_tokens (G_CT), winners (the argmax DT per class, or None) and scan_order (a
+# class's DTs in the order they lose attention); predicted_drift_signs returns a sign per
+# token.  A wrong theory may return something that is no index (a float, a negative or
+# too-large integer, a repeated token) or no sign: the checks read these outputs through the
+# validators below, which turn such an output into a failed part with the reason (never an
+# IndexError from the check, nor a negative index that numpy would silently read from the
+# end).  An exception raised inside the theory call itself (a theory function that indexes
+# with another's invalid output) is reported the same way.
+class _InvalidTheory(Exception):
+    """A theory output that no check can use as what it claims to be."""
+
+
+def _theory(fn: Callable, *args, what: str):
+    """``fn(*args)``; an exception raised inside the theory call becomes :class:`_InvalidTheory`."""
+    try:
+        return fn(*args)
+    except (IndexError, KeyError, TypeError, ValueError) as e:
+        raise _InvalidTheory(f"{what} raised {type(e).__name__}: {e}") from e
+
+
+def _index(v, size: int, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise _InvalidTheory(f"{what}: {v!r} is not an integer token index")
+    if not 0 <= int(v) < size:
+        raise _InvalidTheory(f"{what}: token index {int(v)} outside [0, {size})")
+    return int(v)
+
+
+def _indices(seq, size: int, what: str) -> tuple[int, ...]:
+    """Distinct token indices in [0, size)."""
+    if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
+        raise _InvalidTheory(f"{what}: {seq!r} is not a sequence of token indices")
+    out = tuple(_index(v, size, what) for v in seq)
+    if len(set(out)) != len(out):
+        raise _InvalidTheory(f"{what}: a token appears twice in {out}")
+    return out
+
+
+def _token_sets(value, K: int, size: int, what: str) -> tuple[tuple[int, ...], ...]:
+    """One set of distinct token indices per class (K of them)."""
+    sets = tuple(_indices(d, size, what) for d in _sequence(value, what))
+    if len(sets) != K:
+        raise _InvalidTheory(f"{what}: {len(sets)} token sets for {K} classes")
+    return sets
+
+
+def _winner_list(value, K: int, size: int, what: str) -> tuple[int | None, ...]:
+    """One token index (or None: no DT) per class."""
+    out = tuple(None if v is None else _index(v, size, what) for v in _sequence(value, what))
+    if len(out) != K:
+        raise _InvalidTheory(f"{what}: {len(out)} winners for {K} classes")
+    return out
+
+
+def _sign_list(value, size: int, what: str) -> np.ndarray:
+    """A sign (-1, 0 or +1) per token (size of them)."""
+    out = _sequence(value, what)
+    if len(out) != size:
+        raise _InvalidTheory(f"{what}: {len(out)} signs for {size} tokens")
+    bad = [v for v in out if isinstance(v, bool) or v not in (-1, 0, 1)]
+    if bad:
+        raise _InvalidTheory(f"{what}: {bad[0]!r} is not a sign (-1, 0 or +1)")
+    return np.array([int(v) for v in out])
+
+
+def _sequence(value, what: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise _InvalidTheory(f"{what}: {value!r} is not a sequence")
+    return tuple(value)
+
+
+def _invalid(e: _InvalidTheory) -> Evidence:
+    """The evidence of a check whose theory output is unusable: one failed part, the reason."""
+    return Evidence((Part("theory output usable (token indices, signs)", 0.0, math.nan,
+                          math.inf, 0.0, f"the theory's output is not what it claims: {e}",
+                          kind="symbolic"),), {"invalid theory output": str(e)})
 
 
 # ---------------------------------------------------------------------- strategies
@@ -137,14 +218,33 @@ def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
         "h(t) vs integrated ODE", pred[i], ode[i], float(rel.max()), 1e-9,
         "DOP853 at rtol 1e-13 over <= 26 output times: accumulated relative error < 1e-10 "
         "(measured ~1e-12); root to machine precision",
-        details={"t_worst": float(times[i]), "t_end": t_end}),))
+        details={"t_worst": float(times[i]), "t_end": t_end}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 2. Lemma 7
+def _decoder_gd(M: int, eta_Y: float, steps: int) -> np.ndarray:
+    """One class's decoder logits w_n = Y^T f_n (|f_n| = 1, Lemma 3) under ``steps`` plain
+    gradient-descent steps of rate eta_Y on the cross-entropy of class n = 0, from w = 0,
+    the gradient by torch autograd (float64): returns (w_n[n] - w_n[j]) / M after each step
+    [steps + 1] (t = 0 first), which Lemma 5's w_n(s) = (M-1) h*(s) zeta_n makes h*(s)."""
+    w = torch.zeros(M, dtype=torch.float64, requires_grad=True)
+    target = torch.zeros(1, dtype=torch.long)
+    out = [0.0]
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(w[None], target)
+        (g,) = torch.autograd.grad(loss, w)
+        with torch.no_grad():
+            w -= eta_Y * g
+        out.append(float(w.detach()[0] - w.detach()[1]) / M)
+    return np.array(out)
+
+
 @claim(
     id="decoder_gap",
-    statement="0 <= h*(s) - h(s) <= 2 eta_Y/M for the discrete recursion h*",
-    source="Lemma 5 (Eqn 33), Lemma 7",
+    statement="0 <= h*(s) - h(s) <= 2 eta_Y/M for the discrete recursion h*, and h*(s) "
+              "is the decoder's gradient-descent step: w_n(s) = (M-1) h*(s) zeta_n for one "
+              "class's logits under s steps of rate eta_Y",
+    source="Lemma 5 (Eqn 31-33), Lemma 7",
     kind="symbolic",
     strategy=_decoder,
     theory={"sign": 1},
@@ -155,7 +255,12 @@ def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
     notes="Lemma 7 is an inequality that holds with slack: at Fig. 8's sizes the largest gap "
           "is a small fraction of 2 eta_Y/M, so a bound scaled by 1 +/- 5 % (a mutant of "
           "theory.scan_snap.decoder_gap_bound) is still a true bound and no check of Lemma 7 "
-          "can tell it from the printed one; its sign is checked.",
+          "can tell it from the printed one; its sign is checked.  What decides is h*(s) "
+          "itself (issue: Lemma 5's recursion was unpinned): the first part compares Eqn 33 "
+          "with one class's decoder logits under s plain gradient-descent steps of rate "
+          "eta_Y on the cross-entropy, the gradient by torch autograd, through Lemma 5's "
+          "w_n(s) = (M-1) h*(s) zeta_n, i.e. h*(s) = (w_n[n] - w_n[j])/M, at every step of "
+          "the grid; Fig. 8's staircase is h* at integer s.",
 )
 def _check_lemma7(params: dict, ctx: Context, *, sign: int) -> Evidence:
     M, eta_Y = params["M"], params["eta_Y"]
@@ -167,11 +272,21 @@ def _check_lemma7(params: dict, ctx: Context, *, sign: int) -> Evidence:
     bound = ts.decoder_gap_bound(M, eta_Y)
     rounding = 64 * _EPS * max(hs, 1e-300) / bound
     viol = max(0.0, -float(np.min(sign * g))) / bound
+    # Eqn 33 against the decoder's own gradient descent (Lemma 5), at every step of the grid
+    gd = _decoder_gd(M, eta_Y, S)
+    hs_grid = np.array([ts.decoder_scale_steps(s, M, eta_Y) for s in grid[1:]])
+    gd_rel = np.abs(hs_grid - gd[grid[1:]]) / gd[grid[1:]]
+    k = int(np.argmax(gd_rel))
     return Evidence((
+        Part("h*(s) of Eqn 33 vs the decoder's gradient descent", float(hs_grid[k]),
+             float(gd[grid[1 + k]]), float(gd_rel[k]), 32 * S * _EPS,
+             "float64 rounding of two S-step recursions (the theory's and the logits' "
+             "descent, one rounding of |w| ~ M h per step each): 32 S eps relative",
+             details={"s_worst": int(grid[1 + k]), "steps": S}, kind="symbolic"),
         Part("sign of h* - h", 0.0, float(np.min(sign * g)) / bound, viol, rounding,
-             "the recursion and the root carry ~S eps relative rounding (64 eps of h allowed)"),
+             "the recursion and the root carry ~S eps relative rounding (64 eps of h allowed)", kind="symbolic"),
         Part("gap within 2 eta_Y/M", 1.0, float(np.max(np.abs(g))) / bound,
-             float(np.max(np.abs(g))) / bound, 1.0, "Lemma 7's bound itself (exact claim)"),
+             float(np.max(np.abs(g))) / bound, 1.0, "Lemma 7's bound itself (exact claim)", kind="symbolic"),
     ), {"max_gap": float(np.max(np.abs(g))), "bound": bound, "steps": S})
 
 
@@ -212,7 +327,7 @@ def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence
     return Evidence((Part(
         "Gamma closed form vs quadrature", worst[1], worst[2], worst[0], 1e-9,
         "adaptive Gauss-Kronrod at epsrel 1e-13 over 12 panels: accumulated < 1e-11",
-        details={"t_worst": worst[3]}),))
+        details={"t_worst": worst[3]}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 4. Theorem 4
@@ -250,12 +365,12 @@ def _check_theorem4(params: dict, ctx: Context, *, growth: Callable) -> Evidence
     k = int(np.argmax(p_err))
     ode = "LSODA rtol 1e-12 on (h, z) over 5 decades of t: error < 1e-7 (1 + |B|)"
     return Evidence((
-        Part("B(0) = 0", 0.0, pred[0], abs(pred[0]), 0.0, "definition B_n(0) = 0 (Eqn 12): exact"),
+        Part("B(0) = 0", 0.0, pred[0], abs(pred[0]), 0.0, "definition B_n(0) = 0 (Eqn 12): exact", kind="symbolic"),
         Part("B(t) vs integrated snap system", pred[i], B_ode[i], float(err[i]), 1e-7, ode,
-             details={"t_worst": float(t[i]), "h_rel_err": h_rel}),
+             details={"t_worst": float(t[i]), "h_rel_err": h_rel}, kind="symbolic"),
         Part("printed Eqn 14 less its t = 0 value vs integrated snap system", B_ode[k],
              printed[k] - printed[0], float(p_err[k]), 1e-7, ode,
-             details={"t_worst": float(t[k]), "printed(0)": float(printed[0])}),
+             details={"t_worst": float(t[k]), "printed(0)": float(printed[0])}, kind="symbolic"),
     ))
 
 
@@ -295,9 +410,9 @@ def _check_scaling(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     spread = (max(dots) - min(dots)) / abs(np.mean(dots))
     return Evidence((
         Part("B(t; lam eta_Y, lam eta_Z) = B(lam t)", 0.0, worst, worst, 1e-10,
-             "exact identity (h depends on eta_Y t/K only); 1e-10 allows the root's rounding"),
+             "exact identity (h depends on eta_Y t/K only); 1e-10 allows the root's rounding", kind="symbolic"),
         Part("B(t0) equal across eta_Z at fixed nu (Fig. 9)", float(np.mean(dots)), spread,
-             spread, 1e-10, "exact identity; 1e-10 allows rounding", details={"B_t0": dots}),
+             spread, 1e-10, "exact identity; 1e-10 allows rounding", details={"B_t0": dots}, kind="symbolic"),
     ))
 
 
@@ -385,8 +500,8 @@ def _check_regimes(params: dict, ctx: Context, *, regime_fn: Callable) -> Eviden
            "the next order): early 2 (expm1(x) - x)/(M x) at x = ln M/3, late 2 (M-1)/u at "
            "u = 20 M ln M")
     return Evidence((
-        Part("early form, t <= t0'/3", 0.0, early, early, e_tol, why),
-        Part("late form, t >= 10 t0", 0.0, late, late, l_tol, why),
+        Part("early form, t <= t0'/3", 0.0, early, early, e_tol, why, kind="symbolic"),
+        Part("late form, t >= 10 t0", 0.0, late, late, l_tol, why, kind="symbolic"),
     ), {"t0'": ts.scan_time(params["M"], params["K"], params["eta_Y"]),
         "t0": ts.snap_time(params["M"], params["K"], params["eta_Y"]),
         "C0 nu/K": params["C0"] * params["eta_Y"] / params["eta_Z"] / params["K"]})
@@ -420,7 +535,7 @@ def _check_transition(params: dict, ctx: Context, *, regime_fn: Callable) -> Evi
     _, _, best = _regime_errors(params, regime_fn)
     return Evidence((Part(
         "better form, all t", 0.0, best, best, 0.10,
-        "our threshold (10 %), not the paper's: Eqn 14 has no form in the transition"),),
+        "our threshold (10 %), not the paper's: Eqn 14 has no form in the transition", kind="symbolic"),),
         {"C0 nu/K": params["C0"] * params["eta_Y"] / params["eta_Z"] / params["K"]})
 
 
@@ -450,9 +565,9 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
     return Evidence((
         Part("peak time vs numeric argmax", t_pred, t_num, rel, 1e-4,
              "bounded Brent on ln t at xatol 1e-10: a flat maximum locates t to ~sqrt(eps) "
-             "relative (measured < 1e-5)"),
+             "relative (measured < 1e-5)", kind="symbolic"),
         Part("peak before t0'", 1.0, t_num / t0p, t_num / t0p, 1.0,
-             "our derivation: the peak precedes t0' = K ln M/eta_Y (exact inequality)"),
+             "our derivation: the peak precedes t0' = K ln M/eta_Y (exact inequality)", kind="symbolic"),
     ))
 
 
@@ -484,7 +599,7 @@ def _check_late_speed(params: dict, ctx: Context, *, printed: bool) -> Evidence:
     return Evidence((Part(
         "gamma / asymptote - 1 for t in [1e4, 1e8] t0", 0.0, worst, worst, 0.01,
         "asymptotic equivalence: the exact correction is O(ln ln/ln) of M eta_Y t/K, < 1 % "
-        "from 1e4 t0 on (measured)"),))
+        "from 1e4 t0 on (measured)", kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 8b. Eqn 132
@@ -522,7 +637,7 @@ def _check_asymptote(params: dict, ctx: Context, *, asym: Callable) -> Evidence:
     return Evidence((Part(
         "|B - Eqn 132| for t in [1e4, 1e8] t0", 0.0, worst, worst, tol,
         "the (1 + o(1)) that Eqn 132 drops, estimated to leading order (x 1.5 for the next "
-        "order); 1e-6 for rounding"),), {"allowance": allowance})
+        "order); 1e-6 for rounding", kind="symbolic"),), {"allowance": allowance})
 
 
 # ---------------------------------------------------------------------- 9. Theorem 3 (reduced)
@@ -616,6 +731,119 @@ def _worse(cur: tuple[float, float], err: np.ndarray, allow: np.ndarray) -> tupl
     return (float(err[k]), float(allow[k])) if err[k] / allow[k] > cur[0] / cur[1] else cur
 
 
+def _local_errors(res: ns.ReducedResult) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray]:
+    """The a-posteriori re-solve of ``res`` (:func:`_fine_reduced`) with each of its steps'
+    local-error bound: (fine [T, L + 1], ends [N + 1, L + 1], n_k [T], loc [N, L + 1]).
+
+    The run's error at output time t_k is at most |run - fine| + the fine re-solve's own
+    error, bounded from its tolerance: DOP853 accepts a step when the RMS over the d state
+    components of err_i/(atol + rtol max(|y_i|, |y_i'|)) is < 1, so one component's local
+    error is < sqrt(d) (atol + rtol max(|y_i|, |y_i'|)) (y, y' the step's two ends).  This
+    trusts the estimator only for the fine re-solve, whose steps are FINE_FACTOR times more
+    demanding, not for the run that is judged; the same for check and control."""
+    cfg = res.config
+    root_d = math.sqrt(len(cfg.probs[0]) + 1)
+    fine, ends, n_k = _fine_reduced(res)
+    f_rtol, f_atol = cfg.rtol / FINE_FACTOR, cfg.atol / FINE_FACTOR
+    scale_end = np.maximum(np.abs(ends[:-1]), np.abs(ends[1:]))       # [N, L + 1] per step
+    return fine, ends, n_k, root_d * (f_atol + f_rtol * scale_end)
+
+
+def _thm3_pairs(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult,
+                errs: tuple, power: float, worst: list) -> None:
+    """Class n's DT pairs (winner l0 against each other DT): the invariant's drift, Eqn 11
+    and Eqn 11 from the invariant, each against its a-posteriori allowance; updates
+    ``worst`` = [inv_w, id_w, from_inv_w] (error, allowance) pairs in place."""
+    fine, ends, n_k, loc = errs
+    ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
+    l0 = int(np.argmax(P[n, list(d)]))
+    for j in range(len(d)):
+        if j == l0:
+            continue
+        # invariant 1/c~^p differences (paper: p = 2; theory's dt_invariant at p = 2,
+        # the control's p = 1 is the same difference of c~^(p/2))
+        inv = ts.dt_invariant(ct[:, l0] ** (power / 2), ct[:, j] ** (power / 2))
+        scale = 1 / ct[0, j] ** power
+        # the invariant's drift: the exact flow keeps I, so the fine re-solve's I(t_k) -
+        # I(0) is at most the sum over its steps of |grad I| . (local error bound), with
+        # |dI/dz_l| = p/c~_l^p at the larger of the step's two ends; the run's own error
+        # is that plus |I_run(t_k) - I_fine(t_k)|; + 16 eps for the statistic in float64
+        cols = (1 + d[l0], 1 + d[j])                                  # state columns
+        dI_fine = _step_sum(n_k, sum(
+            np.maximum(g[:-1], g[1:]) * loc[:, c] for g, c in
+            ((power / (P[n, d[i]] * np.exp(ends[:, c])) ** power, c)
+             for i, c in zip((l0, j), cols, strict=True))))
+        ct_f = ts.unnormalised_attention(P[n, list(d)], fine[:, 1:][:, list(d)])
+        inv_f = ts.dt_invariant(ct_f[:, l0] ** (power / 2), ct_f[:, j] ** (power / 2))
+        dI = np.abs(inv - inv_f) + dI_fine
+        e_inv = np.abs(inv - inv[0]) / scale
+        worst[0] = _worse(worst[0], e_inv[1:], dI[1:] / scale + 16 * _EPS)
+        # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}; at p = 2,
+        # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
+        # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
+        r = ts.relative_gain(ct[:, l0], ct[:, j])
+        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+        rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
+        worst[1] = _worse(worst[1], (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
+        # Eqn 11 from the invariant: r = c~_l0^2/c~_l^2 - 1 = -c~_l0^2 (1/c~_l0^2 - 1/c~_l^2),
+        # so a conserved invariant predicts r(t) = -c~_l0(t)^2 I(0) from the winner's
+        # attention alone (this sees the invariant's and r's scale and sign, which the
+        # homogeneous r(t) = r(0) chi(t) does not)
+        r_inv = -(ct[:, l0] ** (power / 2)) ** 2 * inv[0]
+        worst[2] = _worse(worst[2], (np.abs(r - r_inv) / np.abs(r))[1:], rel_allow)
+
+
+def _log_trapezoid(t: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """int_0^t rate: a trapezoid in ln t (the integrand times t) over the output times, plus
+    [0, t_1] where the rate is linear in t (gamma ~ t)."""
+    u = np.log(t[1:])
+    return np.r_[0.0, 0.5 * rate[1] * t[1] + np.r_[0.0, np.cumsum(
+        0.5 * np.diff(u) * (rate[2:] * t[2:] + rate[1:-1] * t[1:-1]))]]
+
+
+def _thm3_eqn12(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult,
+                rate: np.ndarray, power: float) -> tuple[float, float, float, float]:
+    """Class n's Eqn 98 and Eqn 12 errors: (Eqn 98 integrated, Eqn 12 bounds, Eqn 12's
+    sharpness at small B, its slack); ``rate`` = xi_n eta_Z / K at the output times."""
+    l0 = int(np.argmax(P[n, list(d)]))
+    ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])
+    f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
+    B = _log_trapezoid(res.t, rate)
+    lnchi_pred = 2 * _log_trapezoid(res.t, rate * f_sq)
+    chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+    lnchi = np.log(chi)
+    b98 = float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:]) / np.abs(lnchi_pred[1:])))
+    bound = 0.0
+    for k in range(1, len(res.t)):
+        lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
+        bound = max(bound, max(0.0, lo - chi[k]) / abs(lo), max(0.0, chi[k] - hi) / abs(hi))
+    # Eqn 12 is sharp as B -> 0: ln chi = 2 int f^2 dB lies in [2 f0^2 B, 2 f1^2 B] on
+    # [0, t1] (f^2 from f0^2 to f1^2), so ln lo / ln chi and f0^2 ln hi / ln chi (both
+    # f0^2 B / int f^2 dB) lie in [f0^2/f1^2, 1] at the first output time t1
+    lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[1]), 0.0))
+    lnchi1 = float(lnchi[1])
+    a = math.log(lo) / lnchi1 if lo > 0 else math.inf
+    b = float(f_sq[0]) * math.log(hi) / lnchi1 if hi > 0 else math.inf
+    # B(t1) = rate(t1) t1/2 is exact for rate ~ t; for rate ~ t^e it is off by |e - 1|/2
+    # relative, e the local exponent between the first two output times
+    e = math.log(rate[2] / rate[1]) / math.log(res.t[2] / res.t[1])
+    slack = 1.0 - float(f_sq[0] / f_sq[1]) + abs(e - 1.0) / 2
+    return b98, bound, max(abs(a - 1.0), abs(b - 1.0)), slack
+
+
+_THM3_DRIFT = ("a-posteriori numerical allowance of the statistic the theory under test "
+               "defines (the invariant's gradient, the winner's f^2 growth and rate exponent "
+               "at the power it gives), derived from the solver's tolerance, not a model "
+               "allowance")
+
+
+def _declared_drift(ev: Evidence, why: str) -> Evidence:
+    """``ev`` with every part declared to carry a tolerance computed from the theory under
+    test (:func:`verify.claims.tolerance_from_theory`), with the reason."""
+    return Evidence(tuple(tolerance_from_theory(p, why) for p in ev.parts), ev.details)
+
+
 @claim(
     id="dt_invariant",
     statement="In the reduced dynamics 1/c~_l^2 - 1/c~_l'^2 is conserved for DTs of one "
@@ -652,101 +880,35 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
     M, eY, eZ = params["M"], params["eta_Y"], params["eta_Z"]
+    try:
+        dts = _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"), K,
+                          P.shape[1], "distinct_tokens")
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(M, K, eY)
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, _THM3_POINTS)]
     res = _reduced(params, tev, ctx)
-    dts = ts.distinct_tokens(P)
-    bound_err, b98_err = 0.0, 0.0
-    inv_w, id_w, from_inv_w = (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)  # (error, allowance)
-    sharp_err, sharp_tol = 0.0, math.inf
-    # numerical-error allowances, a posteriori and the same for check and control: the run's
-    # error at output time t_k is at most |run - fine| + the fine re-solve's own error, where
-    # the fine re-solve (_fine_reduced: tolerances / FINE_FACTOR, every t_k a step end) is
-    # bounded as derived below from its tolerance: DOP853 accepts a step when the RMS over
-    # the d state components of err_i/(atol + rtol max(|y_i|, |y_i'|)) is < 1, so one
-    # component's local error is < sqrt(d) (atol + rtol max(|y_i|, |y_i'|)) (y, y' the step's
-    # two ends).  This trusts the estimator only for the fine re-solve, whose steps are
-    # FINE_FACTOR times more demanding, not for the run that is judged.
     cfg = res.config
-    root_d = math.sqrt(len(cfg.probs[0]) + 1)
-    fine, ends, n_k = _fine_reduced(res)
-    f_rtol, f_atol = cfg.rtol / FINE_FACTOR, cfg.atol / FINE_FACTOR
-    scale_end = np.maximum(np.abs(ends[:-1]), np.abs(ends[1:]))       # [N, L + 1] per step
-    loc = root_d * (f_atol + f_rtol * scale_end)                      # local error bound
+    # numerical-error allowances, a posteriori and the same for check and control
+    errs = _local_errors(res)
+    fine, _, n_k, loc = errs
     # Eqn 12's B_n = eta_Z int xi_n from the theory's own coefficients at the trajectory's
     # states (gamma from Theorem 1, xi_n/gamma from dt_drive), not from the trajectory's z'
     gam = np.array([ts.speed_control(x, M, K, eY) for x in res.t])
     drive = ts.dt_drive(P, res.z)                                     # [T, K]
-    u = np.log(res.t[1:])
+    worst = [(0.0, 1.0), (0.0, 1.0), (0.0, 1.0)]  # invariant, Eqn 11, from the invariant
+    bound_err, b98_err, sharp_err, sharp_tol = 0.0, 0.0, 0.0, math.inf
     for n, d in enumerate(dts):
-        ct = ts.unnormalised_attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
-        l0 = int(np.argmax(P[n, list(d)]))
-        for j in range(len(d)):
-            if j == l0:
-                continue
-            # invariant 1/c~^p differences (paper: p = 2; theory's dt_invariant at p = 2,
-            # the control's p = 1 is the same difference of c~^(p/2))
-            inv = ts.dt_invariant(ct[:, l0] ** (power / 2), ct[:, j] ** (power / 2))
-            scale = 1 / ct[0, j] ** power
-            # the invariant's drift: the exact flow keeps I, so the fine re-solve's I(t_k) -
-            # I(0) is at most the sum over its steps of |grad I| . (local error bound), with
-            # |dI/dz_l| = p/c~_l^p at the larger of the step's two ends; the run's own error
-            # is that plus |I_run(t_k) - I_fine(t_k)|; + 16 eps for the statistic in float64
-            cols = (1 + d[l0], 1 + d[j])                                  # state columns
-            dI_fine = _step_sum(n_k, sum(
-                np.maximum(g[:-1], g[1:]) * loc[:, c] for g, c in
-                ((power / (P[n, d[i]] * np.exp(ends[:, c])) ** power, c)
-                 for i, c in zip((l0, j), cols, strict=True))))
-            ct_f = ts.unnormalised_attention(P[n, list(d)], fine[:, 1:][:, list(d)])
-            inv_f = ts.dt_invariant(ct_f[:, l0] ** (power / 2), ct_f[:, j] ** (power / 2))
-            dI = np.abs(inv - inv_f) + dI_fine
-            e_inv = np.abs(inv - inv[0]) / scale
-            inv_w = _worse(inv_w, e_inv[1:], dI[1:] / scale + 16 * _EPS)
-            # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}; at p = 2,
-            # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
-            # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
-            r = ts.relative_gain(ct[:, l0], ct[:, j])
-            chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
-            rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
-            id_w = _worse(id_w, (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
-            # Eqn 11 from the invariant: r = c~_l0^2/c~_l^2 - 1 = -c~_l0^2 (1/c~_l0^2 - 1/c~_l^2),
-            # so a conserved invariant predicts r(t) = -c~_l0(t)^2 I(0) from the winner's
-            # attention alone (this sees the invariant's and r's scale and sign, which the
-            # homogeneous r(t) = r(0) chi(t) does not)
-            r_inv = -(ct[:, l0] ** (power / 2)) ** 2 * inv[0]
-            from_inv_w = _worse(from_inv_w, (np.abs(r - r_inv) / np.abs(r))[1:], rel_allow)
-        f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
-        rate = (eZ / K) * gam * drive[:, n]                               # xi_n eta_Z / K
-        # trapezoid in ln t (the integrand times t), plus [0, t_1] where gamma ~ t (linear)
-        B = np.r_[0.0, 0.5 * rate[1] * res.t[1] + np.r_[0.0, np.cumsum(
-            0.5 * np.diff(u) * (rate[2:] * res.t[2:] + rate[1:-1] * res.t[1:-1]))]]
-        g = rate * f_sq
-        lnchi_pred = 2 * np.r_[0.0, 0.5 * g[1] * res.t[1] + np.r_[0.0, np.cumsum(
-            0.5 * np.diff(u) * (g[2:] * res.t[2:] + g[1:-1] * res.t[1:-1]))]]
-        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
-        lnchi = np.log(chi)
-        b98_err = max(b98_err, float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:])
-                                            / np.abs(lnchi_pred[1:]))))
-        for k in range(1, len(tev)):
-            lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
-            bound_err = max(bound_err, max(0.0, lo - chi[k]) / abs(lo),
-                            max(0.0, chi[k] - hi) / abs(hi))
-        # Eqn 12 is sharp as B -> 0: ln chi = 2 int f^2 dB lies in [2 f0^2 B, 2 f1^2 B] on
-        # [0, t1] (f^2 from f0^2 to f1^2), so ln lo / ln chi and f0^2 ln hi / ln chi (both
-        # f0^2 B / int f^2 dB) lie in [f0^2/f1^2, 1] at the first output time t1
-        lo, hi = ts.gain_bounds(float(f_sq[0]), max(float(B[1]), 0.0))
-        lnchi1 = float(lnchi[1])
-        a = math.log(lo) / lnchi1 if lo > 0 else math.inf
-        b = float(f_sq[0]) * math.log(hi) / lnchi1 if hi > 0 else math.inf
-        # B(t1) = rate(t1) t1/2 is exact for rate ~ t; for rate ~ t^e it is off by |e - 1|/2
-        # relative, e the local exponent between the first two output times
-        e = math.log(rate[2] / rate[1]) / math.log(res.t[2] / res.t[1])
-        slack = 1.0 - float(f_sq[0] / f_sq[1]) + abs(e - 1.0) / 2
-        if max(abs(a - 1.0), abs(b - 1.0)) - slack > sharp_err - sharp_tol or n == 0:
-            sharp_err, sharp_tol = max(abs(a - 1.0), abs(b - 1.0)), slack
+        _thm3_pairs(P, n, d, res, errs, power, worst)
+        b98, bound, sharp, slack = _thm3_eqn12(P, n, d, res, (eZ / K) * gam * drive[:, n],
+                                               power)
+        b98_err, bound_err = max(b98_err, b98), max(bound_err, bound)
+        if sharp - slack > sharp_err - sharp_tol or n == 0:
+            sharp_err, sharp_tol = sharp, slack
+    inv_w, id_w, from_inv_w = worst
     # trapezoid in ln t of an integrand ~ t^a has relative error a^2 du^2/12; the largest
     # exponent is a = 2 at early times (gamma ~ t, so xi t ~ t^2); x 1.5 for the next order
-    du = float(u[1] - u[0])
+    du = float(np.log(res.t[2]) - np.log(res.t[1]))
     q_tol = 1.5 * (2 * du) ** 2 / 12
     quad_model = (f"B and ln chi from a trapezoid rule in ln t over {_THM3_POINTS} log-spaced "
                   f"points (step du = {du:.3g}): relative error a^2 du^2/12 for an integrand "
@@ -775,37 +937,37 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
     n_all = len(res.step_t) - 1
     zsum = float(np.max(np.abs(res.z.sum(axis=1))) / max(float(np.abs(res.z).max()), 1e-300))
     z_allow = 13 * L * n_all * _EPS
-    return Evidence((
+    return _declared_drift(Evidence((
         Part("h of the reduced system = Lemma 6 h(t/K)", 0.0, h_w[0], h_w[0], h_w[1],
              tol_model + "; h' depends on h alone with dh'/dh < 0 (no amplification); + 2 "
              "eps h per re-solve step (rounding) + 4 eps (reference root)",
              details={"re-solve steps": int(n_k[-1]), "run steps": int(len(res.step_t) - 1),
-                      "re-solve against Lemma 6: error, derived allowance": h_fine_w}),
+                      "re-solve against Lemma 6: error, derived allowance": h_fine_w}, kind="symbolic"),
         Part("Z 1 = 0 along the reduced system", 0.0, zsum, zsum, z_allow,
              f"linear invariant, kept by every Runge-Kutta step up to rounding: 13 L N eps "
              f"(12 stages + 1 update, L = {L} components, N = {n_all} steps), relative to "
-             "max |z|"),
+             "max |z|", kind="symbolic"),
         Part("DT invariant 1/c~_l^2 - 1/c~_l'^2", 0.0, inv_w[0], inv_w[0], inv_w[1],
              tol_model + "; the exact flow keeps I, so the re-solve's drift is at most the "
              "sum over its steps of |grad I| . (local error), |dI/dz_l| = p/c~_l^p at the "
-             "step's larger end; relative to 1/c~_l'(0)^p; + 16 eps"),
+             "step's larger end; relative to 1/c~_l'(0)^p; + 16 eps", kind="symbolic"),
         Part("Eqn 11 r(t) = r(0) chi(t)", 0.0, id_w[0], id_w[0], id_w[1],
              tol_model + "; r - r(0) chi = -c~_l0^2 (I(t) - I(0)): the invariant's drift "
-             "bound over |I(t)|; + 16 eps"),
+             "bound over |I(t)|; + 16 eps", kind="symbolic"),
         Part("Eqn 98 integrated: ln chi = 2 int f^2 dB", 0.0, b98_err, b98_err, q_tol,
-             quad_model),
+             quad_model, kind="symbolic"),
         Part("Eqn 12 bounds on chi, B = eta_Z int xi", 0.0, bound_err, bound_err, q_tol,
-             quad_model),
+             quad_model, kind="symbolic"),
         Part("Eqn 11 from the invariant: r(t) = -c~_l0(t)^2 I(0)", 0.0, from_inv_w[0],
              from_inv_w[0], from_inv_w[1],
              tol_model + "; r - r_inv = -c~_l0^2 (I(t) - I(0)): the invariant's drift bound "
-             "over |I(t)|; + 16 eps"),
+             "over |I(t)|; + 16 eps", kind="symbolic"),
         Part("Eqn 12 sharp at small B: ln lo / ln chi, f0^2 ln hi / ln chi at t1", 1.0,
              1.0 + sharp_err, sharp_err, sharp_tol,
              "first order in B: both ratios lie in [f0^2/f1^2, 1] (f^2 grows from f0^2 to "
              "f1^2 on [0, t1]); plus |e - 1|/2 for B(t1) = rate(t1) t1/2 when rate ~ t^e "
-             "(e measured between the first two output times); worst class"),
-    ))
+             "(e measured between the first two output times); worst class", kind="symbolic"),
+    )), _THM3_DRIFT)
 
 
 # ---------------------------------------------------------------------- 9b. reduced magnitudes
@@ -976,13 +1138,15 @@ def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) ->
         if rel / tol > worst[0] / max(worst[4], 1e-300) or worst[0] < 0:
             worst = (rel, t, lam, beta, tol)
     rel, t, lam, beta, tol = worst
+    # kind: the predicted side is the reduced system evaluated at the flow's states, the
+    # observed side the full model's population gradient flow (a full-model run): simulation
     return Evidence((Part(
         "|z'_reduced - z'_flow| / |z'_flow|", 0.0, rel, rel, tol,
         "Theorem 1's dropped terms at this state: |delta_2|, |delta_3| < 3/M absolute on "
         "beta ~ E'_nn' (relative 3/(M beta_min)), and E' to O(|lambda_1|^2); both computed "
         "from the flow's state (worst time of 5 in [K^2, 100 K^2])",
         details={"t": t, "lambda_1": lam, "beta_min": beta,
-                 "Assumption 2 at Z = 0": _assumption2(facts)}),))
+                 "Assumption 2 at Z = 0": _assumption2(facts)}, kind="simulation"),))
 
 
 # ---------------------------------------------------------------------- 10. Theorem 2 signs
@@ -1017,14 +1181,22 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
                          num_unique_per_next=params["num_unique_per_next"])
     facts = ns.make_facts(data)
     K = facts.K
+    P = facts.probs[:, : facts.n_context]
+    L = P.shape[1]
+    try:
+        pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), L, "drift signs")
+        dt_ids = [j for d in _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"),
+                                         K, L, "distinct_tokens") for j in d]
+        ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"), L,
+                               "common_tokens"))
+    except _InvalidTheory as e:
+        return _invalid(e)
     eta_Z = 1.0
     eta_Y = params["ratio"] * eta_Z
     t0 = ts.snap_time(facts.M, K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2 * t0, t0, 8)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=eta_Z, t_eval=tev)
     flow = _flow(cfg, ctx)
-    P = facts.probs[:, : facts.n_context]
-    pred = np.array(signs(P))
     # one shared query: every class has the same row; t = 0 is excluded (Y(0) = 0 gives z' = 0)
     zdot = flow.zdot[1:, 0, : facts.n_context]
     scale = np.max(np.abs(zdot), axis=1, keepdims=True)
@@ -1033,17 +1205,17 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     # every DT (the token types of Section 3.2) must be predicted +1 and move up: a DT whose
     # predicted sign is not +1, or whose dz/dt is not above the noise floor, counts as wrong
     dt_mask = np.zeros(len(pred), dtype=bool)
-    dt_mask[[j for d in ts.distinct_tokens(P) for j in d]] = True
+    dt_mask[dt_ids] = True
     wrong_dt = float(np.mean((zdot[:, dt_mask] <= tol_abs)
                              | (pred[dt_mask] != 1)[None, :])) if dt_mask.any() else 0.0
     wrong_ct = float(np.mean(zdot[:, ct_mask] * -1 <= tol_abs)) if ct_mask.any() else 0.0
-    cts = list(np.nonzero(ct_mask)[0]) or list(ts.common_tokens(P))
+    cts = list(np.nonzero(ct_mask)[0]) or ct_ids
     wrong_ct_pred = float(np.mean(np.sign(zdot[:, cts]) != pred[cts]))
     return Evidence((
         Part("DT gain (dz > 0)", 0.0, wrong_dt, wrong_dt, 0.0,
-             "exact population flow: a wrong sign at any saved time up to t0 refutes"),
+             "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
         Part("CT sign", 0.0, wrong_ct_pred, max(wrong_ct, wrong_ct_pred), 0.0,
-             "exact population flow: a wrong sign at any saved time up to t0 refutes"),
+             "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
     ), {"min_dt_zdot": float(zdot[:, dt_mask].min()) if dt_mask.any() else None,
         "max_ct_zdot": float(zdot[:, ct_mask].max()) if ct_mask.any() else None})
 
@@ -1135,14 +1307,18 @@ _SCAN_POINTS = 240  # log-spaced output times of the scan-order run, [1e-3, 1e3]
 def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
+    try:  # predicted: per class, tokens in the order they lose attention
+        seqs = [_indices(_theory(order, P, n, what="the scan order"), P.shape[1],
+                         "scan order") for n in range(K)]
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(params["M"], K, params["eta_Y"])
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 1e3 * t0, _SCAN_POINTS)]
     res = _reduced(params, tev, ctx)
     inversions, pairs = 0, 0
     inner_inv, inner_pairs = 0, 0
     details = {}
-    for n in range(K):
-        seq = order(P, n)  # predicted: tokens in the order they lose attention
+    for n, seq in enumerate(seqs):
         ct = ts.unnormalised_attention(P[n], res.z)
         share = ct[:, list(seq)] / ct[:, list(seq)].sum(axis=1, keepdims=True)
         tau = ns.peak_times(res.t, share)
@@ -1164,11 +1340,11 @@ def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidenc
             "[1e-3, 1e3] t0, plus t = 0)")
     return Evidence((
         Part("peak-time order of DT shares", 0.0, frac, frac, 0.0,
-             grid + "; ties allowed: lowest-P tokens peak at t = 0"),
+             grid + "; ties allowed: lowest-P tokens peak at t = 0", kind="symbolic"),
         Part("peak-time order among lower DTs with interior peaks", 0.0, inner, inner, 0.0,
              grid + "; pairs of non-winning DTs both peaking after t = 0 and before the "
              "last output time (undecided where there is none)",
-             details={"pairs": inner_pairs}, measured=inner_pairs > 0),
+             details={"pairs": inner_pairs}, measured=inner_pairs > 0, kind="symbolic"),
     ), details)
 
 
@@ -1285,20 +1461,29 @@ def scan_order_sgd_power(profile: str) -> PowerPlan:
 def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
                           ratios: tuple[float, ...] = (1.0, 10.0),
                           interior: bool = True) -> Evidence:
-    res = _sgd(ns.fig4_config(_size(ctx, "scan_order_seeds"), params.get("perm")), ctx)
-    f = res.facts
+    f = ns.make_facts(ns.fig4_config(1, params.get("perm")).data)
     P = f.probs[:, : f.n_context]
+    try:
+        seqs = [list(_indices(_theory(order, P, n, what="the scan order"), P.shape[1],
+                              "scan order")) for n in range(f.K)]
+        win = _winner_list(_theory(ts.winners, P, what="winners"), f.K, P.shape[1], "winners")
+        for n, seq in enumerate(seqs):
+            if win[n] not in seq:
+                raise _InvalidTheory(f"class {n}'s winner {win[n]} is not in its scan order "
+                                     f"{tuple(seq)}")
+    except _InvalidTheory as e:
+        return _invalid(e)
+    res = _sgd(ns.fig4_config(_size(ctx, "scan_order_seeds"), params.get("perm")), ctx)
     t = res.steps.astype(float)
     parts = []
     for ratio in ratios:
         fr, inner, n_inner = [], [], 0
         for i in res.select(1.0, ratio):
             c = ns.attention(res.zq[i], f)
-            for n in range(f.K):
-                seq = list(order(P, n))
+            for n, seq in enumerate(seqs):
                 share = c[:, n, seq] / c[:, n, seq].sum(axis=1, keepdims=True)
                 fr.append(_inversions(t, share))
-                top = seq.index(ts.winners(P)[n])
+                top = seq.index(win[n])
                 k, m = _interior_inversions(t, share, top)
                 if m:
                     inner.append(k / m)
@@ -1307,7 +1492,7 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
             f"inverted peak-time pairs, ratio {ratio:g}", 0.0, np.array(fr), 0.1,
             "SGD noise swaps near-tied late peaks of the top DTs: 10 % of pairs allowed (our "
             "threshold: with ties at t = 0 a Spearman correlation caps below 0.9, so "
-            "inverted pairs are counted); t interval over runs x classes", confidence=_CONF))
+            "inverted pairs are counted); t interval over runs x classes", confidence=_CONF, kind="simulation"))
         if not interior:
             continue
         # a run x class's inverted fraction x_i lies in [0, 1], so the Clopper-Pearson
@@ -1326,21 +1511,36 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
             lo, hi = _clopper_pearson(k_inv, n_rc, _CONF)
             mean = k_inv / n_rc
             parts.append(Part.bounded(name, 0.0, mean, mean, lo, hi, INTERIOR_TOL, model,
-                                      _CONF, details=det))
+                                      _CONF, details=det, kind="simulation"))
         else:
             parts.append(Part(name, 0.0, math.nan, math.nan, INTERIOR_TOL, model + " (no run x class "
                               "with such a pair: not decided)", details=det, lower=0.0,
-                              upper=math.inf, measured=False))
+                              upper=math.inf, measured=False, kind="simulation"))
     return Evidence(tuple(parts))
 
 
 # ---------------------------------------------------------------------- 12. snap (reduced)
+def _lemma8_crossing(M: int, K: int, eta_Y: float) -> float:
+    """The time at which e^{M h(t/K)} overtakes (M-1) M h(t/K) for good (Lemma 8's upper
+    end): the larger root x* of e^x = (M-1) x, bracketed in [ln M, 3 ln M] (M >= 300), then
+    the t where M h(t/K) = x* on Lemma 6's h (a root of t, bracketed from 0 up to where
+    Lemma 6's implicit equation puts it, doubled); no t0 enters."""
+    L = math.log(M)
+    x_star = brentq(lambda x: x - math.log((M - 1) * x), L, 3 * L, xtol=1e-14, rtol=4 * _EPS)
+    hi = 2 * K * (math.exp(x_star) + (M - 1) * x_star) / (M * eta_Y)
+    return brentq(lambda t: M * ts.decoder_scale(t / K, M, eta_Y) - x_star, 0.0, hi,
+                  xtol=1e-300, rtol=4 * _EPS)
+
+
 @claim(
     id="snap_reduced",
     statement="The snap in the reduced dynamics: from t0/2 to 10 t0 (t0 = 2K ln M/eta_Y) "
               "the winning DT's rate dz/d ln t falls at least as much as Theorem 4's driver "
-              "t gamma(t) does, inside the paper's region (M in [300, 5000], nu in [1, 100])",
-    source="Theorem 4, Section 6; the bound is our derivation from Eqn 98 and Theorem 4",
+              "t gamma(t) does, inside the paper's region (M in [300, 5000], nu in [1, 100]); "
+              "and t0 (1 + delta') is where Lemma 8's e^{M h} <= (M-1) M h ends, delta' = "
+              "ln ln M/ln M to leading order",
+    source="Theorem 4 (t0 = 2 (1 + delta') K ln M/eta_Y, delta' = Theta(ln ln M/ln M)), "
+           "Lemma 8, Section 6; the bound and delta's constant are our derivation",
     kind="symbolic",
     strategy=_probs(M_min=300, M_max=5000, nu_max=100.0),
     theory={"power": 1},
@@ -1354,16 +1554,28 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
           "at least by the ratio of t gamma(t) between the two times.  This replaces a fixed "
           "3x threshold (ours, from our summary): inside the region the ratio of t gamma "
           "alone ranges over roughly 1.7-3 with M, so a fixed 3x was not the theory's "
-          "prediction; the report's details give the observed and predicted ratios.",
+          "prediction; the report's details give the observed and predicted ratios.  The "
+          "second part makes a wrong t0 fail (issue: t0 steered the grids but decided "
+          "nothing): Theorem 4's t0 (1 + delta') is the start of Lemma 9's late stage, "
+          "where Lemma 8's e^{M h} <= (M-1) M h ends; the crossing is found from Lemma 6's h "
+          "by root finders that do not use t0, and t*/t0 - 1 is compared with delta' = "
+          "ln ln M/ln M (our derivation of the constant, theory.scan_snap.snap_delta) "
+          "within 1.5/ln M (its relative correction is ~1/ln M).  A t0 off by a factor 2 "
+          "fails, as does one 5 % too small; one 5 % too large stays within the allowance.",
 )
 def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     P = np.array(params["probs"])
     K = P.shape[0]
     M, eY = params["M"], params["eta_Y"]
+    try:
+        l0 = _winner_list(_theory(ts.winners, P, what="winners"), K, P.shape[1], "winners")[0]
+        if l0 is None:
+            raise _InvalidTheory("winners: no winner for class 0, which has DTs")
+    except _InvalidTheory as e:
+        return _invalid(e)
     t0 = ts.snap_time(M, K, eY)
     grid = np.array([t0 / 2 / 1.05, t0 / 2 * 1.05, 10 * t0 / 1.05, 10 * t0 * 1.05])
     res = _reduced(params, np.r_[0.0, grid], ctx)
-    l0 = ts.winners(P)[0]
     z = res.z[1:, l0]
     slope_early = (z[1] - z[0]) / math.log(grid[1] / grid[0])
     slope_late = (z[3] - z[2]) / math.log(grid[3] / grid[2])
@@ -1374,12 +1586,22 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
 
     predicted = driver(t0 / 2) / driver(10 * t0)
     err = max(0.0, predicted / observed - 1.0)
+    cross = _lemma8_crossing(M, K, eY)
+    delta = ts.snap_delta(M)
+    d_obs = cross / t0 - 1.0
     return Evidence((Part(
         "rate fall t0/2 -> 10 t0 >= t gamma fall", predicted, observed, err, 1e-3,
         "a lower bound (one-sided): error = predicted/observed - 1 where positive; 1e-3 for "
         "the +-5 % finite-difference slopes (the driver varies by < 1e-3 relative across "
-        "them on the exact ODE)"),),
-        {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
+        "them on the exact ODE)", kind="symbolic"),
+        Part(
+        "t0 (1 + delta') vs Lemma 8's crossing e^{M h} = (M-1) M h", delta, d_obs,
+        abs(d_obs - delta) / delta, 1.5 / math.log(M),
+        "leading order: delta' = ln ln M/ln M has relative correction ~ 1/ln M (our "
+        "derivation, theory.scan_snap.snap_delta), x 1.5 for the next order; the crossing "
+        "from two root finders on Lemma 6's h (independent of t0), so a t0 off by a factor "
+        "2 fails", details={"crossing": cross, "t0": t0}, kind="symbolic"),
+    ), {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
          "driver_ratio": predicted})
 
 
@@ -1407,8 +1629,8 @@ def _check_invariants(params: dict, ctx: Context, *, axis: int) -> Evidence:
     model = (f"float64 rounding: <= 16 M steps eps = {tol:.1e} of max|.| (M = {res.facts.M}, "
              f"{cfg.steps} steps)")
     return Evidence((
-        Part("Y 1 conserved (SGD, momentum)", 0.0, ydrift, ydrift, tol, model),
-        Part("Z 1 conserved (SGD, momentum)", 0.0, zdrift, zdrift, tol, model),
+        Part("Y 1 conserved (SGD, momentum)", 0.0, ydrift, ydrift, tol, model, kind="simulation"),
+        Part("Z 1 conserved (SGD, momentum)", 0.0, zdrift, zdrift, tol, model, kind="simulation"),
     ))
 
 
@@ -1455,9 +1677,14 @@ def _second_best(probs) -> tuple[int | None, ...]:
           "10 % with up to 2 misses.",
 )
 def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
+    f = ns.make_facts(ns.fig4_config(1, params.get("perm")).data)
+    P = f.probs[:, : f.n_context]
+    try:
+        pred = _winner_list(_theory(rule, P, what="the winner rule"), f.K, P.shape[1],
+                            "winners")
+    except _InvalidTheory as e:
+        return _invalid(e)
     res = _sgd(ns.fig4_config(_size(ctx, "order_seeds"), params.get("perm")), ctx)
-    P = res.facts.probs[:, : res.facts.n_context]
-    pred = rule(P)
     c = ns.attention(res.zq[:, -1], res.facts)[..., : res.facts.n_context]
     hit = np.ones(c.shape[0], dtype=bool)
     for n, d in enumerate(res.facts.dts):
@@ -1470,7 +1697,7 @@ def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
         "fraction of runs with a wrong winner", 0.0, miss, miss, lo, hi, 0.1,
         "our threshold: >= 9 of 10 runs (SGD noise may swap near-tied tokens); "
         "Clopper-Pearson interval over runs", _CONF,
-        details={"runs": n_runs, "misses": k}),), {"runs": n_runs, "misses": k})
+        details={"runs": n_runs, "misses": k}, kind="simulation"),), {"runs": n_runs, "misses": k})
 
 
 def _clopper_pearson(k: float, n: int, confidence: float) -> tuple[float, float]:
@@ -1562,7 +1789,7 @@ def _check_frozen(params: dict, ctx: Context, *, snap: Callable,
                 details={"t0": t0, "freeze_step": int(res.steps[start]),
                          "time_at_freeze_step": float(t[start]),
                          "drop_before": float(np.mean(H[idx, 0] - H[idx, start])),
-                         "drop_total": float(np.mean(H[idx, 0] - H[idx, -1]))}))
+                         "drop_total": float(np.mean(H[idx, 0] - H[idx, -1]))}, kind="simulation"))
     return Evidence(tuple(parts))
 
 
@@ -1590,9 +1817,11 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
     idx = res.select(1.0, 1.0)
     logL = np.log10(res.loss[idx])
     L0 = float(res.loss[idx, 0].mean())
+    # kind: ln M at zero init against the SGD run is a simulation part; the published
+    # trace's values against the run are published parts
     parts = [Part("initial loss = ln M", math.log(res.facts.M), L0,
                   abs(L0 - math.log(res.facts.M)), 1e-12,
-                  "zero init: uniform softmax over M = 34 tokens (exact up to rounding)")]
+                  "zero init: uniform softmax over M = 34 tokens (exact up to rounding)", kind="simulation")]
     n = len(idx)
     for it, pub in FIG4_LOSS.items():
         k = min(it + shift, res.loss.shape[1] - 1)
@@ -1601,12 +1830,14 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
         q = t_quantile(_CONF, max(n - 1, 1))
         # the published trace is ONE run, not the mean: the allowance is the 99 % spread of a
         # single run about the mean (q s, from our seeds); the interval is on our mean (s/sqrt n)
-        parts.append(Part.deviation(
+        parts.append(tolerance_from_theory(Part.deviation(
             f"log10 loss at iteration {it}", math.log10(pub), float(obs.mean()),
             s / math.sqrt(n), q * s,
             f"the published value is one run: allowed q s = {q * s:.3g} decades (99 % t spread "
             f"of one run over our {n} seeds; the printed 4 digits add < 1e-3); t interval on "
-            "our mean", _CONF, dof=max(n - 1, 1)))
+            "our mean", _CONF, dof=max(n - 1, 1), kind="published"),
+            "the allowance is one run's spread over our seeds at the iteration the trace "
+            "under test names (a shifted trace names another iteration)"))
     for it, ceiling in FIG4_FLOOR.items():
         k = min(it + shift, res.loss.shape[1] - 1)
         m, lo, hi, _ = mean_interval(logL[:, k], _CONF) if n > 1 else (logL[0, k],) * 3 + (0,)
@@ -1614,7 +1845,7 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int) -> Evidence:
         parts.append(Part.bounded(
             f"log10 loss at iteration {it} below -4", c, m, max(0.0, m - c), max(0.0, lo - c),
             max(0.0, hi - c), 0.0, "our threshold (the log has 6.2e-5 and 2.2e-5); "
-            "t interval over seeds", _CONF))
+            "t interval over seeds", _CONF, kind="published"))
     return Evidence(tuple(parts))
 
 
@@ -1682,13 +1913,15 @@ def _check_fig6(params: dict, ctx: Context, *, table: Callable, rows=None) -> Ev
                 m, _, _, se = mean_interval(H[idx], _CONF)
                 tol = t_quantile(_CONF, FIG6_PUBLISHED_SEEDS - 1) * pm / math.sqrt(
                     FIG6_PUBLISHED_SEEDS) + 0.0005
-                parts.append(Part.deviation(
+                parts.append(tolerance_from_theory(Part.deviation(
                     f"num_last {panel}, eta_Z {ez:g}, ratio {ratio:g}", mu, m, se, tol,
                     "the published mean's own 99 % error: t(0.995, 9) x (printed +-, a sample "
                     "SD over the authors' seeds 1-10)/sqrt(10), + 0.0005 for 3 printed "
                     "decimals; t interval over our seeds", _CONF,
                     dof=len(idx) - 1,
-                    details={"published": mu, "published_pm": pm}))
+                    details={"published": mu, "published_pm": pm}, kind="published"),
+                    "the allowance is the published mean's own error, from the +- that the "
+                    "table under test prints beside it"))
     return Evidence(tuple(parts))
 
 
@@ -1773,7 +2006,7 @@ def _sign_part(name: str, diff: np.ndarray, sign: int, model: str) -> Part:
     :func:`verify.error_models.signed_over_seeds` (error = -mean, tolerance 0), so the report
     shows the deciding end of the interval rather than a clipped 0."""
     return signed_over_seeds(name, sign * np.asarray(diff, dtype=float), model,
-                             confidence=_CONF)
+                             confidence=_CONF, kind="simulation")
 
 
 def _predicted_entropy_sign(res: ns.SGDResult, a: tuple[float, float],
@@ -1974,17 +2207,21 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     return Evidence((Part(
         "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
         _EXPONENT_MODEL + "; deterministic flow (rtol 1e-9): no interval",
-        details={"Assumption 2 at Z = 0": _assumption2(facts)}),),
+        details={"Assumption 2 at Z = 0": _assumption2(facts)}, kind="simulation"),),
         {"max_abs_log_band": float(band[0])})
 
 
 @claim(
     id="theorem3_sgd",
-    statement="Eqn 11 r(t) = r(0) chi(t) under SGD (Fig. 4 command, eta_Y/eta_Z = 10), per "
-              "run: the mean over runs of the fitted exponent's relative error is within "
-              "25 % of 2, and the mean over runs of each run's largest |ln r/(r(0) chi)| is "
-              "within ln 2 (a factor 2)",
-    source="Theorem 3 (Eqn 11), Fig. 4",
+    statement="Our strengthening, outside Theorem 1's region (the Fig. 4 command's data: "
+              "M = 34 < 100, batch 128 of L = 128 tokens, 100 momentum steps, not the "
+              "theorem's T -> infinity per-sample flow): Eqn 11 r(t) = r(0) chi(t) under SGD "
+              "at eta_Y/eta_Z = 10, per run: the mean over runs of the fitted exponent's "
+              "relative error is within 25 % of 2 (our threshold), and the mean over runs of "
+              "each run's largest |ln r/(r(0) chi)| is within ln 2 (a factor 2, our "
+              "threshold)",
+    source="Theorem 3 (Eqn 11), Fig. 4; the data size, the SGD setting and both thresholds "
+           "are ours (Theorem 1, on which Eqn 11 rests, assumes M >> 100 and Assumption 2)",
     kind="reduced-vs-full",
     strategy=_NONE,
     theory={"power": 2.0, "source": "sgd"},
@@ -1998,7 +2235,17 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
                       "eta_Y/eta_Z = 100, deep in Assumption 1c (at 10 the flow itself "
                       "misses the exponent band, as theorem3_population finds)",
                       theory={"power": 2.0, "source": "flow"}),
-    notes="Restated per run with an interval over runs (a maximum over runs grows with their "
+    notes="Not the paper's statement: Theorem 3 is proved for the reduced dynamics in "
+          "Theorem 1's region (M >> 100, Assumption 2, T -> infinity), and the Fig. 4 data "
+          "(M = 34) lie outside it, so a refutation here refutes our strengthening, not "
+          "Theorem 3.  Where the thresholds come from (both ours, not the paper's): 25 % is "
+          "half the relative distance from the exponent 2 to the nearest wrong integer "
+          "exponents 1 and 3, so that the part tells the exponent (where Eqn 11 holds "
+          "exactly, the control's e^{3 dz} gives |2/3 - 1| = 1/3); the factor 2 (ln 2 on |ln r/(r(0) chi)|) is the band of the "
+          "earlier finding that this claim restates, a full-model allowance that no "
+          "derivation gives.  The in-region test of Eqn 11 is theorem3_population (M = 253, "
+          "exact population flow).  "
+          "Restated per run with an interval over runs (a maximum over runs grows with their "
           "number).  Expected refuted from the earlier finding that several Fig. 4 runs at "
           "ratio 10 leave the factor-2 band: the band part is what that finding is about; the "
           "exponent part is new in this restatement and its outcome was not known when the "
@@ -2024,16 +2271,16 @@ def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) 
     why = "; t interval over runs" if source == "sgd" else ""
     return Evidence((
         over_seeds(f"Eqn 11 exponent, relative error per run ({source})", 0.0, expo,
-                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF)
+                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF, kind="simulation")
         if len(expo) > 1 else Part(f"Eqn 11 exponent, relative error per run ({source})",
                                    0.0, float(expo[0]), float(expo[0]), _EXPONENT_TOL,
-                                   _EXPONENT_MODEL + "; deterministic flow: no interval"),
+                                   _EXPONENT_MODEL + "; deterministic flow: no interval", kind="simulation"),
         over_seeds(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0, band, math.log(2),
                    "our threshold: a factor 2 allowed for the full model at eta_Y/eta_Z = 10"
-                   + why, confidence=_CONF)
+                   + why, confidence=_CONF, kind="simulation")
         if len(band) > 1 else Part(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0,
                                    float(band[0]), float(band[0]), math.log(2),
-                                   "our threshold: a factor 2; deterministic flow"),
+                                   "our threshold: a factor 2; deterministic flow", kind="simulation"),
     ), {"per_run_exponent_error": expo.tolist(), "per_run_band": band.tolist()})
 
 
@@ -2070,14 +2317,20 @@ def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     and their drift is below the SGD noise, so DTs are tested as the class's total DT mass.
     """
     residual = params["residual"]
-    res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
-    f = res.facts
+    f = ns.make_facts(ns.residual_config(1, residual).data)
     P = f.probs[:, : f.n_context]
-    pred = np.array(signs(P))
+    try:
+        pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), P.shape[1],
+                          "drift signs")
+        ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"),
+                               P.shape[1], "common_tokens"))
+    except _InvalidTheory as e:
+        return _invalid(e)
+    res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
     early = 10  # first 10 % of the 100 iterations
     dz = res.zq[:, early, 0, : f.n_context] - res.zq[:, 0, 0, : f.n_context]
     ct = np.zeros(len(pred), dtype=bool)
-    ct[list(ts.common_tokens(P))] = True  # the CTs, whatever sign the rule predicts for them
+    ct[ct_ids] = True  # the CTs, whatever sign the rule predicts for them
     ct_right = float(np.mean(np.sign(dz[:, ct]) == pred[ct])) if ct.any() else 1.0
     c = ns.attention(res.zq[:, [0, early]], f)
     dt_mass = np.stack([c[:, :, n, list(d)].sum(-1) for n, d in enumerate(f.dts)], axis=-1)
@@ -2089,12 +2342,12 @@ def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
                           for r in res.config.ratio]))
     noise = "SGD noise: 5 % of (seed, token) pairs may go against the mean drift (our threshold)"
     return Evidence((
-        Part("CT logits move with the predicted sign over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise),
-        Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise),
+        Part("CT logits move with the predicted sign over the first 10 steps", 1.0, ct_right, 1 - ct_right, 0.05, noise, kind="simulation"),
+        Part("class DT mass rises over the first 10 steps", 1.0, dt_up, 1 - dt_up, 0.05, noise, kind="simulation"),
         Part("scan: DT entropy drops by >= 0.02", 0.02, drop, max(0.0, 0.02 - drop), 0.0,
-             "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)"),
+             "a scan moves the DT entropy (Fig. 4 drops 0.07-0.21 nats)", kind="simulation"),
         Part("snap: |H(end) - H(half)| < 0.01", 0.0, moved, moved, 0.01,
-             "our threshold: frozen = moves < 0.01 nats in the second half (worst ratio)"),
+             "our threshold: frozen = moves < 0.01 nats in the second half (worst ratio)", kind="simulation"),
     ), {"entropy_drop": drop, "final_entropy": float(np.mean(H[:, -1]))})
 
 
