@@ -92,6 +92,17 @@ __all__ = [
     "winners",
 ]
 
+#: Index-valued functions: ``tdcheck mutate`` gives them permutation mutants (swap the first
+#: two entries, reverse, rotate by one; a token set loses or gains a member) instead of
+#: scale mutants, which would make non-integer indices (verify.mutate, MUTANT_KINDS).
+MUTANT_KINDS = {
+    "common_tokens": "permutation",
+    "distinct_tokens": "permutation",
+    "predicted_drift_signs": "permutation",
+    "scan_order": "permutation",
+    "winners": "permutation",
+}
+
 # Public symbols (the generic forms of equations()).
 T_SYM = sp.Symbol("t", nonnegative=True)
 H = sp.Symbol("h", nonnegative=True)
