@@ -278,7 +278,8 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
         return Evidence((Part(
             "two_coordinate_closed_form", 0.0, worst_T, worst_T, 0.0,
             "exact rationals: T_1 = 1/beta1 and both branches of T_2 (our derivation) must "
-            "equal Algorithm 1's jump times exactly", details={"branches": sorted(branches)}),),
+            "equal Algorithm 1's jump times exactly", details={"branches": sorted(branches)},
+            kind="symbolic"),),
             {"cases": len(_TWO_COORDINATE)})
     if kind == "random":
         prob = _random_problem(params["p"], params["seed"])
@@ -297,10 +298,12 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
                  "Newton polish are accurate far below it)")
         return Evidence((
             Part("stage_count_agree", len(exact), len(numeric), abs(len(exact) - len(numeric)),
-                 0.0, "integer: both stage functions must find the same number of stages"),
-            Part("jump_times_agree", 0.0, dT / scale, dT / scale, 1e-6, model),
+                 0.0, "integer: both stage functions must find the same number of stages",
+                 kind="symbolic"),
+            Part("jump_times_agree", 0.0, dT / scale, dT / scale, 1e-6, model, kind="symbolic"),
             Part("plateaus_agree", 0.0, dw, dw, 1e-6 * max(1.0, *(abs(float(x)) for s in exact
-                                                               for x in s.plateau)), model),
+                                                               for x in s.plateau)), model,
+                                                               kind="symbolic"),
         ), {"stages": len(exact)})
     if kind == "three_coordinate":
         H, beta, u0, v0 = tr.three_coordinate_example()
@@ -319,15 +322,18 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
         model = "exact rationals: any difference from the worked example's table is a mismatch"
         return Evidence((
             Part("table31_example", 0.0, max(defn), max(defn), 0.0,
-                 "exact: the worked example's w* = (-1/2, 1, 4/5) and theta_0 as tabulated"),
-            Part("exact_rationals", 1.0, float(exact_ok), float(not exact_ok), 0.0, model),
-            Part("table31_jump_times", 0.0, dT, dT, 0.0, model),
-            Part("table31_plateaus", 0.0, dw, dw, 0.0, model),
+                 "exact: the worked example's w* = (-1/2, 1, 4/5) and theta_0 as tabulated",
+                 kind="symbolic"),
+            Part("exact_rationals", 1.0, float(exact_ok), float(not exact_ok), 0.0, model,
+            kind="symbolic"),
+            Part("table31_jump_times", 0.0, dT, dT, 0.0, model, kind="symbolic"),
+            Part("table31_plateaus", 0.0, dw, dw, 0.0, model, kind="symbolic"),
             Part("table31_events", 0.0, ev_err, ev_err, 0.0,
-                 "integer: (coordinate, sign, switched-off) sequence must equal the table's"),
+                 "integer: (coordinate, sign, switched-off) sequence must equal the table's",
+                 kind="symbolic"),
         ), {"T": [str(s.jump_time) for s in stages]})
     stages = theory.stages(HEAD)
-    ref = TABLE_TOY_HEAD
+    ref = TABLE_TOY_HEAD  # our own table, not printed in the paper: the parts are symbolic
     half_ulp = 5e-6  # the table prints 5 decimals: rounding error <= 0.5e-5
     dT = max((abs(float(s.jump_time) - t) for s, t in zip(stages, ref["T"], strict=False)),
              default=math.inf)
@@ -346,14 +352,16 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
     ev_err = float(_events(stages) != ref["events"]) + abs(len(stages) - len(ref["T"]))
     model = "the reference table prints 5 decimals: rounding <= 5e-6 (our stages are exact to ~1e-12)"
     return Evidence((
-        Part("table32_jump_times", 0.0, dT, dT, half_ulp, model),
-        Part("table32_plateaus", 0.0, dw, dw, half_ulp, model),
+        Part("table32_jump_times", 0.0, dT, dT, half_ulp, model, kind="symbolic"),
+        Part("table32_plateaus", 0.0, dw, dw, half_ulp, model, kind="symbolic"),
         Part("table32_losses", 0.0, dl, dl, tol_l,
              "Stage.loss vs g at the printed plateau: <= sum over the rounded entries of "
              "|grad g| x 5e-6 (mean-value bound, first order) + 1e-12 float",
-             details={"losses": [float(s.loss) for s in stages], "printed": list(ref["loss"])}),
+             details={"losses": [float(s.loss) for s in stages], "printed": list(ref["loss"])},
+             kind="symbolic"),
         Part("table32_events", 0.0, ev_err, ev_err, 0.0,
-             "integer: (coordinate, sign, switched-off) sequence must equal the table's"),
+             "integer: (coordinate, sign, switched-off) sequence must equal the table's",
+             kind="symbolic"),
     ), {"T": [float(s.jump_time) for s in stages]})
 
 
@@ -398,7 +406,7 @@ def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
             err, 0.02 * scale,
             "our tolerance: |w_sim - w^k|_inf <= 0.02 max(1, |w^k|) at alpha <= 1e-12; a "
             "choice, not a derived bound (the finite-alpha offset mid-plateau is not "
-            f"bounded here); log-form flow at alpha = {alpha:g}"))
+            f"bounded here); log-form flow at alpha = {alpha:g}", kind="symbolic"))
         details[f"{name}_w_sim_{k + 1}"] = [float(x) for x in w_sim]
         details[f"{name}_w_pred_{k + 1}"] = [float(x) for x in pred]
     # the exact flow starts where GD starts: w(0) = alpha^2 u0 v0 through the log map
@@ -416,13 +424,13 @@ def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         f"{name}_initial_weights", 0.0, rel, rel, 1.0,
         "w(0) of the log-form flow = alpha^2 u0 v0 at every alpha: relative error in units "
         "of its float64 rounding bound eps (|2 sigma| + |2 kappa - 2 sigma| + 3) x the "
-        "cancellation factor (u0^2 + v0^2)/(2|u0 v0|) of (s^2 - r^2)/4"))
+        "cancellation factor (u0^2 + v0^2)/(2|u0 v0|) of (s^2 - r^2)/4", kind="symbolic"))
     return Evidence(tuple(parts), details)
 
 
 # ---------------------------------------------------------------------- 3. jump times
 def _jump_parts(prefix: str, problem: nr.Problem, L: np.ndarray, taus: list, losses: list,
-                dtau: float, stages_pred, stages_lr, levels, lr_shift: bool
+                dtau: float, stages_pred, stages_lr, levels, lr_shift: bool, kind: str
                 ) -> tuple[list[Part], dict]:
     Tm = np.array([nr.jump_times(t, loss, levels) for t, loss in zip(taus, losses, strict=True)])
     parts, pred, extr, gd_limit = [], [], [], []
@@ -455,7 +463,7 @@ def _jump_parts(prefix: str, problem: nr.Problem, L: np.ndarray, taus: list, los
             confidence=0.99,
             details={"T_predicted": Tk, "T_predicted_this_simulation": T_sim,
                      "T_extrapolated": est, "T_measured": list(map(float, col)),
-                     "L": list(map(float, L))}))
+                     "L": list(map(float, L))}, kind=kind))
         pred.append(Tk)
         extr.append(est)
         gd_limit.append(float(stages_lr[k].jump_time) if k < len(stages_lr) else math.nan)
@@ -505,7 +513,7 @@ def check_jump_times(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         stages_lr = theory.stages(prob, cfg.lr)
         parts, det = _jump_parts(f"gd_{name}", prob, L, [run.tau[i] for i in keep],
                                  [run.loss[i] for i in keep], dtau, stages, stages_lr, levels,
-                                 True)
+                                 True, "simulation")  # torch GD on the model's own loss
     else:
         cfg = nr.standard_log_flow(name, ctx.profile)
         run = nr.run_log_flow(cfg, cache=ctx.cache)
@@ -513,7 +521,8 @@ def check_jump_times(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         L = np.log(1 / np.asarray(cfg.alphas))[use]
         dtau = float(run.tau[1] - run.tau[0])
         parts, det = _jump_parts(f"ode_{name}", prob, L, [run.tau] * len(use),
-                                 [run.loss[i] for i in use], dtau, stages, stages, levels, False)
+                                 [run.loss[i] for i in use], dtau, stages, stages, levels, False,
+                                 "symbolic")  # the theory's own log flow, integrated
     det["alphas"] = [float(a) for a in np.exp(-L)]
     return Evidence(tuple(parts), det)
 
@@ -586,7 +595,7 @@ def check_clocks(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
             "of the extrapolation (the same tau grid point for every alpha)",
             details={"tau": float(run.tau[j]), "coordinate": i,
                      "b_extrapolated": [float(x) for x in ests],
-                     "b_predicted": [float(x) for x in pred]}))
+                     "b_predicted": [float(x) for x in pred]}, kind="symbolic"))
         det[f"{name}_b_extrapolated_{k + 1}"] = [float(x) for x in ests]
     det["alphas"] = [float(run.config.alphas[i]) for i in use]
     return Evidence(tuple(parts), det)
@@ -629,7 +638,7 @@ def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
     err = float(np.max(np.abs(sym - num)) / max(1.0, float(np.max(np.abs(num)))))
     return Part("symbolic_head_matches_numeric", 0.0, err, err, 1e-10,
                 "the symbolic head used for the identity is the numeric head: loss and "
-                "gradient at a random point, float64 rounding (relative 1e-10)")
+                "gradient at a random point, float64 rounding (relative 1e-10)", kind="symbolic")
 
 
 @claim(
@@ -659,7 +668,7 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
         return Evidence((
             identically_zero("kq_gradient_zero_at_nu0", sum(x**2 for x in drift),
                              "symbolic identity (exact): sum_i (dg/dkappa_i)^2 at nu = 0 "
-                             "for a generic one-sample head must simplify to 0"),
+                             "for a generic one-sample head must simplify to 0", kind="symbolic"),
             _symbolic_head_agrees(params["N"], params["d"])),
             {"N": params["N"], "d": params["d"]})
     name = params["problem"]
@@ -671,14 +680,16 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
     mismatch = sum(a != b for a, b in zip(sim, pred, strict=False)) + abs(len(sim) - len(pred))
     parts = [Part(f"{name}_event_sequence", len(pred), len(sim), float(mismatch), 0.0,
                   "integer: activation order, signs and switch-offs must match "
-                  f"exactly at alpha = {run.config.alphas[k]:g} (|w_i| > 1e-3 threshold)")]
+                  f"exactly at alpha = {run.config.alphas[k]:g} (|w_i| > 1e-3 threshold)",
+                  kind="symbolic")]
     if name == "head":
         d = prob.d  # coordinates 0..d-1 are KQ, d..2d-1 are VO
         pred_vo = float(bool(pred) and pred[0][0] >= d)
         first_vo = float(bool(sim) and sim[0][0] >= d)  # what the simulation switched on first
         parts.append(Part("head_vo_first", pred_vo, first_vo, abs(first_vo - pred_vo), 0.0,
                           "integer: the simulation's first switched-on coordinate is a VO entry "
-                          "exactly when the theory's first stage is (why VO comes first)"))
+                          "exactly when the theory's first stage is (why VO comes first)",
+                          kind="symbolic"))
     return Evidence(tuple(parts), {f"{name}_simulated": [list(e) for e in sim],
                                    f"{name}_predicted": [list(e) for e in pred]})
 
@@ -726,9 +737,11 @@ def _gradients_match_autograd(cfg: nr.FullHeadConfig, seed: int = 0) -> Part:
     G_M, G_P = tr.full_head_gradients(X, Y, M, P)
     ours = np.concatenate([np.ravel(G_M), np.ravel(G_P)])
     err = float(np.max(np.abs(ours - auto)) / max(1.0, float(np.max(np.abs(auto)))))
+    # symbolic: an untrained evaluation, the analytic gradient against autograd's derivation
     return Part("full_head_gradients_match_autograd", 0.0, err, err, 1e-10,
                 "the theory's analytic gradients (softmax backward) vs torch autograd of the "
-                "simulated loss at a random (M, P): float64 rounding, relative 1e-10")
+                "simulated loss at a random (M, P): float64 rounding, relative 1e-10",
+                kind="symbolic")
 
 
 _EX_FIRST = (Example({"problem": "quadratic"}, via="worked example's GD ladder"),
@@ -794,7 +807,7 @@ def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         f"predicted: the theory's T_1 = {pred:.5f} at its GD escape rate log(1 + lr/T_1)/lr "
         f"(O(lr) shift {pred_gd - pred:+.4f}); interval: rung-to-rung change + grid",
         details={"T_predicted": pred, "T_predicted_gd": pred_gd, "T_extrapolated": est,
-                 "T_measured": T.tolist(), "candidates_gd": alt_gd}),),
+                 "T_measured": T.tolist(), "candidates_gd": alt_gd}, kind="simulation"),),
         {"T_predicted": pred, "T_extrapolated": est})
     if alt:  # the full head: its gradients are the simulation's
         ev = Evidence((*ev.parts, _gradients_match_autograd(cfg)), ev.details)
@@ -808,7 +821,7 @@ _EX_RANK = (Example({"problem": "quadratic"}, via="worked example's GD ladder"),
 
 
 def _plateau_rank_parts(prefix: str, tau: np.ndarray, w_or_counts, stages, paper_stages,
-                        L: float, blocks: Callable, counter: Callable) -> list[Part]:
+                        L: float, blocks: Callable, counter: Callable, kind: str) -> list[Part]:
     """Per plateau (at its midpoint; plateaus shorter than 5/L are not resolved): the
     simulated rank (per block) against the support of Algorithm 1's w^k."""
     parts = []
@@ -824,7 +837,8 @@ def _plateau_rank_parts(prefix: str, tau: np.ndarray, w_or_counts, stages, paper
                           f"integer: ranks (per block) mid-plateau (tau = {tau[j]:.3f}) = the "
                           "support of Algorithm 1's w^k",
                           details={"observed": [int(x) for x in obs],
-                                   "predicted": None if pred is None else [int(x) for x in pred]}))
+                                   "predicted": None if pred is None else [int(x) for x in pred]},
+                          kind=kind))
     return parts
 
 
@@ -833,7 +847,8 @@ def _switch_on_part(name: str, counts: np.ndarray, stages) -> Part:
     pred_inc = _max_added(stages)
     return Part(name, pred_inc, inc, abs(inc - pred_inc), 0.0,
                 "integer: largest rise of the rank between records (grid << shortest "
-                "plateau) = most coordinates Algorithm 1 switches on at one jump")
+                "plateau) = most coordinates Algorithm 1 switches on at one jump",
+                kind="simulation")
 
 
 @claim(
@@ -869,7 +884,7 @@ def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Eviden
         parts = _plateau_rank_parts(
             "full_head", run.tau[k], None, stages, PAPER_THEORY.stages(HEAD),
             math.log(1 / cfg.alphas[k]), lambda s: (_support(s, 0, d), _support(s, d)),
-            lambda j, _s: tuple(int(x) for x in counts[j]))
+            lambda j, _s: tuple(int(x) for x in counts[j]), "simulation")
         parts.append(_switch_on_part("full_head_max_switch_on", counts.sum(-1), stages))
         seq = [(0, 0)]
         for a, b in counts:
@@ -888,7 +903,8 @@ def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Eviden
 
     parts = _plateau_rank_parts(f"{name}_exact_flow", flow.tau, None, stages,
                                 PAPER_THEORY.stages(prob), math.log(1 / flow.config.alphas[kf]),
-                                lambda s: (_support(s),), count)
+                                lambda s: (_support(s),), count,
+                                "symbolic")  # read off the theory's own log flow
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     det = {}
@@ -949,7 +965,8 @@ def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
                                                              strict=True)), sp.S.Zero)
             parts.append(identically_zero(
                 f"symbolic_drift_{i}", drift,
-                "symbolic identity (exact): d/dt of the declared invariant along diagonal_flow"))
+                "symbolic identity (exact): d/dt of the declared invariant along diagonal_flow",
+                kind="symbolic"))
         return Evidence(tuple(parts))
     name = params["problem"]
     prob = _problem(name)
@@ -973,11 +990,14 @@ def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
             scale = np.maximum(np.abs(np.concatenate([u_obs[n], v_obs[n]])), a)
             err = max(err, float(np.max(np.abs(y - np.concatenate([u_obs[n], v_obs[n]]))
                                         / scale)))
+        # simulation: the observed side is the torch GD run (the full model); the prediction
+        # iterates the theory's diagonal_flow
         return Evidence((Part(
             f"{name}_gd_is_euler_of_diagonal_flow", 0.0, err, err, 1e-9,
             "GD = forward Euler of diagonal_flow, step lr: identical up to float64 rounding "
             "(~1e-16 per step, grown at most by the flow's expansion over the run; 1e-9 "
-            "relative, floored at alpha)", details={"steps": cfg.steps, "lr": cfg.lr}),),
+            "relative, floored at alpha)", details={"steps": cfg.steps, "lr": cfg.lr},
+            kind="simulation"),),
             {"steps": cfg.steps})
     # GD: u' = u - lr g v, v' = v - lr g u  =>  I' = (1 - lr^2 g^2) I exactly
     # (gd_imbalance_factor), so I(n) = I(0) prod_{m<n} factor_m.  One member (alpha = 1e-2,
@@ -996,7 +1016,8 @@ def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
         "relative error of I(n) = I(0) prod (1 - lr^2 g^2) over every step (I(0) the "
         "invariant at alpha theta_0); 1e-8 for float64 rounding of (u-v)(u+v) with "
         "|u-v| ~ 1e-4 |u+v| and of the cumulative product",
-        details={"lr": cfg.lr, "alpha": a, "steps": cfg.steps, "total_log_drift": total}),),
+        details={"lr": cfg.lr, "alpha": a, "steps": cfg.steps, "total_log_drift": total},
+        kind="simulation"),),
         {"total_log_drift": total})
 
 
@@ -1038,13 +1059,13 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     scale = float(np.sum(np.abs(stair - stair[-1])) * dtau)
     return Evidence((
         Part(f"{name}_l1_monotone", 0.0, mono, float(mono), 0.0,
-             "integer: the L1 distance must fall with every smaller alpha"),
+             "integer: the L1 distance must fall with every smaller alpha", kind="symbolic"),
         Part.bounded(f"{name}_l1_extrapolated", 0.0, est, abs(est), max(0.0, abs(est) - bar),
                      abs(est) + bar, 0.01 * scale,
                      "our tolerance, as for the jump times: the extrapolated L1 distance is "
                      "0 up to 1% of the staircase's own L1 size (its distance from the final "
                      "plateau); interval: rung-to-rung change + grid",
-                     details={"staircase_l1_size": scale}),
+                     details={"staircase_l1_size": scale}, kind="symbolic"),
     ), {"l1": l1.tolist(), "L": L.tolist(), "l1_times_L": (l1 * L).tolist()})
 
 
@@ -1090,12 +1111,12 @@ def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Eviden
             "unchanged to 1e-3 (perturbed vs unperturbed run, same alpha)")
     return Evidence((
         Part("mid_plateau_return", 0.0, err_mid, err_mid, 2e-3, model,
-             details={"kick": moved}),
-        Part("stage_start_next_plateau", 0.0, d_next, d_next, 1e-3, same),
-        Part("stage_start_after_next_jump", 0.0, d_end, d_end, 1e-3, same),
+             details={"kick": moved}, kind="symbolic"),
+        Part("stage_start_next_plateau", 0.0, d_next, d_next, 1e-3, same, kind="symbolic"),
+        Part("stage_start_after_next_jump", 0.0, d_end, d_end, 1e-3, same, kind="symbolic"),
         Part("stage_start_jump_shift", 0.0, shift, shift, 1.0 / L,
              "Fig. 3b: a perturbation at a stage start shifts the next jump by O(1/L) only; "
-             "1/L allowance (the kick moves the clocks by log(1.01)/L)"),
+             "1/L allowance (the kick moves the clocks by log(1.01)/L)", kind="symbolic"),
     ), {"kick_size": moved, "jump_times": [float(x) for x in jt]})
 
 
@@ -1156,11 +1177,11 @@ def check_stable_rank_scale(params: dict, ctx: Context, *, theory: Theory) -> Ev
              "Fig. 7 is qualitative: Goodman-Kruskal gamma of |stable rank - small-init "
              "limit| against the init scale over all pairs of scales (deterministic runs, "
              "no rounding) must be the predicted sign: smaller init, closer to the limit",
-             details={"ordered_pairs": n_ordered, "distance": dist.tolist()}),
+             details={"ordered_pairs": n_ordered, "distance": dist.tolist()}, kind="simulation"),
         Part("stable_rank_small_init_kq", kq_pred, float(sr[i_min]),
-             abs(float(sr[i_min]) - kq_pred), 0.01, model),
+             abs(float(sr[i_min]) - kq_pred), 0.01, model, kind="simulation"),
         Part("stable_rank_small_init_vo", vo_pred, float(sr_vo[i_min]),
-             abs(float(sr_vo[i_min]) - vo_pred), 0.01, model),
+             abs(float(sr_vo[i_min]) - vo_pred), 0.01, model, kind="simulation"),
     ), {"stable_rank_kq": sr.tolist(), "stable_rank_vo": sr_vo.tolist(),
         "alphas": list(cfg.alphas), "tau_end_smallest": tau_end,
         "final_loss": run.loss[:, -1].tolist()})
@@ -1221,10 +1242,11 @@ def check_optimizer(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
                           abs(inc - pred_inc), 0.0,
                           "integer: largest rise of #{|w_i| > 1e-3} between records "
                           f"({cfg.record_every} steps) = most coordinates Algorithm 1 "
-                          "switches on at one jump"))
+                          "switches on at one jump", kind="simulation"))
         parts.append(Part(f"{opt}_order_alpha_{a:g}", len(want), len(order),
                           float(miss), 0.0,
-                          "integer: (coordinate, sign) switch-on sequence = Algorithm 1's"))
+                          "integer: (coordinate, sign) switch-on sequence = Algorithm 1's",
+                          kind="simulation"))
         det[f"order_alpha_{a:g}"] = order
         det[f"max_switch_on_alpha_{a:g}"] = inc
     det.update({"optimizer": opt, "lr": cfg.lr, "steps": cfg.steps,
