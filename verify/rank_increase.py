@@ -214,6 +214,17 @@ TABLE_TOY_HEAD = {  # our reference table of the toy head (printed to 5 decimals
 }
 
 
+#: What a wrong theory's derivation may raise (a diverging stage (B), a non-symmetric H, a
+#: failed integration): the check then fails a part with the message, it does not raise.
+THEORY_ERRORS = (ValueError, RuntimeError, ArithmeticError, IndexError, np.linalg.LinAlgError)
+
+
+def _raised(name: str, what: str, exc: Exception, kind: str = "symbolic") -> Part:
+    """A failed part: ``what`` raised ``exc`` under the theory being checked."""
+    return Part(name, math.nan, math.nan, math.inf, 0.0,
+                f"{what} raised {type(exc).__name__}: {str(exc)[:200]}", kind=kind)
+
+
 @st.composite
 def _random_quadratic(draw):
     p = draw(st.integers(2, 4))
@@ -283,10 +294,14 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
             {"cases": len(_TWO_COORDINATE)})
     if kind == "random":
         prob = _random_problem(params["p"], params["seed"])
-        exact = theory.stages(prob)
-        numeric = tr.incremental_stages(nr.problem_loss(prob), prob.p,
-                                        gradient=nr.problem_gradient(prob),
-                                        clock_memory=theory.clock_memory)
+        try:
+            exact = theory.stages(prob)
+            numeric = tr.incremental_stages(nr.problem_loss(prob), prob.p,
+                                            gradient=nr.problem_gradient(prob),
+                                            clock_memory=theory.clock_memory)
+        except THEORY_ERRORS as exc:  # a wrong theory's stage (B) can diverge
+            return Evidence((_raised("stage_count_agree", "Algorithm 1 (exact or numeric) on "
+                                     f"a random quadratic (p={prob.p})", exc),))
         scale = max(1.0, *(abs(float(s.jump_time)) for s in exact)) if exact else 1.0
         n = min(len(exact), len(numeric))
         dT = max((abs(float(a.jump_time) - float(b.jump_time)) for a, b in
@@ -308,7 +323,11 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
     if kind == "three_coordinate":
         H, beta, u0, v0 = tr.three_coordinate_example()
         prob = nr.quadratic_problem(H, beta)
-        stages = theory.stages(prob)
+        try:
+            stages = theory.stages(prob)
+        except THEORY_ERRORS as exc:  # e.g. a wrong example whose H is not symmetric
+            return Evidence((_raised("table31_example", "Algorithm 1 on the worked example",
+                                     exc),))
         ref = TABLE_THREE_COORDINATE
         # the example's definition: w* = H^-1 beta and theta_0 as the table states them
         defn = [abs(float(x - y)) for x, y in zip(H.LUsolve(beta), ref["w_star"], strict=True)]
@@ -366,6 +385,104 @@ def check_algorithm1_tables(params: dict, ctx: Context, *, theory: Theory) -> Ev
 
 
 # ---------------------------------------------------------------------- 2. plateau values
+def _plateau_values(theory: Theory, stage, p: int) -> np.ndarray:
+    """The theory's plateau w^k as a float vector of length p (NaN where it has no finite
+    value of the right length: a wrong theory then fails the part instead of raising)."""
+    try:
+        w = np.asarray(theory.plateau(stage), dtype=float).ravel()
+    except (TypeError, ValueError):
+        return np.full(p, np.nan)
+    return w if w.shape == (p,) else np.full(p, np.nan)
+
+
+def _support_response(prob: nr.Problem, w: np.ndarray, support: np.ndarray) -> float:
+    """||H_SS^-1 H_SI||_inf at w: how far the stationary point on the support S moves, to
+    first order, per unit of the off-support entries w_I (stationarity grad_S g = 0 gives
+    dw_S = -H_SS^-1 H_SI w_I); H the Hessian of g (exact for the quadratic, central
+    differences of the gradient for the head).  inf when H_SS is singular or not finite."""
+    S, Ic = np.nonzero(support)[0], np.nonzero(~support)[0]
+    if S.size == 0 or Ic.size == 0:
+        return 0.0
+    if prob.kind == "quadratic":
+        H = np.array(prob.H)
+    else:
+        grad, h = nr.problem_gradient(prob), 1e-5
+        H = np.zeros((prob.p, prob.p))
+        for j in range(prob.p):
+            e = np.zeros(prob.p)
+            e[j] = h
+            H[:, j] = (grad(w + e) - grad(w - e)) / (2 * h)
+        H = 0.5 * (H + H.T)
+    try:
+        R = np.linalg.solve(H[np.ix_(S, S)], H[np.ix_(S, Ic)])
+    except np.linalg.LinAlgError:
+        return math.inf
+    r = float(np.max(np.sum(np.abs(R), axis=1)))
+    return r if math.isfinite(r) else math.inf
+
+
+def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
+                      details: dict) -> list[Part]:
+    """Torch GD (the model trained by autograd on its own loss) at the smallest alpha of its
+    ladder, mid-plateau, against the theory's w^k.
+
+    At finite alpha the entries off the support of w^k are not 0 but ~ alpha^(2(1 - |b_i|))
+    (the exact reduction s_i = alpha s_0i exp(-int g_i)), and the support's stationary
+    point moves with them, to first order by H_SS^-1 H_SI w_I.  So the error on the
+    support is allowed the 0.02 max(1, |w^k|) of the exact-flow part (our choice, for the
+    second-order and transient remainder) plus that derived first-order response to the
+    off-support entries this run measured; the off-support entries themselves must be
+    within the 0.02 choice.  Windows: the paper's Algorithm 1 at the GD clock rates (its
+    O(lr) shift of T_k), theory-neutral like the exact-flow part; a plateau is compared at
+    the midpoint of (T_k, T_{k+1}) when that lies in the run (the transient after a jump
+    is not bounded here: at the test size the head's second plateau, cut at 90% of the run,
+    was still converging, kappa_0 = 1.23 against 2)."""
+    cfg = nr.standard_ladder(name, ctx.profile)
+    run = nr.run_ladder(cfg, cache=ctx.cache)
+    i = int(np.argmin(cfg.alphas))
+    L = math.log(1 / cfg.alphas[i])
+    paper_lr = PAPER_THEORY.stages(prob, cfg.lr)
+    predicted = theory.stages(prob)
+    tau = run.tau[i]
+    parts = []
+    # the midpoint of the whole plateau (T_k, T_{k+1}), the last one ending at 90% of the run,
+    # as for the exact flow: a plateau cut short by the run is not compared at the cut
+    ends = [float(s_.jump_time) for s_ in paper_lr] + [0.9 * float(tau[-1])]
+    for k in range(len(ends) - 1):
+        t = 0.5 * (ends[k] + ends[k + 1])
+        if not (ends[k + 1] - ends[k] > 5 / L and t <= ends[-1]):
+            continue
+        j = min(int(np.searchsorted(tau, t)), len(tau) - 1)
+        w = run.w[i, j]
+        pred = (_plateau_values(theory, predicted[k], prob.p) if k < len(predicted)
+                else np.full(prob.p, np.nan))
+        choice = 0.02 * max(1.0, float(np.nanmax(np.abs(pred))) if np.any(np.isfinite(pred))
+                            else 1.0)
+        support = np.abs(np.nan_to_num(pred)) > 0
+        off = float(np.max(np.abs(w[~support]), initial=0.0))
+        resp = _support_response(prob, np.nan_to_num(pred), support) \
+            if np.all(np.isfinite(pred)) else math.inf
+        on_err = float(np.max(np.abs(w[support] - pred[support]), initial=0.0)) \
+            if np.all(np.isfinite(pred)) else math.inf
+        where = (f"torch GD at alpha = {cfg.alphas[i]:g} (L = {L:.1f}), lr {cfg.lr:g}, "
+                 f"tau = {tau[j]:.3f} (mid-plateau)")
+        parts.append(Part(
+            f"gd_{name}_plateau_{k + 1}_support", float(np.nanmax(np.abs(pred)))
+            if np.any(np.isfinite(pred)) else math.nan, float(np.max(np.abs(w))), on_err,
+            choice + resp * off,
+            "on the support of w^k: 0.02 max(1, |w^k|) (our choice, as for the exact flow) + "
+            f"||H_SS^-1 H_SI||_inf = {resp:.3g} x the measured max off-support |w_i| = "
+            f"{off:.3g} (the derived first-order move of the stationary point); " + where,
+            details={"w_gd": [float(x) for x in w], "w_pred": [float(x) for x in pred]},
+            kind="simulation"))
+        parts.append(Part(
+            f"gd_{name}_plateau_{k + 1}_off_support", 0.0, off, off, choice,
+            "off the support of w^k the entries are ~ alpha^(2(1 - |b_i|)), -> 0 as alpha -> 0; "
+            "at this alpha within the 0.02 max(1, |w^k|) choice; " + where, kind="simulation"))
+        details[f"gd_{name}_w_{k + 1}"] = [float(x) for x in w]
+    return parts
+
+
 _EX_PLATEAU = (Example({"problem": "quadratic"}, via="worked example, incl. the switched-off stage"),
                Example({"problem": "head"}, via="the toy head of Fig. 2b"))
 
@@ -394,21 +511,27 @@ def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     predicted = theory.stages(prob)
     parts, details = [], {}
     for k in range(len(ends) - 1):
-        if ends[k + 1] - ends[k] <= 5 / L or k >= len(predicted):
-            continue  # plateaus shorter than 5/L are not resolved at this alpha
         mid = 0.5 * (ends[k] + ends[k + 1])
-        w_sim = run.w[k_alpha, int(np.searchsorted(run.tau, mid))]
-        pred = theory.plateau(predicted[k])
+        if not (ends[k + 1] - ends[k] > 5 / L and run.tau[0] <= mid <= run.tau[-1]):
+            continue  # plateaus shorter than 5/L (or outside the run) are not resolved
+        w_sim = run.w[k_alpha, min(int(np.searchsorted(run.tau, mid)), len(run.tau) - 1)]
+        tol = 0.02 * max(1.0, float(np.max(np.abs(w_sim))))
+        why = ("our tolerance: |w_sim - w^k|_inf <= 0.02 max(1, |w^k|) at alpha <= 1e-12; a "
+               "choice, not a derived bound (the finite-alpha offset mid-plateau is not "
+               f"bounded here); log-form flow at alpha = {alpha:g}")
+        if k >= len(predicted):  # the flow sits on a plateau the theory does not predict
+            parts.append(Part(f"{name}_plateau_{k + 1}", math.nan, float(np.max(np.abs(w_sim))),
+                              math.inf, tol, why + "; the theory predicts no stage here",
+                              kind="symbolic"))
+            continue
+        pred = _plateau_values(theory, predicted[k], prob.p)
         err = float(np.max(np.abs(w_sim - pred)))
-        scale = max(1.0, float(np.max(np.abs(pred))))
         parts.append(Part(
             f"{name}_plateau_{k + 1}", float(np.max(np.abs(pred))), float(np.max(np.abs(w_sim))),
-            err, 0.02 * scale,
-            "our tolerance: |w_sim - w^k|_inf <= 0.02 max(1, |w^k|) at alpha <= 1e-12; a "
-            "choice, not a derived bound (the finite-alpha offset mid-plateau is not "
-            f"bounded here); log-form flow at alpha = {alpha:g}", kind="symbolic"))
+            err, 0.02 * max(1.0, float(np.max(np.abs(pred)))), why, kind="symbolic"))
         details[f"{name}_w_sim_{k + 1}"] = [float(x) for x in w_sim]
         details[f"{name}_w_pred_{k + 1}"] = [float(x) for x in pred]
+    parts += _gd_plateau_parts(name, prob, theory, ctx, details)
     # the exact flow starts where GD starts: w(0) = alpha^2 u0 v0 through the log map
     u0, v0 = np.array(run.config.u0), np.array(run.config.v0)
     w0 = np.array(run.config.alphas)[:, None] ** 2 * (u0 * v0)[None, :]
@@ -622,10 +745,24 @@ _ORDER_PARTS = ({"kind": "symbolic", "N": 2, "d": 2}, {"kind": "sim", "problem":
                 {"kind": "sim", "problem": "head"})
 
 
+def _are_symbols(*groups) -> bool:
+    return all(isinstance(x, sp.Symbol) for g in groups for x in g)
+
+
+def _not_symbols(name: str, kappa, nu) -> Part:
+    """A failed part: the theory's symbolic head returned variables that are not symbols
+    (nothing can be differentiated with respect to them)."""
+    return Part(name, 0.0, math.nan, math.inf, 0.0,
+                "the theory's symbolic head must return its KQ and VO variables as sympy "
+                f"symbols; got {list(kappa)[:2]}..., {list(nu)[:2]}...", kind="symbolic")
+
+
 def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
     """The symbolic one-sample head (its loss and KQ/VO gradients, differentiated by sympy)
     against the numeric head loss and analytic gradient at a random point."""
     g, kappa, nu = tr.diagonal_head_loss_symbolic(N, d)
+    if not _are_symbols(kappa, nu):
+        return _not_symbols("symbolic_head_matches_numeric", kappa, nu)
     rng = np.random.default_rng(seed)
     X, Y = rng.standard_normal((1, N, d)), rng.standard_normal((1, N, d))
     w = rng.standard_normal(2 * d) * 0.7
@@ -663,6 +800,9 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
         return combine(*(check_order_and_signs(q, ctx, theory=theory) for q in _ORDER_PARTS))
     if kind == "symbolic":
         g, kappa, nu = tr.diagonal_head_loss_symbolic(params["N"], params["d"])
+        if not _are_symbols(kappa, nu):
+            return Evidence((_not_symbols("kq_gradient_zero_at_nu0", kappa, nu),),
+                            {"N": params["N"], "d": params["d"]})
         at_zero = {n_: 0 for n_ in nu}
         drift = sp.Tuple(*(sp.diff(g, k).subs(at_zero) for k in kappa))
         return Evidence((
@@ -682,6 +822,21 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
                   "integer: activation order, signs and switch-offs must match "
                   f"exactly at alpha = {run.config.alphas[k]:g} (|w_i| > 1e-3 threshold)",
                   kind="symbolic")]
+    # the full model: torch GD at the smallest alpha of its ladder; the events Algorithm 1
+    # (the paper's, at the GD clock rates: theory-neutral) puts within 90% of its tau range
+    cfg = nr.standard_ladder(name, ctx.profile)
+    gd = nr.run_ladder(cfg, cache=ctx.cache)
+    i = int(np.argmin(cfg.alphas))
+    horizon = 0.9 * float(gd.tau[i][-1])
+    n_in = sum(1 for s_ in PAPER_THEORY.stages(prob, cfg.lr) if float(s_.jump_time) <= horizon)
+    sim_gd = _sim_events(gd.tau[i], gd.w[i], 1e-3)[:n_in]
+    want = pred[:n_in]
+    miss = sum(a != b for a, b in zip(sim_gd, want, strict=False)) + abs(len(sim_gd) - len(want))
+    parts.append(Part(f"gd_{name}_event_sequence", len(want), len(sim_gd), float(miss), 0.0,
+                      "integer: the first events of torch GD (autograd on the model's own "
+                      f"loss) at alpha = {cfg.alphas[i]:g}, lr {cfg.lr:g}, |w_i| > 1e-3: "
+                      "order, signs and switch-offs = Algorithm 1's, for its events within "
+                      "90% of the run's tau range", kind="simulation"))
     if name == "head":
         d = prob.d  # coordinates 0..d-1 are KQ, d..2d-1 are VO
         pred_vo = float(bool(pred) and pred[0][0] >= d)
@@ -691,7 +846,8 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
                           "exactly when the theory's first stage is (why VO comes first)",
                           kind="symbolic"))
     return Evidence(tuple(parts), {f"{name}_simulated": [list(e) for e in sim],
-                                   f"{name}_predicted": [list(e) for e in pred]})
+                                   f"{name}_predicted": [list(e) for e in pred],
+                                   f"{name}_gd_simulated": [list(e) for e in sim_gd]})
 
 
 # ---------------------------------------------------------------------- 6. first jump
@@ -1085,6 +1241,12 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
 )
 def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     # the kicks: mid-plateau of stage 2 of the head, and 0.1 after the start of stage 2
+    n_paper, n_pred = len(PAPER_THEORY.stages(HEAD)), len(theory.stages(HEAD))
+    if n_paper < 3 or n_pred < 2:  # a wrong theory with too few stages: nothing to kick
+        return Evidence((Part("mid_plateau_return", math.nan, math.nan, math.inf, 2e-3,
+                              f"the kicks need three stages of Algorithm 1 on the toy head and "
+                              f"a predicted stage 2; got {n_paper} and {n_pred}",
+                              kind="symbolic"),))
     runs = {key: nr.run_perturbation(cfg, cache=ctx.cache)
             for key, cfg in nr.standard_perturbations(ctx.profile).items()}
     alpha = runs["mid"].config.alpha
