@@ -298,7 +298,14 @@ class LadderRun:
     alphas: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-@run_function("rank_increase.ladder")
+def _ladder_smoke() -> LadderConfig:
+    return LadderConfig(HEAD, alphas=(1e-2, 1e-3), u0=HEAD_INIT[0], v0=HEAD_INIT[1], lr=0.05,
+                        tau_max=0.3, record_every=2)
+
+
+# the full model: torch autograd on the model's own loss (the quadratic form, or the toy
+# head's forward pass on its own labels, _head_data); theory gives neither data nor gradient
+@run_function("rank_increase.ladder", full_model=True, smoke=_ladder_smoke)
 def run_ladder(config: LadderConfig, *, device: str = "cpu") -> LadderRun:
     """All α of the ladder stacked as members of ONE :func:`numerics.ensemble.train` run."""
     device = torch.device(device)
@@ -355,7 +362,9 @@ def _quadratic_log_system(problem: Problem):
     return theory.log_flow(theory.quadratic_loss(problem.H, problem.beta, w), w)
 
 
-@run_function("rank_increase.log_flow")
+# symbolic: integrates the theory's own log flow (theory.log_flow, log_coordinates,
+# weights_from_log and, for the head, theory's analytic gradient)
+@run_function("rank_increase.log_flow", full_model=False)
 def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
     """The log-form flow from α θ_0 for every α of the config, on its τ grid."""
     problem = config.problem
@@ -507,7 +516,12 @@ def full_head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
     return loss
 
 
-@run_function("rank_increase.full_head")
+def _full_head_smoke() -> FullHeadConfig:
+    return FullHeadConfig(alphas=(1e-2, 1e-3), lr=0.02, record_every=5, steps_override=20)
+
+
+# the full model: the d x d head trained by torch autograd on its own loss and labels
+@run_function("rank_increase.full_head", full_model=True, smoke=_full_head_smoke)
 def run_full_head(config: FullHeadConfig, *, device: str = "cpu") -> FullHeadRun:
     """All α of the config stacked as members of one GD (or Adam) run of the full head."""
     X, Y = full_head_data(config)
@@ -570,7 +584,8 @@ class PerturbRun:
     w_perturbed: np.ndarray
 
 
-@run_function("rank_increase.perturb")
+# symbolic: kicks and integrates the theory's own log flow with theory's analytic gradient
+@run_function("rank_increase.perturb", full_model=False)
 def run_perturbation(config: PerturbConfig) -> PerturbRun:
     """The log-form flow to the kick, then the unperturbed and the kicked flow on."""
     sigma0, kappa = theory.log_coordinates(config.u0, config.v0, config.alpha)

@@ -336,3 +336,54 @@ def test_adam_open_claim_and_its_positive_control():
     ev = claim.check({"optimizer": "adam"}, ctx)
     assert ev.details["lr"] == 1e-3 and ev.details["predicted_order"] == [(3, 1), (0, 1), (4, 1)]
     assert any(n.startswith("adam_one_at_a_time") for n in ev.names)
+
+
+# ---------------------------------------------------------------------- wrong theories fail, never raise
+def _theory_with_stages(fn):
+    from dataclasses import dataclass
+
+    from verify import rank_increase as vr
+
+    @dataclass(frozen=True)
+    class Wrong(vr.Theory):
+        def stages(self, problem, lr=0.0):
+            return fn(vr.Theory.stages(self, problem, lr))
+
+    return Wrong("wrong")
+
+
+def test_plateaus_fail_a_part_when_the_theory_predicts_too_few_stages():
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ev = vr.check_plateaus({"problem": "quadratic"}, Context(profile="test"),
+                           theory=_theory_with_stages(lambda s: s[:1]))
+    assert ev.part("quadratic_plateau_1").passed
+    assert ev.part("quadratic_plateau_2").failed  # the flow has a plateau the theory lacks
+
+
+def test_algorithm1_tables_fail_a_part_when_the_theory_raises():
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    def boom(_stages):
+        raise ValueError("H must be symmetric")
+
+    ev = vr.check_algorithm1_tables({"kind": "three_coordinate"}, Context(profile="test"),
+                                    theory=_theory_with_stages(boom))
+    part = ev.part("table31_example")
+    assert part.failed and "ValueError: H must be symmetric" in part.error_model
+
+
+def test_gd_parts_are_simulation_parts_of_plateaus_and_order():
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    gd = [p for p in ev.parts if p.name.startswith("gd_")]
+    assert gd and all(p.kind == "simulation" and p.passed for p in gd)
+    ev = vr.check_order_and_signs({"kind": "sim", "problem": "head"}, ctx,
+                                  theory=vr.PAPER_THEORY)
+    part = ev.part("gd_head_event_sequence")
+    assert part.kind == "simulation" and part.passed and part.predicted >= 2
