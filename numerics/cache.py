@@ -17,8 +17,11 @@ module of ``numerics/`` and ``theory/`` it imports, transitively (:func:`module_
 editing one row retrains that row only, and editing a comment or a docstring retrains
 nothing (:func:`code_digest`).
 
-Results are pickled; a corrupt entry is recomputed.  A cache with ``root=None`` is disabled
-(the in-process LRU still applies).
+Results are stored as arrays and JSON, never pickled (:mod:`numerics.store`: one ``.npz``
+read with ``allow_pickle=False``, dataclasses rebuilt only from this project's ``numerics``
+and ``theory`` types, a schema version), so a cache on a shared disk runs no code that
+someone else wrote; an entry that cannot be read (corrupt, another schema, a pickle) is
+recomputed.  A cache with ``root=None`` is disabled (the in-process LRU still applies).
 
 **Observers.**  ``tdcheck mutate`` must know which theory functions a cached run consumed:
 while an observer is set (:data:`OBSERVER`), every computation runs inside
@@ -36,13 +39,15 @@ import functools
 import hashlib
 import inspect
 import os
-import pickle
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from numerics import store
 
 __all__ = [
     "OBSERVER",
@@ -252,17 +257,27 @@ def _key(config: object, tag: str, version: str | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _load(path: Path) -> tuple[bool, Any]:
+def _load(path: Path, key: str) -> tuple[bool, Any]:
+    """(True, the run stored at ``path`` under ``key``), or (False, None) when it cannot be
+    read: missing, corrupt, of another schema or key, or not a stored run (a pickle)."""
     try:
-        with path.open("rb") as fh:
-            return True, pickle.load(fh)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, OSError):
+        return True, store.load(path, key)
+    except (store.StoreError, OSError):
         return False, None
+
+
+def _save(path: Path, result: Any, key: str, tag: str) -> None:
+    """Store ``result`` at ``path``; a result the store cannot hold is returned uncached."""
+    try:
+        store.save(path, result, key)
+    except store.StoreError as exc:
+        warnings.warn(f"run {tag} not cached: {exc}", RuntimeWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
 class RunCache:
-    """Pickled runs under ``root`` (``None``: disabled)."""
+    """Runs stored under ``root`` (``None``: disabled), one ``<tag>-<key>.npz`` each
+    (:mod:`numerics.store`)."""
 
     root: Path | None = None
 
@@ -282,7 +297,7 @@ class RunCache:
         if self.root is None:
             return None
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in tag)
-        return Path(self.root) / f"{safe}-{key}.pkl"
+        return Path(self.root) / f"{safe}-{key}{store.SUFFIX}"
 
     def get_or_compute(self, config: object, compute: Callable[[], T], tag: str,
                        version: str | None = None) -> T:
@@ -309,12 +324,12 @@ class RunCache:
                 raise PlanStop(planned)
         redirect = observer.lookup(key) if observer is not None else None
         if isinstance(redirect, Path):
-            ok, value = _load(redirect)
+            ok, value = _load(redirect, key)
             if ok:
                 observer.served(key)
                 return value
         elif redirect is not False and path is not None and path.exists():
-            ok, value = _load(path)
+            ok, value = _load(path, key)
             if ok:
                 if observer is not None:
                     observer.served(key)
@@ -323,11 +338,7 @@ class RunCache:
         with observer.computing(key) if observer is not None else contextlib.nullcontext():
             result = compute()
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            with tmp.open("wb") as fh:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            tmp.replace(path)
+            _save(path, result, key, tag)
         return result
 
 
