@@ -106,3 +106,30 @@ def test_the_plan_trains_nothing_and_probes_each_run_once(tmp_path, monkeypatch)
     assert [(r.member_steps, r.flops) for r in first.runs] == [
         (r.member_steps, r.flops) for r in second.runs]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_drawn_examples_past_the_first_are_drawn_and_costed_not_run(tmp_path):
+    """Of four drawn examples one is run up to its run; the plan counts all four, the three
+    others at its cost (``verify.runner.PLAN_DRAWN``)."""
+    import dataclasses
+
+    from verify.claims import Context
+    from verify.example import claims
+    from verify.plan import Throughput, plan_report
+    from verify.runner import PLAN_DRAWN, get_profile, plan_claim
+
+    claim = next(c for c in claims() if c.cost == "slow")
+    profile = dataclasses.replace(get_profile("ci"), slow=4)
+    plan = plan_claim(claim, profile, Context(profile="ci", cache=RunCache(tmp_path)))
+    assert plan.error is None and plan.drawn == 4 and plan.drawn_probed == PLAN_DRAWN == 1
+    assert plan.examples == len(claim.examples) + 4
+    drawn_runs = plan.runs[plan.drawn_from:]
+    pinned_runs = plan.runs[:plan.drawn_from]
+    assert drawn_runs and all(plan.weight(plan.drawn_from + i) == 4
+                              for i in range(len(drawn_runs)))
+    _, data = plan_report([plan], Throughput({}, 1e9, "a given rate"), "ci", "cpu")
+    distinct_pinned = {r.key: r for r in pinned_runs}
+    expected = sum(r.member_steps for r in distinct_pinned.values()) + 4 * sum(
+        r.member_steps for r in drawn_runs if r.key not in distinct_pinned)
+    assert data["claims"][0]["member_steps"] == pytest.approx(expected)
+    assert data["claims"][0]["drawn"] == 4 and data["claims"][0]["drawn_probed"] == 1
