@@ -110,18 +110,23 @@ def _new_runs(runs: Sequence, seen: set, weights: Sequence[float] | None = None
     returned run), adding their keys to ``seen``: a run two claims (or two examples) ask for
     is trained once, so it is counted once, by the first claim that asks for it.  A run's
     weight (default 1) is how many runs it stands for (``ClaimPlan.weight``: a probed drawn
-    example stands for those drawn and not run)."""
+    example stands for those drawn and not run); a shared run of weight w is returned with
+    weight w - 1 (the examples it stands for are other runs)."""
     new, shared, kept = [], 0, []
     for i, r in enumerate(runs):
         if r.cached:
             continue
         key = r.key or id(r)
+        weight = 1.0 if weights is None else float(weights[i])
         if key in seen:
             shared += 1
+            if weight > 1:  # the examples it stands for, drawn and not run, are not shared
+                new.append(r)
+                kept.append(weight - 1)
             continue
         seen.add(key)
         new.append(r)
-        kept.append(1.0 if weights is None else float(weights[i]))
+        kept.append(weight)
     return new, shared, kept
 
 
