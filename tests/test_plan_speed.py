@@ -108,20 +108,23 @@ def test_the_plan_trains_nothing_and_probes_each_run_once(tmp_path, monkeypatch)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_drawn_examples_past_the_first_are_drawn_and_costed_not_run(tmp_path):
-    """Of four drawn examples one is run up to its run; the plan counts all four, the three
-    others at its cost (``verify.runner.PLAN_DRAWN``)."""
+def test_drawn_examples_past_the_first_are_drawn_and_costed_not_run(tmp_path, monkeypatch):
+    """With ``verify.runner.PLAN_DRAWN = 1``, of four drawn examples one is run up to its
+    run; the plan counts all four, the three others at its cost."""
     import dataclasses
 
+    import verify.runner
+
+    monkeypatch.setattr(verify.runner, "PLAN_DRAWN", 1)
     from verify.claims import Context
     from verify.example import claims
     from verify.plan import Throughput, plan_report
-    from verify.runner import PLAN_DRAWN, get_profile, plan_claim
+    from verify.runner import get_profile, plan_claim
 
     claim = next(c for c in claims() if c.cost == "slow")
     profile = dataclasses.replace(get_profile("ci"), slow=4)
     plan = plan_claim(claim, profile, Context(profile="ci", cache=RunCache(tmp_path)))
-    assert plan.error is None and plan.drawn == 4 and plan.drawn_probed == PLAN_DRAWN == 1
+    assert plan.error is None and plan.drawn == 4 and plan.drawn_probed == 1
     assert plan.examples == len(claim.examples) + 4
     drawn_runs = plan.runs[plan.drawn_from:]
     pinned_runs = plan.runs[:plan.drawn_from]

@@ -173,12 +173,14 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
                      f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
                      + (f"  ({r['error']})" if r["error"] else ""))
     tags = sorted({t for r in rows for t in r["unknown_cost_tags"]})
+    bounded = [r for r in rows if r["drawn_probed"] < r["drawn"]]
+    if bounded:
+        lines.append(f"{len(bounded)} claims: of their drawn examples only the first "
+                     f"{bounded[0]['drawn_probed']} run, the others costed at their cost")
     lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost "
                                             f"({', '.join(tags)})" if unknown
                                             else "") + "; runs shared between claims counted "
-                 "once; of each claim's drawn examples the first is run up to its first run and the "
-                 "others, drawn and counted, are costed at its cost; an example is counted up "
-                 "to its first run not in the cache (a lower bound where a "
+                 "once; an example is counted up to its first run not in the cache (a lower bound where a "
                  "check asks for several in turn); fast claims (symbolic and ODE checks) not "
                  "planned; nothing was trained")
     data = {"profile": profile, "device": device, "throughput": tp.source, "claims": rows,
