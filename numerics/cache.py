@@ -17,8 +17,11 @@ module of ``numerics/`` and ``theory/`` it imports, transitively (:func:`module_
 editing one row retrains that row only, and editing a comment or a docstring retrains
 nothing (:func:`code_digest`).
 
-Results are pickled; a corrupt entry is recomputed.  A cache with ``root=None`` is disabled
-(the in-process LRU still applies).
+Results are stored as arrays and JSON, never pickled (:mod:`numerics.store`: one ``.npz``
+read with ``allow_pickle=False``, dataclasses rebuilt only from this project's ``numerics``
+and ``theory`` types, a schema version), so a cache on a shared disk runs no code that
+someone else wrote; an entry that cannot be read (corrupt, another schema, a pickle) is
+recomputed.  A cache with ``root=None`` is disabled (the in-process LRU still applies).
 
 **Which runs are the full model.**  Every run function says whether it trains the paper's
 full model by torch autograd on the model's own loss (``full_model=True``) or integrates or
@@ -44,11 +47,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import inspect
 import os
-import pickle
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
@@ -56,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from numerics import store
 from numerics.threads import threads
 
 __all__ = [
@@ -155,13 +160,62 @@ class Probed(Exception):
         self.flops = flops
 
 
-def probe_cost(fn: Callable[..., Any], config: Any, options: dict) -> tuple[float, float] | None:
+#: Member-count fields a probe may shrink (:func:`shrunk_configs`), in the order looked for.
+MEMBER_FIELDS = ("members", "seeds", "n_seeds")
+PROBE_MEMBERS = (2, 4)  # the member counts a shrunk probe runs at (ZFB's spread needs two)
+
+
+def shrunk_configs(config: Any) -> tuple[tuple[Any, Any], float] | None:
+    """((``config`` at each of :data:`PROBE_MEMBERS` members), its own member count), or
+    ``None`` when it has no member-count field (:data:`MEMBER_FIELDS`: an int, or a tuple of
+    seeds) above the larger of them.  Members are stacked along one axis of one vmapped
+    step, so a run's member-steps and counted FLOP are affine in their number (per-member
+    work plus per-step constants: a mean over members); tests/test_plan_speed.py checks it
+    on every row's run function with such a field.  The set-up of a paper-size ensemble
+    (per-member inits and batches, built one by one on fake tensors) is what makes a whole
+    probe slow."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        return None
+    names = {f.name for f in dataclasses.fields(config)}
+    lo, hi = PROBE_MEMBERS
+    for name in MEMBER_FIELDS:
+        if name not in names:
+            continue
+        value = getattr(config, name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > hi:
+            return ((dataclasses.replace(config, **{name: lo}),
+                     dataclasses.replace(config, **{name: hi})), float(value))
+        if isinstance(value, tuple) and len(value) > hi:
+            return ((dataclasses.replace(config, **{name: value[:lo]}),
+                     dataclasses.replace(config, **{name: value[:hi]})), float(len(value)))
+        return None
+    return None
+
+
+def probe_cost(fn: Callable[..., Any], config: Any, options: dict, *, shrink: bool = True
+               ) -> tuple[float, float] | None:
     """(member-steps, FLOP) of ``fn(config, **options)`` from one counted step of its trainer.
 
     FLOP = the FLOP counted (:mod:`numerics.flops`) in the first stacked gradient step x the
     trainer's steps: evaluation, recording and any second training stage are not counted (an
     estimate from below).  It runs on the CPU (FLOP do not depend on the device,
-    and the planned device need not be present).  ``None`` when ``fn`` returned untrained."""
+    and the planned device need not be present).  ``None`` when ``fn`` returned untrained.
+    With ``shrink`` a config with many members is probed at the two member counts of
+    :data:`PROBE_MEMBERS` and extrapolated on the line through them
+    (:func:`shrunk_configs`); one whose shrunk forms cannot be probed (its own checks
+    refuse them) is probed whole."""
+    if shrink:
+        small = shrunk_configs(config)
+        if small is not None:
+            try:
+                counted = [probe_cost(fn, c, options, shrink=False) for c in small[0]]
+            except Exception:
+                counted = [None]
+            if None not in counted:
+                (s_lo, f_lo), (s_hi, f_hi) = counted
+                lo, hi = PROBE_MEMBERS
+                t = (small[1] - lo) / (hi - lo)
+                return s_lo + (s_hi - s_lo) * t, f_lo + (f_hi - f_lo) * t
     options = {**options, "device": "cpu"} if "device" in options else options
     plan_token = PLAN.set(None)
     try:
@@ -290,17 +344,27 @@ def _key(config: object, tag: str, version: str | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _load(path: Path) -> tuple[bool, Any]:
+def _load(path: Path, key: str) -> tuple[bool, Any]:
+    """(True, the run stored at ``path`` under ``key``), or (False, None) when it cannot be
+    read: missing, corrupt, of another schema or key, or not a stored run (a pickle)."""
     try:
-        with path.open("rb") as fh:
-            return True, pickle.load(fh)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, OSError):
+        return True, store.load(path, key)
+    except (store.StoreError, OSError):
         return False, None
+
+
+def _save(path: Path, result: Any, key: str, tag: str) -> None:
+    """Store ``result`` at ``path``; a result the store cannot hold is returned uncached."""
+    try:
+        store.save(path, result, key)
+    except store.StoreError as exc:
+        warnings.warn(f"run {tag} not cached: {exc}", RuntimeWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
 class RunCache:
-    """Pickled runs under ``root`` (``None``: disabled)."""
+    """Runs stored under ``root`` (``None``: disabled), one ``<tag>-<key>.npz`` each
+    (:mod:`numerics.store`)."""
 
     root: Path | None = None
 
@@ -320,7 +384,7 @@ class RunCache:
         if self.root is None:
             return None
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in tag)
-        return Path(self.root) / f"{safe}-{key}.pkl"
+        return Path(self.root) / f"{safe}-{key}{store.SUFFIX}"
 
     def get_or_compute(self, config: object, compute: Callable[[], T], tag: str,
                        version: str | None = None) -> T:
@@ -347,12 +411,12 @@ class RunCache:
                 raise PlanStop(planned)
         redirect = observer.lookup(key) if observer is not None else None
         if isinstance(redirect, Path):
-            ok, value = _load(redirect)
+            ok, value = _load(redirect, key)
             if ok:
                 observer.served(key)
                 return value
         elif redirect is not False and path is not None and path.exists():
-            ok, value = _load(path)
+            ok, value = _load(path, key)
             if ok:
                 if observer is not None:
                     observer.served(key)
@@ -361,11 +425,7 @@ class RunCache:
         with observer.computing(key) if observer is not None else contextlib.nullcontext():
             result = compute()
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            with tmp.open("wb") as fh:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            tmp.replace(path)
+            _save(path, result, key, tag)
         return result
 
 
@@ -375,6 +435,8 @@ def resolve(cache: RunCache | None) -> RunCache:
 
 
 _MEMOS: list[Callable[[], None]] = []  # cache_clear of every run function (for mutate)
+_PLANNED_COSTS: dict[str, tuple] = {}  # run key -> what --plan counted for it (its code
+# version is in the key, so an entry never goes stale)
 
 
 def clear_run_memos() -> None:
@@ -434,6 +496,13 @@ def run_function(tag: str, *, maxsize: int = 8,
                     return counted
             return _default_cost(config)
 
+        def planned_cost_of(key: str, config: Any, options: dict
+                            ) -> tuple[float | None, float | None]:
+            # one probe per run: claims (and examples) asking for one run share its cost
+            if key not in _PLANNED_COSTS:
+                _PLANNED_COSTS[key] = planned_cost(config, options)
+            return _PLANNED_COSTS[key]
+
         def version() -> str:
             return module_version(fn.__module__)
 
@@ -449,7 +518,7 @@ def run_function(tag: str, *, maxsize: int = 8,
             if plan is not None:
                 path = resolve(cache).path_for_key(key, tag)
                 cached = key in memo or (path is not None and path.exists())
-                steps, flops = (None, None) if cached else planned_cost(config, options)
+                steps, flops = (None, None) if cached else planned_cost_of(key, config, options)
                 planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
                                      cached, key)
                 plan.append(planned)

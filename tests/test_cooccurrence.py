@@ -269,7 +269,7 @@ def test_closure_run_is_a_cached_run_function(tmp_path):
     for k in range(2):  # every member starts at the one initialisation
         assert np.array_equal(first.state[k, 0], first.initial_flat)
     assert first.time[:, -1] == pytest.approx([0.04, 0.02])
-    assert len(list(tmp_path.glob("cooccurrence.closure-*.pkl"))) == 1
+    assert len(list(tmp_path.glob("cooccurrence.closure-*.npz"))) == 1
     nc.run_closure.cache_clear()
     again = nc.run_closure(cfg, cache=cache, device="cpu")  # read back from disk
     assert again is not first and np.array_equal(again.state, first.state)

@@ -188,7 +188,7 @@ def test_comparison_run_smoke_and_shared_initialisation(tmp_path):
     assert run.smooth.shape == (2, 2) and np.all(np.isfinite(run.smooth))
     sgdm, adam = run.split("eval_loss")
     assert np.array_equal(sgdm[0], run.eval_loss[0]) and np.array_equal(adam[0], run.eval_loss[1])
-    assert len(list(tmp_path.glob("*.pkl"))) == 1  # cached on disk for the figures
+    assert len(list(tmp_path.glob("*.npz"))) == 1  # cached on disk for the figures
     nl.run_comparison.cache_clear()
     again = nl.run_comparison(cfg, cache=RunCache(tmp_path))  # loaded, not retrained
     np.testing.assert_array_equal(again.eval_loss, run.eval_loss)

@@ -596,7 +596,9 @@ class _MutantObserver:
         calls = self.key_calls.get(key)
         if calls is None or self.function in calls:
             return False
-        found = sorted(self.root.glob(f"*-{key}.pkl"))
+        from numerics.store import SUFFIX
+
+        found = sorted(self.root.glob(f"*-{key}{SUFFIX}"))
         return found[0] if found else False
 
     def computing(self, key: str):

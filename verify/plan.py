@@ -104,21 +104,30 @@ def _seconds(run, tp: Throughput) -> float | None:
     return None
 
 
-def _new_runs(runs: Sequence, seen: set) -> tuple[list, int]:
-    """(the uncached runs of ``runs`` not in ``seen``, how many were), adding their keys to
-    ``seen``: a run two claims (or two examples) ask for is trained once, so it is counted
-    once, by the first claim that asks for it."""
-    new, shared = [], 0
-    for r in runs:
+def _new_runs(runs: Sequence, seen: set, weights: Sequence[float] | None = None
+              ) -> tuple[list, int, list]:
+    """(the uncached runs of ``runs`` not in ``seen``, how many were, the weight of each
+    returned run), adding their keys to ``seen``: a run two claims (or two examples) ask for
+    is trained once, so it is counted once, by the first claim that asks for it.  A run's
+    weight (default 1) is how many runs it stands for (``ClaimPlan.weight``: a probed drawn
+    example stands for those drawn and not run); a shared run of weight w is returned with
+    weight w - 1 (the examples it stands for are other runs)."""
+    new, shared, kept = [], 0, []
+    for i, r in enumerate(runs):
         if r.cached:
             continue
         key = r.key or id(r)
+        weight = 1.0 if weights is None else float(weights[i])
         if key in seen:
             shared += 1
+            if weight > 1:  # the examples it stands for, drawn and not run, are not shared
+                new.append(r)
+                kept.append(weight - 1)
             continue
         seen.add(key)
         new.append(r)
-    return new, shared
+        kept.append(weight)
+    return new, shared, kept
 
 
 def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> tuple[str, dict]:
@@ -128,22 +137,28 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
     ``plans`` is listed as shared, at no cost (the run cache trains it once)."""
     rows, total, unknown, seen = [], 0.0, 0, set()
     for p in plans:
-        todo, shared = _new_runs(p.runs, seen)
+        weight = getattr(p, "weight", None)
+        todo, shared, w = _new_runs(p.runs, seen,
+                                    None if weight is None else [weight(i) for i in
+                                                                 range(len(p.runs))])
         secs = [_seconds(r, tp) for r in todo]
-        known = [s for s in secs if s is not None]
+        known = [s * wi for s, wi in zip(secs, w, strict=True) if s is not None]
         missing = len(secs) - len(known)
         unknown += missing
         t = float(sum(known))
         total += t
         flops = (None if any(r.flops is None for r in todo)
-                 else float(sum(r.flops for r in todo)))
+                 else float(sum(r.flops * wi for r, wi in zip(todo, w, strict=True))))
         rows.append({"claim": p.claim.id, "cost": p.claim.cost, "examples": p.examples,
+                     "drawn": getattr(p, "drawn", 0),
+                     "drawn_probed": getattr(p, "drawn_probed", 0),
                      "runs": len(todo), "shared_runs": shared,
                      "unknown_cost_tags": sorted({r.tag for r, s in zip(todo, secs,
                                                                         strict=True)
                                                   if s is None}),
                      "cached_runs": sum(1 for r in p.runs if r.cached),
-                     "member_steps": float(sum(r.member_steps or 0 for r in todo)),
+                     "member_steps": float(sum((r.member_steps or 0) * wi
+                                               for r, wi in zip(todo, w, strict=True))),
                      "flops": flops, "seconds": t,
                      "runs_of_unknown_cost": missing, "error": p.error})
     lines = [f"plan: profile {profile}, device {device}; throughput from {tp.source}",
@@ -158,6 +173,10 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
                      f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
                      + (f"  ({r['error']})" if r["error"] else ""))
     tags = sorted({t for r in rows for t in r["unknown_cost_tags"]})
+    bounded = [r for r in rows if r["drawn_probed"] < r["drawn"]]
+    if bounded:
+        lines.append(f"{len(bounded)} claims: of their drawn examples only the first "
+                     f"{bounded[0]['drawn_probed']} run, the others costed at their cost")
     lines.append(f"total: {_hms(total)}" + (f" plus {unknown} runs of unknown cost "
                                             f"({', '.join(tags)})" if unknown
                                             else "") + "; runs shared between claims counted "
