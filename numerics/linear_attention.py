@@ -37,12 +37,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from numerics.cache import run_function
 from numerics.context import SizeTable
+
+if TYPE_CHECKING:
+    from numerics.ensemble import StackedLoss
 
 __all__ = [
     "MEMBER_CHUNK_COMPARISON",
@@ -83,7 +87,10 @@ __all__ = [
     "run_init_noise",
     "run_zfb",
     "sample_prompts",
+    "sample_prompts_stacked",
     "softmax_prompt_loss",
+    "stacked_forward",
+    "stacked_prompt_loss",
     "zfb_forward",
     "zfb_init",
     "zfb_loss",
@@ -223,6 +230,96 @@ def loss_for(attention: str) -> Callable:
     if attention not in ("linear", "softmax"):
         raise ValueError(f"attention must be linear or softmax, got {attention!r}")
     return prompt_loss if attention == "linear" else softmax_prompt_loss
+
+
+# ---------------------------------------------------------------------- members folded
+def stacked_forward(params: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
+    """:func:`forward` (linear attention) of K members at once: ``params`` [K, L, d, d],
+    prompts ``z`` [K, B, d+1, n+1] -> TF [K, B].
+
+    Linear attention is associative, so a layer never forms the (n+1) x (n+1) scores
+    (ours; the standard linear-attention reordering, (Z M Z^T) Q Z instead of Z M (Z^T Q Z)):
+    with X the covariate rows and M the mask,
+
+        Z <- Z + (1/n) P (Z M X^T) A X,   P = [[B, 0], [0, 1]],
+
+    since P Z M (X^T A X) = P (Z M X^T) A X.  Z M X^T is [d+1, d] per prompt, so a layer is
+    two batched products over the K*B prompts, (d+1) x n x d and (d+1) x d x (n+1), instead
+    of (n+1) x d x (n+1) twice; the last layer forms only the query's label entry.  Equal to
+    :func:`forward` up to float rounding (tested in float64, loss and gradient).
+    """
+    a_all = params["A"]
+    b_all = params.get("B")
+    d = a_all.shape[-1]
+    n = z.shape[-1] - 1
+    layers = a_all.shape[1]
+    for layer in range(layers):
+        a = a_all[:, layer].unsqueeze(1)  # [K, 1, d, d]
+        x = z[..., :d, :]
+        s = z[..., :n] @ x[..., :n].transpose(-1, -2)  # Z M X^T: [K, B, d+1, d]
+        if b_all is not None:
+            b = b_all[:, layer].unsqueeze(1)
+            s = torch.cat([b @ s[..., :d, :], s[..., d:, :]], dim=-2)
+        else:  # zero_p: B = 0, only the label row moves
+            s = s[..., d:, :]
+        w = s @ a  # P (Z M X^T) A: [K, B, d+1, d] (or [K, B, 1, d])
+        if layer == layers - 1:  # only TF = -Z_L[d, n] is read
+            r_q = z[..., d, n] + (w[..., -1, :] * x[..., n]).sum(-1) / n
+            return -r_q
+        update = w @ x / n
+        z = z + update if b_all is not None else torch.cat([x, z[..., d:, :] + update], -2)
+    return -z[..., d, n]  # pragma: no cover  (layers >= 1)
+
+
+def stacked_prompt_loss() -> StackedLoss:
+    """:func:`prompt_loss` of K members at once ([K] losses; batch (z [K, B, d+1, n+1],
+    y_q [K, B])), for the trainer's folded path (``numerics.ensemble.StackedLoss``):
+    autograd of this loss is each member's gradient of its own prompt loss."""
+    from numerics.ensemble import StackedLoss
+
+    def loss(params: dict[str, torch.Tensor],
+             batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        z, y_q = batch
+        return ((stacked_forward(params, z) - y_q) ** 2).mean(-1)
+
+    return StackedLoss(loss)
+
+
+def sample_prompts_stacked(config: ICLConfig, generators, dtype=torch.float64,
+                           device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """(Z [K, B, d+1, n+1], y_q [K, B]): :func:`sample_prompts` of each generator, stacked.
+
+    Each member's draws come off its own generator in :func:`sample_prompts`' order (so
+    member k is ``sample_prompts(config, generators[k])``, tested); the deterministic
+    transforms then run once over all members."""
+    batch, d, n = config.batch, config.d, config.n
+    k = len(generators)
+    x = torch.empty(k, batch, n + 1, d, dtype=dtype, device=device)
+    w = torch.empty(k, batch, d, dtype=dtype, device=device)
+    gam = None
+    for i, g in enumerate(generators):
+        torch.randn(batch, n + 1, d, generator=g, dtype=dtype, device=device, out=x[i])
+        if config.covariates == "gamma":
+            draw = _gamma_draws(g, (batch, n + 1, 1), 0.1, 10.0)
+            if gam is None:
+                gam = torch.empty(k, batch, n + 1, 1, dtype=dtype, device=device)
+            gam[i] = torch.as_tensor(draw, dtype=dtype, device=device)
+        torch.randn(batch, d, generator=g, dtype=dtype, device=device, out=w[i])
+    if config.covariates in ("sphere", "gamma"):
+        x = x / x.norm(dim=-1, keepdim=True)
+        if gam is not None:
+            x = x * gam.sqrt()
+    if config.sigma is not None:
+        s = torch.tensor(config.sigma, dtype=dtype, device=device)
+        evals, evecs = torch.linalg.eigh(s)
+        x = x @ (evecs @ torch.diag(evals.sqrt()) @ evecs.T)
+        if config.w_law == "inverse":
+            w = w @ (evecs @ torch.diag(evals.rsqrt()) @ evecs.T)
+    y = torch.einsum("kbnd,kbd->kbn", x, w)
+    z = torch.cat([x, y[..., None]], dim=-1).transpose(-1, -2).clone()
+    y_q = z[..., d, n].clone()
+    z[..., d, n] = 0
+    return z, y_q
 
 
 def init_params(config: ICLConfig, std: float = 0.05, with_b: bool = True,
@@ -541,8 +638,7 @@ def run_gd_family(config: GDFamilyConfig, *, device: str = "cpu") -> GDFamilyRes
     gens = member_generators(config.members, config.seed + 10_000, dev)
 
     def batch(step):
-        parts = [sample_prompts(cfg, g, device=dev) for g in gens]
-        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+        return sample_prompts_stacked(cfg, gens, device=dev)
 
     decay_at, decay = config.decay_at, config.decay
     train_cfg = TrainConfig(steps=config.steps, lr=config.lr,
@@ -550,7 +646,7 @@ def run_gd_family(config: GDFamilyConfig, *, device: str = "cpu") -> GDFamilyRes
                             record_every=config.steps,
                             schedule=lambda s: 1.0 if s < decay_at else decay,
                             member_chunk=config.member_chunk)
-    traj = train(prompt_loss, params, train_cfg, batch)
+    traj = train(stacked_prompt_loss(), params, train_cfg, batch)
     a = traj.params["A"].detach()
     loss, se = _eval_sums(cfg, [{"A": a[m]} for m in range(config.members)],
                           torch.Generator(device=dev).manual_seed(99 + config.seed),
@@ -933,11 +1029,9 @@ def run_comparison(run: ComparisonRun, *, device: str = "cpu") -> ComparisonResu
               for key in inits[0]}
     data = [torch.Generator(device=dev).manual_seed(base + 10_000 + k) for k in range(run.seeds)]
 
-    def batch(step):
-        parts = [sample_prompts(cfg, g, dtype=dt, device=dev) for g in data]
-        z = torch.stack([parts[k // 2][0] for k in range(2 * run.seeds)])
-        y = torch.stack([parts[k // 2][1] for k in range(2 * run.seeds)])
-        return z, y
+    def batch(step):  # both optimisers of a seed see its draw
+        z, y = sample_prompts_stacked(cfg, data, dtype=dt, device=dev)
+        return z.repeat_interleave(2, dim=0), y.repeat_interleave(2, dim=0)
 
     sgdm = OptimizerConfig("momentum", momentum=0.9)
     adam = OptimizerConfig("adam", betas=(0.9, 0.9))
@@ -949,8 +1043,8 @@ def run_comparison(run: ComparisonRun, *, device: str = "cpu") -> ComparisonResu
                          clip=s.clip,
                          description=f"{run.setting} {run.attention} L={run.layers}",
                          member_chunk=run.member_chunk)
-    traj = train(loss_fn, params, config, batch,
-                 {"theta": lambda p: torch.cat([p["A"].flatten(), p["B"].flatten()])})
+    traj = train(stacked_prompt_loss() if run.attention == "linear" else loss_fn, params,
+                 config, batch, {"theta": lambda p: torch.cat([p["A"].flatten(), p["B"].flatten()])})
     theta = traj.observables["theta"]  # [K, steps + 1, P], float32 (small)
     train_loss = traj.loss.cpu().numpy()
     del traj
