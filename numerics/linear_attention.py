@@ -235,40 +235,46 @@ def loss_for(attention: str) -> Callable:
 # ---------------------------------------------------------------------- members folded
 def stacked_forward(params: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
     """:func:`forward` (linear attention) of K members at once: ``params`` [K, L, d, d],
-    prompts ``z`` [K, B, d+1, n+1] -> TF [K, B].
+    prompts ``z`` [K, B, d+1, n+1] -> TF [K, B].  Equal to :func:`forward` up to float
+    rounding (tested in float64, loss and gradient).
 
-    Linear attention is associative, so a layer never forms the (n+1) x (n+1) scores
-    (ours; the standard linear-attention reordering, (Z M Z^T) Q Z instead of Z M (Z^T Q Z)):
-    with X the covariate rows and M the mask,
+    Written on each prompt's d x d statistics instead of its n+1 tokens (ours, exact
+    algebra; linear attention is associative).  With X the covariate rows, r the label row
+    and the context the first n tokens, one layer is r <- r + (1/n) u^T X with u = A^T h,
+    h = X_ctx r_ctx, and X <- (I + N) X with N = (1/n) B G A, G = X_ctx X_ctx^T, because
+    P Z M (X^T A X) = P (Z M X^T) A X.  So the layer maps the statistics
+    (G, h, x_q, r_q) of the prompt to
 
-        Z <- Z + (1/n) P (Z M X^T) A X,   P = [[B, 0], [0, 1]],
+        r_q += u . x_q / n,   h <- (I + N) (h + G u / n),
+        x_q <- (I + N) x_q,   G <- (I + N) G (I + N)^T,
 
-    since P Z M (X^T A X) = P (Z M X^T) A X.  Z M X^T is [d+1, d] per prompt, so a layer is
-    two batched products over the K*B prompts, (d+1) x n x d and (d+1) x d x (n+1), instead
-    of (n+1) x d x (n+1) twice; the last layer forms only the query's label entry.  Equal to
-    :func:`forward` up to float rounding (tested in float64, loss and gradient).
+    and TF = -r_q after the last layer.  The tokens enter once, through G and h (no
+    gradient flows into data); everything after is products of d x d matrices over the
+    K*B prompts, whose cost does not grow with n.
     """
     a_all = params["A"]
     b_all = params.get("B")
-    d = a_all.shape[-1]
+    layers, d = a_all.shape[1], a_all.shape[-1]
     n = z.shape[-1] - 1
-    layers = a_all.shape[1]
+    with torch.no_grad():  # the prompts' statistics (data only)
+        xc, rc = z[..., :d, :n], z[..., d, :n]
+        g = xc @ xc.transpose(-1, -2)  # [K, B, d, d]
+        h = (xc @ rc[..., None])[..., 0]  # [K, B, d]
+    xq, rq = z[..., :d, n], z[..., d, n]
     for layer in range(layers):
-        a = a_all[:, layer].unsqueeze(1)  # [K, 1, d, d]
-        x = z[..., :d, :]
-        s = z[..., :n] @ x[..., :n].transpose(-1, -2)  # Z M X^T: [K, B, d+1, d]
+        a = a_all[:, layer, None]  # [K, 1, d, d]
+        u = (h[..., :, None] * a).sum(-2)  # A^T h
+        rq = rq + (u * xq).sum(-1) / n
+        if layer == layers - 1:
+            break
+        h = h + (g * u[..., None, :]).sum(-1) / n
         if b_all is not None:
-            b = b_all[:, layer].unsqueeze(1)
-            s = torch.cat([b @ s[..., :d, :], s[..., d:, :]], dim=-2)
-        else:  # zero_p: B = 0, only the label row moves
-            s = s[..., d:, :]
-        w = s @ a  # P (Z M X^T) A: [K, B, d+1, d] (or [K, B, 1, d])
-        if layer == layers - 1:  # only TF = -Z_L[d, n] is read
-            r_q = z[..., d, n] + (w[..., -1, :] * x[..., n]).sum(-1) / n
-            return -r_q
-        update = w @ x / n
-        z = z + update if b_all is not None else torch.cat([x, z[..., d:, :] + update], -2)
-    return -z[..., d, n]  # pragma: no cover  (layers >= 1)
+            m = b_all[:, layer, None] @ (g @ a) / n  # N = B G A / n
+            h = h + (m * h[..., None, :]).sum(-1)
+            xq = xq + (m * xq[..., None, :]).sum(-1)
+            mg = m @ g
+            g = g + mg + mg.transpose(-1, -2) + mg @ m.transpose(-1, -2)
+    return -rq
 
 
 def stacked_prompt_loss() -> StackedLoss:
