@@ -19,7 +19,19 @@ short probe (best of a few square ``n x n`` products).  The FLOP model of one me
 forward and backward pass.  It counts matrix products only (mm, bmm, einsum's contractions);
 elementwise work (softmax, masks, the optimiser) is left out, so ``fraction_of_peak`` is the
 share of the machine's matmul rate that the model's matmuls reach, a lower bound on how busy
-the machine is.
+the machine is.  A model's folded loss may compute the same loss with fewer operations
+(linear attention's works on each prompt's d x d statistics): ``gflops`` then is the rate
+at which the one-member graph's FLOP are retired (its equivalent), and the bound below is
+taken on the step actually run.
+
+The roofline bound of one member-step is the larger of its FLOP over the matmul peak and
+its bytes moved over the machine's memory bandwidth (``bandwidth_gbs``: best of repeated
+copies of a 64 MiB tensor, bytes read plus written).  Both are counted on the stacked
+trainer's own step (:func:`stacked_step_cost`: data sampling, loss, gradient, clipping,
+optimiser; the difference of a 2-step and a 1-step run): FLOP by the flop counter as above,
+bytes as each eager op's tensor inputs plus outputs (views excluded), the traffic of an
+unfused execution whose operands outgrow the caches.  ``fraction_of_bound`` is that bound
+times the measured member-steps per second (1 would run at the bound).
 
 ``max_member_gap`` is the largest parameter difference between loop member 0 and stacked
 member 0 after training (float32): the two ways compute the same thing.
@@ -29,7 +41,9 @@ bench.json::
     {"device", "threads", "peak_gflops", "dtype", "steps", "probe_size", "models": [
         {"model", "k", "loop_s", "stacked_s", "speedup_vs_loop", "member_steps_per_s",
          "gflops", "fraction_of_peak", "loop_members_timed", "flops_per_member_step",
-         "max_member_gap"}]}
+         "max_member_gap", "step_flops_per_member_step", "step_bytes_per_member_step",
+         "bound_s_per_member_step", "bound_by", "fraction_of_bound"}],
+     "bandwidth_gbs", ...}
 
 ``member_steps_per_s`` and ``gflops`` are the stacked trainer's.  ``bench.png`` beside it
 plots speed-up and fraction of peak against K.  Timings on a shared machine are noisy: run
