@@ -250,31 +250,44 @@ def stacked_forward(params: dict[str, torch.Tensor], z: torch.Tensor) -> torch.T
 
     and TF = -r_q after the last layer.  The tokens enter once, through G and h (no
     gradient flows into data); everything after is products of d x d matrices over the
-    K*B prompts, whose cost does not grow with n.
+    K*B prompts, whose cost does not grow with n.  The prompt axis is kept innermost
+    ([K, d, d, B]) and the d x d products are written as d multiply-adds of whole
+    [K, d, d, B] slices: at K = 64, B = 1000, d = 5, L = 3 (float32, one thread of a shared
+    2-core CPU) a forward and backward pass took 3.6 ms per member this way, 5.9 ms with
+    batched matmuls of the K*B 5 x 5 matrices and 8.6 ms on the tokens.
     """
     a_all = params["A"]
     b_all = params.get("B")
     layers, d = a_all.shape[1], a_all.shape[-1]
     n = z.shape[-1] - 1
-    with torch.no_grad():  # the prompts' statistics (data only)
+    with torch.no_grad():  # the prompts' statistics (data only), prompt axis last
         xc, rc = z[..., :d, :n], z[..., d, :n]
-        g = xc @ xc.transpose(-1, -2)  # [K, B, d, d]
-        h = (xc @ rc[..., None])[..., 0]  # [K, B, d]
-    xq, rq = z[..., :d, n], z[..., d, n]
+        g = (xc @ xc.transpose(-1, -2)).permute(0, 2, 3, 1).contiguous()  # [K, d, d, B]
+        h = (xc @ rc[..., None])[..., 0].transpose(1, 2).contiguous()  # [K, d, B]
+    xq, rq = z[..., :d, n].transpose(1, 2), z[..., d, n]  # [K, d, B], [K, B]
     for layer in range(layers):
-        a = a_all[:, layer, None]  # [K, 1, d, d]
-        u = (h[..., :, None] * a).sum(-2)  # A^T h
-        rq = rq + (u * xq).sum(-1) / n
+        a = a_all[:, layer, :, :, None]  # [K, d, d, 1]
+        u = (a * h[:, :, None]).sum(1)  # A^T h
+        rq = rq + (u * xq).sum(1) / n
         if layer == layers - 1:
             break
-        h = h + (g * u[..., None, :]).sum(-1) / n
+        h = h + (g * u[:, None]).sum(2) / n
         if b_all is not None:
-            m = b_all[:, layer, None] @ (g @ a) / n  # N = B G A / n
-            h = h + (m * h[..., None, :]).sum(-1)
-            xq = xq + (m * xq[..., None, :]).sum(-1)
-            mg = m @ g
-            g = g + mg + mg.transpose(-1, -2) + mg @ m.transpose(-1, -2)
+            m = _prompt_mm(b_all[:, layer, :, :, None], _prompt_mm(g, a)) / n  # B G A / n
+            h = h + (m * h[:, None]).sum(2)
+            xq = xq + (m * xq[:, None]).sum(2)
+            mg = _prompt_mm(m, g)
+            g = g + mg + mg.transpose(1, 2) + _prompt_mm(mg, m.transpose(1, 2))
     return -rq
+
+
+def _prompt_mm(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Per-prompt matrix product of [K, i, k, B] and [K, k, j, B] (either B may be 1),
+    as k multiply-adds of [K, i, j, B] slices."""
+    out = p[:, :, 0, None, :] * q[:, None, 0, :, :]
+    for k in range(1, p.shape[2]):
+        out = out + p[:, :, k, None, :] * q[:, None, k, :, :]
+    return out
 
 
 def stacked_prompt_loss() -> StackedLoss:
