@@ -19,7 +19,19 @@ short probe (best of a few square ``n x n`` products).  The FLOP model of one me
 forward and backward pass.  It counts matrix products only (mm, bmm, einsum's contractions);
 elementwise work (softmax, masks, the optimiser) is left out, so ``fraction_of_peak`` is the
 share of the machine's matmul rate that the model's matmuls reach, a lower bound on how busy
-the machine is.
+the machine is.  A model's folded loss may compute the same loss with fewer operations
+(linear attention's works on each prompt's d x d statistics): ``gflops`` then is the rate
+at which the one-member graph's FLOP are retired (its equivalent), and the bound below is
+taken on the step actually run.
+
+The roofline bound of one member-step is the larger of its FLOP over the matmul peak and
+its bytes moved over the machine's memory bandwidth (``bandwidth_gbs``: best of repeated
+copies of a 64 MiB tensor, bytes read plus written).  Both are counted on the stacked
+trainer's own step (:func:`stacked_step_cost`: data sampling, loss, gradient, clipping,
+optimiser; the difference of a 2-step and a 1-step run): FLOP by the flop counter as above,
+bytes as each eager op's tensor inputs plus outputs (views excluded), the traffic of an
+unfused execution whose operands outgrow the caches.  ``fraction_of_bound`` is that bound
+times the measured member-steps per second (1 would run at the bound).
 
 ``max_member_gap`` is the largest parameter difference between loop member 0 and stacked
 member 0 after training (float32): the two ways compute the same thing.
@@ -29,7 +41,9 @@ bench.json::
     {"device", "threads", "peak_gflops", "dtype", "steps", "probe_size", "models": [
         {"model", "k", "loop_s", "stacked_s", "speedup_vs_loop", "member_steps_per_s",
          "gflops", "fraction_of_peak", "loop_members_timed", "flops_per_member_step",
-         "max_member_gap"}]}
+         "max_member_gap", "step_flops_per_member_step", "step_bytes_per_member_step",
+         "bound_s_per_member_step", "bound_by", "fraction_of_bound"}],
+     "bandwidth_gbs", ...}
 
 ``member_steps_per_s`` and ``gflops`` are the stacked trainer's.  ``bench.png`` beside it
 plots speed-up and fraction of peak against K.  Timings on a shared machine are noisy: run
@@ -140,8 +154,11 @@ def _linear_attention_case(device: torch.device, small: bool) -> BenchCase:
     lr, momentum, clip = 0.02, 0.9, 1.0
 
     def sample(gens):
-        parts = [nl.sample_prompts(cfg, g, dtype=DTYPE, device=device) for g in gens]
-        return torch.stack([p[0] for p in parts]), torch.stack([p[1] for p in parts])
+        if len(gens) == 1:  # the loop: the authors' one-member draw
+            z, y = nl.sample_prompts(cfg, gens[0], dtype=DTYPE, device=device)
+            return z[None], y[None]
+        # the same draws, member by member off each generator (tested)
+        return nl.sample_prompts_stacked(cfg, gens, dtype=DTYPE, device=device)
 
     return BenchCase(
         name="linear_attention",
@@ -155,6 +172,7 @@ def _linear_attention_case(device: torch.device, small: bool) -> BenchCase:
         make_optimizer=lambda named: torch.optim.SGD([p for _, p in named], lr=lr,
                                                      momentum=momentum),
         clip=clip,
+        stacked_loss=nl.stacked_prompt_loss(),
     )
 
 
@@ -272,6 +290,66 @@ def matmul_peak_gflops(device: torch.device, size: int = 1024, dtype=DTYPE,
     return best
 
 
+def copy_bandwidth_gbs(device: torch.device, megabytes: int = 64, dtype=DTYPE,
+                       seconds: float = 0.3) -> float:
+    """Memory bandwidth (GB/s): best of repeated copies of a ``megabytes`` tensor into
+    another (bytes read plus bytes written), larger than the caches of a CPU."""
+    n = megabytes * 2**20 // torch.empty((), dtype=dtype).element_size()
+    a = torch.randn(n, dtype=dtype, device=device)
+    b = torch.empty_like(a)
+    b.copy_(a)  # warm-up: pages touched
+    best = 0.0
+    spent = 0.0
+    while spent < seconds:
+        dt, _ = _timed(lambda: b.copy_(a), device)
+        spent += dt
+        best = max(best, 2 * a.numel() * a.element_size() / max(dt, 1e-12) / 1e9)
+    return best
+
+
+class _TrafficMode(torch.utils._python_dispatch.TorchDispatchMode):
+    """Bytes each aten op reads and writes: its tensor inputs plus its outputs (views move
+    nothing).  The traffic of an unfused (eager) execution whose operands do not stay in a
+    cache between ops, the case of the benched sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.bytes = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        from torch.utils._pytree import tree_leaves
+
+        out = func(*args, **(kwargs or {}))
+        if not getattr(func, "is_view", False):
+            seen = set()
+            for t in tree_leaves((args, kwargs or {}, out)):
+                if isinstance(t, torch.Tensor) and id(t) not in seen:
+                    seen.add(id(t))
+                    self.bytes += t.numel() * t.element_size()
+        return out
+
+
+def stacked_step_cost(case: BenchCase, device: torch.device, members: int = 4,
+                      chunk: int | None = None) -> tuple[float, float]:
+    """(FLOP, bytes moved) of one member-step of the stacked trainer as the bench times it
+    (data sampling, loss, gradient, clipping, optimiser): the difference between a 2-step
+    and a 1-step :func:`train_stacked` of ``members`` members, divided by ``members``.
+    FLOP by ``torch.utils.flop_counter`` (matrix products only), bytes by :class:`_TrafficMode`."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    def cost(steps: int) -> tuple[float, float]:
+        flops = FlopCounterMode(display=False)
+        with flops:
+            train_stacked(case, members, 0, steps, device, chunk)
+        traffic = _TrafficMode()
+        with traffic:
+            train_stacked(case, members, 0, steps, device, chunk)
+        return float(flops.get_total_flops()), float(traffic.bytes)
+
+    one, two = cost(1), cost(2)
+    return (two[0] - one[0]) / members, (two[1] - one[1]) / members
+
+
 def _resolve_chunk(chunk: int | str | None, device: torch.device, case: BenchCase) -> int | None:
     """``auto``: chunks help the vmapped path on a CPU, not a GPU nor a folded loss."""
     if chunk != "auto":
@@ -327,10 +405,12 @@ def member_memory(model: str, device: torch.device, ks: tuple[int, int] = (8, 64
 
 # ---------------------------------------------------------------------- the bench
 def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_members: int,
-                seed: int, device: torch.device, peak: float, chunk: int | None,
-                compile: bool) -> list[dict]:
+                seed: int, device: torch.device, peak: float, bandwidth: float,
+                chunk: int | None, compile: bool) -> list[dict]:
     chunk = _resolve_chunk(chunk, device, case)
     flops = member_step_flops(case, device)
+    step_flops, step_bytes = stacked_step_cost(case, device, chunk=chunk)
+    bound_s = max(step_flops / (peak * 1e9), step_bytes / (bandwidth * 1e9))
     train_stacked(case, 1, seed, 1, device)  # warm-up: kernels, vmap, allocator
     train_loop_member(case, 0, seed, 1, device)
     parts: dict[str, float] = {}
@@ -358,6 +438,12 @@ def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_member
             "max_member_gap": gap, "member_chunk": chunk,
             "stacked_path": "folded" if case.stacked_loss is not None else "vmap",
             "loop_parts_ms": loop_parts_ms,
+            "step_flops_per_member_step": step_flops,
+            "step_bytes_per_member_step": step_bytes,
+            "bound_s_per_member_step": _sig(bound_s),
+            "bound_by": ("compute" if step_flops / (peak * 1e9)
+                         >= step_bytes / (bandwidth * 1e9) else "memory"),
+            "fraction_of_bound": _sig(bound_s * k * steps / stacked_s),
         })
     return rows
 
@@ -382,6 +468,7 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
         raise ValueError("steps, members and loop_members must be >= 1")
     device = torch.device(device)
     peak = matmul_peak_gflops(device, probe_size)
+    bandwidth = copy_bandwidth_gbs(device, 8 if small else 64)
     cases = bench_cases(device, small)
     rows: list[dict] = []
     try:
@@ -390,7 +477,7 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
         tqdm = None
     for case in tqdm(cases, desc="bench", unit="model") if tqdm else cases:
         rows += _bench_case(case, members, steps, loop_members, seed, device, peak,
-                            member_chunk, compile)
+                            bandwidth, member_chunk, compile)
     memory_rows = {}
     if memory:
         for case in cases:
@@ -398,7 +485,7 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
                 case.name, device, small=small,
                 member_chunk=_resolve_chunk(member_chunk, device, case))
     data = {"device": str(device), "threads": torch.get_num_threads(),
-            "peak_gflops": round(peak, 3), "dtype": str(DTYPE).removeprefix("torch."),
+            "peak_gflops": round(peak, 3), "bandwidth_gbs": round(bandwidth, 3), "dtype": str(DTYPE).removeprefix("torch."),
             "steps": steps, "probe_size": probe_size, "member_chunk": member_chunk,
             "compile": compile,
             "cases": {c.name: c.description for c in cases}, "models": rows,
@@ -412,16 +499,20 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
 
 def _table(data: dict) -> str:
     lines = [f"device {data['device']}, {data['threads']} threads, {data['dtype']}, "
-             f"{data['steps']} steps per run; matmul peak {data['peak_gflops']:.1f} GFLOP/s; "
+             f"{data['steps']} steps per run; matmul peak {data['peak_gflops']:.1f} GFLOP/s, "
+             f"copy bandwidth {data.get('bandwidth_gbs', float('nan')):.1f} GB/s; "
              f"member_chunk {data['member_chunk']}, compile {data['compile']}",
              f"{'model':<17} {'K':>5} {'loop s':>9} {'stacked s':>10} {'speedup':>8} "
-             f"{'m-steps/s':>10} {'GFLOP/s':>8} {'of peak':>8}"]
+             f"{'m-steps/s':>10} {'GFLOP/s':>8} {'of peak':>8} {'bound ms':>9} "
+             f"{'of bound':>9}"]
     for r in data["models"]:
         scaled = "*" if r["loop_members_timed"] < r["k"] else " "
         lines.append(f"{r['model']:<17} {r['k']:>5} {r['loop_s']:>8.2f}{scaled} "
                      f"{r['stacked_s']:>10.2f} {r['speedup_vs_loop']:>8.2f} "
                      f"{r['member_steps_per_s']:>10.1f} {r['gflops']:>8.2f} "
-                     f"{r['fraction_of_peak']:>8.4f}")
+                     f"{r['fraction_of_peak']:>8.4f} "
+                     f"{1e3 * r.get('bound_s_per_member_step', float('nan')):>9.4f} "
+                     f"{r.get('fraction_of_bound', float('nan')):>9.4f}")
     lines.append("* loop time scaled from the members timed (loop_members_timed)")
     for model in dict.fromkeys(r["model"] for r in data["models"]):
         row = next(r for r in data["models"] if r["model"] == model)

@@ -49,7 +49,15 @@ def test_bench_writes_schema(tmp_path):
         assert r["max_member_gap"] < 1e-4  # loop member 0 = stacked member 0 (float32)
         assert set(r["loop_parts_ms"]) == {"sample", "forward_backward", "optimizer"}
         assert all(v > 0 for v in r["loop_parts_ms"].values())
-    assert {r["stacked_path"] for r in rows if r["model"] == "markov"} == {"folded"}
+    assert {r["stacked_path"] for r in rows} == {"folded"}
+    assert data["bandwidth_gbs"] > 0
+    for r in rows:  # the roofline bound: the larger of FLOP / peak and bytes / bandwidth
+        assert r["step_flops_per_member_step"] > 0 and r["step_bytes_per_member_step"] > 0
+        assert r["bound_s_per_member_step"] == pytest.approx(max(
+            r["step_flops_per_member_step"] / (data["peak_gflops"] * 1e9),
+            r["step_bytes_per_member_step"] / (data["bandwidth_gbs"] * 1e9)), rel=1e-2)
+        assert r["fraction_of_bound"] == pytest.approx(
+            r["bound_s_per_member_step"] * r["member_steps_per_s"], rel=2e-2)
     for mem in data["memory"].values():  # two fresh processes per model
         assert len(mem["peak_mb"]) == 2 and all(p > 0 for p in mem["peak_mb"])
         assert mem["per_member_mb"] > 0 and mem["max_k_in_budget"] > 0
