@@ -151,7 +151,46 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 # Parts whose tolerance under the negative control differs from the check's on the same
 # example without declaring why (verify.claims.tolerance_from_theory), listed rather than
 # hidden: each entry fails strictly the day its row declares or removes the drift.
-KNOWN_DRIFT: dict[str, str] = {}
+KNOWN_DRIFT: dict[str, str] = {
+    'cooccurrence.attention_structure':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
+    'cooccurrence.balancing':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): I2_over_I3 0.0707 -> 0.0593; lemma45_total_over_R_num 0.00304 -> 0.00431; lemma45_total_over_R_den 0.00202 -> 1.96e-05',
+    'cooccurrence.canonical_closure':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): richardson 3.59e-05 -> 0.0254',
+    'cooccurrence.phase1':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): t_cls 0.497 -> 0.33; score_change 0.44 -> 0.453; attention_frozen 0.373 -> 0.374 (+1 more)',
+    'cooccurrence.ratio_limit':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
+    'cooccurrence.sandwich':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): onset_vs_reduction 0.313 -> 0.274',
+    'cooccurrence.single_target_hump':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): rise 0.00886 -> 0.000151',
+    'cooccurrence.validation_exponent':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
+    'linear_attention.balanced_flow':
+        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): the flow's limit Gamma = u U^T vs the claimed Gamma* 1.14e-05 -> 1.21e-05; the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2 4.58e-05 -> 4.88e-05; the flow's u vs the balanced u_inf = ||Gamma*||^1/2 2.29e-05 -> 2.44e-05 (+3 more)",
+    'linear_attention.gd_emulation':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): transformer output vs L preconditioned GD steps 4.02e-12 -> 5.45e-12',
+    'linear_attention.multilayer_floor':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: steps vs exact minimiser 0.0021 -> 0; member 0: torch evaluation loss vs floor 0.00361 -> 0.00499; member 1: steps vs exact minimiser 0.00861 -> 0 (+1 more)',
+    'linear_attention.one_layer_optimum':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: torch evaluation loss vs f* 0.0115 -> 0.00238; member 1: torch evaluation loss vs f* 0.0115 -> 0.00238; member 2: torch evaluation loss vs f* 0.0115 -> 0.00238 (+5 more)',
+    'markov.bias_optimum':
+        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): b* vs the authors' closed form 1.38e-25 -> 1.13e-25; numeric argmin of L over b vs b* 3.49e-07 -> 3.6e-07; Newton distance from b* to the root of dL/db 1.38e-25 -> 1.13e-25",
+    'markov.canonical_metric_path':
+        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): first GD step, projected, vs the flow's velocity at the init 1.11e-09 -> 1.1e-09",
+    'markov.canonical_tracks_full':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): logit error extrapolated to step 0 0.0143 -> 0.168; logit trajectory: full GD extrapolated to step 0 (Richardson 0.00377 -> 0.000296',
+    'markov.energy_conserved':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): E along the integrated flow 1e-06 -> 1.1e-06',
+    'rank_increase.first_jump':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_first_jump 0.014 -> 0.01',
+    'rank_increase.jump_times':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): gd_quadratic_T2 0.0199 -> 0.0712; ode_quadratic_T2 0.0197 -> 0.0707; ode_quadratic_T3 0.0514 -> 0.151 (+2 more)',
+    'rank_increase.staircase':
+        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_l1_extrapolated 0.0115 -> 0.0154',
+}
 
 
 @pytest.mark.parametrize("claim_id", [

@@ -1767,9 +1767,9 @@ def _e1_at_init(start: float, d: int) -> float:
           "on the rank-one manifold the canonical solution lives on (W_1 = c1 u alpha^T), "
           "derived from the Gram matrix's eigenvalues; W_V's predicted value is the figure's "
           "reading, said so (on the canonical family W_V = 0).  Still judged only at the "
-          "figures' configuration (the figure rule of verify.markov._judged); a CPU-decidable "
-          "size would need the per-seed spread of the window minimum at that configuration "
-          "for its power calculation, which no run has measured yet.",
+          "figures' configuration (the figure rule of verify.markov._judged); sizing a "
+          "CPU-decidable run needs the per-seed spread of the window minimum at that "
+          "configuration, which no run has measured yet, so no size is planned.",
 )
 def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable,
                     w_v: Callable) -> Evidence:
