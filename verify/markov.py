@@ -1429,7 +1429,7 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     if seen_full == "global" and not descent_holds:
         parts.append(Part.bounded(
             "full-model GD: end set vs the rule's basin", code[predicted], code[seen_full],
-            end_err, 0.0, math.inf, 0.0,
+            end_err, 0.0, max(1.0, end_err), 0.0,
             end_model + ".  Not decided here: the descent premise fails (the loss rose by "
             f"{rise_after:.3g} after falling below H(pi)), so the 'global' reading is not "
             "available", details=end_details, kind="simulation"))
