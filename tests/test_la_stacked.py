@@ -55,6 +55,8 @@ def test_stacked_sampler_is_each_members_own_draw(kw, dtype):
     assert z.shape == (4, 11, cfg.d + 1, 7) and y.shape == (4, 11) and z.dtype == dtype
     for m, g in enumerate(member_generators(4, 7)):
         zm, ym = nl.sample_prompts(cfg, g, dtype=dtype)
+        # exact (rtol = atol = 0) on purpose: the stacked sampler must draw the same numbers
+        # from each member's generator in the same order, so any difference is a bug
         torch.testing.assert_close(z[m], zm, rtol=0, atol=0)
         torch.testing.assert_close(y[m], ym, rtol=0, atol=0)
 
