@@ -17,8 +17,10 @@ install: $(BIN)/tdcheck
 verify: $(BIN)/tdcheck
 	$(BIN)/tdcheck verify --profile quick --device cpu --out tdcheck-report
 
+# the suite in TEST_JOBS processes (pytest-xdist; a claim's smoke tests stay in one worker)
+TEST_JOBS ?= 2
 test: $(BIN)/tdcheck
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
 
 lint: $(BIN)/tdcheck
 	$(BIN)/ruff check .

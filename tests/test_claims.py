@@ -16,6 +16,14 @@ CLAIMS = {c.id: c for p in implemented() for c in claims_for(p)}
 
 SMOKE: dict = {}  # claim id -> its smoke-size result, reused by the other-seeds test
 
+
+def _grouped(cid: str, *marks) -> object:
+    """A claim id as a test parameter in the claim's xdist group: under ``pytest -n``
+    (``make test``, ``--dist loadgroup``) the three tests that share a claim's smoke result
+    through ``SMOKE`` run in one worker, so the claim runs once."""
+    return pytest.param(cid, marks=[pytest.mark.xdist_group(cid), *marks])
+
+
 # Known defects, listed rather than hidden: each is an open finding of a row issue, and the
 # test fails (strict xfail) the day the defect is fixed, so the entry must then go.
 KNOWN_DEFECTS: dict[str, str] = {}
@@ -24,8 +32,8 @@ KNOWN_DEFECTS: dict[str, str] = {}
 @pytest.mark.parametrize("claim_id", [
     # strict: an xpass fails the suite, so a fixed defect cannot stay listed; the reason is
     # the defect's description in KNOWN_DEFECTS, shown in every report of the run
-    pytest.param(cid, marks=pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
-    if cid in KNOWN_DEFECTS else cid for cid in CLAIMS])
+    _grouped(cid, pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
+    if cid in KNOWN_DEFECTS else _grouped(cid) for cid in CLAIMS])
 def test_claim_at_smoke_size(claim_id):
     claim = CLAIMS[claim_id]
     result = run_claim(claim, "test", Context(profile="test"))
@@ -132,7 +140,7 @@ def _holds_with_margin(result) -> bool:
 FAST = [cid for cid, c in CLAIMS.items() if c.cost == "fast"]
 
 
-@pytest.mark.parametrize("claim_id", FAST)
+@pytest.mark.parametrize("claim_id", [_grouped(cid) for cid in FAST])
 def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
     """``--seed`` moves every simulation seed and hypothesis's draws; a fast claim that
     holds with margin at the registered seed holds at two others too."""
@@ -196,8 +204,8 @@ KNOWN_DRIFT: dict[str, str] = {
 @pytest.mark.parametrize("claim_id", [
     # strict xfail: each KNOWN_DRIFT entry carries its measured drift as the reason and fails
     # the suite once the row declares (tolerance_from_theory) or removes the drift
-    pytest.param(cid, marks=pytest.mark.xfail(reason=KNOWN_DRIFT[cid], strict=True))
-    if cid in KNOWN_DRIFT else cid for cid in CLAIMS])
+    _grouped(cid, pytest.mark.xfail(reason=KNOWN_DRIFT[cid], strict=True))
+    if cid in KNOWN_DRIFT else _grouped(cid) for cid in CLAIMS])
 def test_tolerances_do_not_move_with_the_theory(claim_id):
     """A tolerance computed from the theory under test can grow under a wrong theory and
     let the control pass (README, Adding a paper, step 3: rules of the engine)."""

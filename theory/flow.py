@@ -31,14 +31,57 @@ __all__ = [
     "Twin",
     "classify_matrix",
     "gradient_flow",
+    "lambdify_numeric",
     "numeric",
     "simplify_zero",
 ]
 
 
+def _has(expr: sp.Basic, cls: type) -> bool:
+    """Whether ``expr`` contains a node of type ``cls``, visiting each distinct subexpression
+    once: ``Basic.has`` walks the expression as a tree, and a large reduced system (Eqn 10
+    at 250 context tokens) repeats its shared sums millions of times."""
+    seen: set[int] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cls):
+            return True
+        for arg in node.args:
+            if id(arg) not in seen:
+                seen.add(id(arg))
+                stack.append(arg)
+    return False
+
+
 def numeric(expr: sp.Expr) -> sp.Expr:
-    """Drop distributional terms (DiracDelta) that only live on the kinks of |x|, sign(x)."""
-    return sp.sympify(expr).replace(sp.DiracDelta, lambda *args: sp.S.Zero)
+    """Drop distributional terms (DiracDelta) that only live on the kinks of |x|, sign(x);
+    and read a complex infinity (``zoo``: a division by an exact zero, e.g. in a degenerate
+    metric) as NaN, which numpy can evaluate, so a wrong theory gives a NaN a part rejects
+    instead of a ``KeyError: 'ComplexInfinity'`` from the code printer."""
+    expr = sp.sympify(expr)
+    if _has(expr, type(sp.zoo)):
+        expr = expr.xreplace({sp.zoo: sp.nan})
+    if not _has(expr, sp.DiracDelta):
+        return expr
+    return expr.replace(sp.DiracDelta, lambda *args: sp.S.Zero)
+
+
+def _numeric_tree(expr):
+    if isinstance(expr, (list, tuple)):
+        return type(expr)(_numeric_tree(x) for x in expr)
+    if isinstance(expr, (sp.MatrixBase, sp.NDimArray)):
+        return expr.applyfunc(numeric)
+    return numeric(expr)
+
+
+def lambdify_numeric(args, expr, modules="numpy", **kwargs):
+    """``sympy.lambdify`` of a theory expression (a scalar, a list or tuple of them, a Matrix
+    or Array) after :func:`numeric`: a check that evaluates a wrong theory's expression gets
+    NaN where the theory divides by an exact zero, never a printer ``KeyError``.  No sympy
+    ``implemented_function`` is used in ``theory/``, so its namespace scan is skipped."""
+    kwargs.setdefault("use_imps", False)
+    return sp.lambdify(args, _numeric_tree(expr), modules, **kwargs)
 
 
 class Equation(NamedTuple):
@@ -350,7 +393,10 @@ def _lambdify_matrix(system: ReducedSystem, matrix: sp.Matrix, backend: Backend)
     t = sp.Symbol("t", real=True)
     flat = [numeric(x) for x in matrix]
     raw = sp.lambdify(
-        [t, list(system.state), *system.params], flat, modules=_modules(backend), cse=True
+        [t, list(system.state), *system.params], flat, modules=_modules(backend), cse=True,
+        # no sympy implemented_function is used in theory/: skipping its namespace scan (a
+        # tree walk of the whole expression) saves most of the lambdify time of large systems
+        use_imps=False,
     )
     shape = matrix.shape if matrix.shape[1] > 1 else (matrix.shape[0],)
 

@@ -32,24 +32,39 @@ import sympy as sp
 
 from numerics.stats import mean_interval, median_interval, t_quantile
 from theory.flow import simplify_zero
-from verify.claims import Part, PartKind
+from verify.claims import Part, PartKind, _f
 
 __all__ = [
     "exact",
     "identically_zero",
     "log_slope",
     "over_seeds",
+    "real",
     "signed_median_over_seeds",
     "signed_over_seeds",
     "worst_member",
 ]
 
 
+def real(x: Any) -> float:
+    """``x`` as a real float; NaN when it is a complex number with a non-zero imaginary part.
+
+    A wrong theory can hand a check a complex value (the log of a negative probability, the
+    square root of a negative curvature).  Read through this, it becomes a NaN, and a part
+    with a NaN number fails (:class:`verify.claims.Part`) with the value in its numbers,
+    instead of the check raising ``TypeError: Cannot convert complex to float``.  Anything
+    that is neither real nor complex still raises: that is a defect of the check, not of
+    the theory.  (The same rule as a part's own numbers, ``verify.claims._f``.)"""
+    return _f(x)
+
+
 def exact(name: str, predicted: float, observed: float, tolerance: float, error_model: str,
           details: Mapping[str, Any] | None = None, *, kind: PartKind | None = None) -> Part:
-    """``|observed - predicted|`` against ``tolerance``, no interval (deterministic)."""
-    err = abs(float(observed) - float(predicted))
-    return Part(name, predicted, observed, err, tolerance, error_model, details=dict(details or {}),
+    """``|observed - predicted|`` against ``tolerance``, no interval (deterministic).  A
+    complex side (a wrong theory's) fails the part: :func:`real`."""
+    pred, obs = real(predicted), real(observed)
+    err = abs(obs - pred)
+    return Part(name, pred, obs, err, real(tolerance), error_model, details=dict(details or {}),
                 kind=kind)
 
 

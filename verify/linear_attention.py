@@ -79,6 +79,7 @@ from numerics.stats import (
     t_quantile,
 )
 from theory import linear_attention as la
+from theory.flow import lambdify_numeric
 from verify.claims import (
     Claim,
     Context,
@@ -406,7 +407,7 @@ def one_layer_loss_setting1() -> Callable[[np.ndarray], float]:
     """``theory.linear_attention.one_layer_loss`` for Setting 1 (Sigma = I, n = 20) as a
     float function of Gamma, lambdified once from the theory's expression."""
     g = sp.Matrix(5, 5, sp.symbols("g0:25", real=True))
-    fn = sp.lambdify([list(g)], la.one_layer_loss(g, sp.eye(5), 20), "numpy")
+    fn = lambdify_numeric([list(g)], la.one_layer_loss(g, sp.eye(5), 20), "numpy")
     return lambda gamma: float(fn(list(np.asarray(gamma, dtype=float).ravel())))
 
 
@@ -425,7 +426,7 @@ _GRADIENT_POINT = (0.4 * np.eye(5)
 def _loss_gradient_fn() -> Callable:
     g = sp.Matrix(5, 5, sp.symbols("g0:25", real=True))
     loss = la.one_layer_loss(g, sp.eye(5), 20)
-    return sp.lambdify([list(g)], [sp.diff(loss, v) for v in g], "numpy")
+    return lambdify_numeric([list(g)], [sp.diff(loss, v) for v in g], "numpy")
 
 
 def _loss_gradient_setting1(gamma: np.ndarray) -> np.ndarray:
@@ -444,7 +445,7 @@ _CORRELATED = nl.rotated_covariance(0)
 def _loss_gradient_correlated() -> Callable:
     g = sp.Matrix(5, 5, sp.symbols("g0:25", real=True))
     loss = la.one_layer_loss(g, sp.Matrix(_CORRELATED), 20)
-    return sp.lambdify([list(g)], [sp.diff(loss, v) for v in g], "numpy")
+    return lambdify_numeric([list(g)], [sp.diff(loss, v) for v in g], "numpy")
 
 
 def _stationarity_correlated(preconditioner: Callable) -> Part:
@@ -998,8 +999,8 @@ def _drift_allowance(run: nl.ZFBResult, norm: float) -> dict[str, np.ndarray]:
     sys = la.balanced_flow(lam, run.n)
     state = sp.Matrix(sys.state)
     nst = len(sys.state)
-    jac = sp.lambdify([list(sys.state)], sys.rhs.jacobian(state), "numpy")
-    d2 = sp.lambdify([list(sys.state)], sp.Array([[[sp.diff(f, x, y) for y in sys.state]
+    jac = lambdify_numeric([list(sys.state)], sys.rhs.jacobian(state), "numpy")
+    d2 = lambdify_numeric([list(sys.state)], sp.Array([[[sp.diff(f, x, y) for y in sys.state]
                                                     for x in sys.state] for f in sys.rhs]),
                      "numpy")
     # F is cubic in the state, so d3F is a constant tensor (float() fails otherwise)
@@ -1170,7 +1171,7 @@ def equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
     from scipy.optimize import minimize_scalar
 
     a = sp.Symbol("a")
-    f = sp.lambdify(a, la.gd_loss([a] * layers, 5, 20), "numpy")
+    f = lambdify_numeric(a, la.gd_loss([a] * layers, 5, 20), "numpy")
     res = minimize_scalar(f, bounds=(0.01, 3), method="bounded", options={"xatol": 1e-10})
     return float(res.fun), (float(res.x),) * layers
 
@@ -1250,9 +1251,9 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
     steps = np.array(steps)
     a_sym = sp.symbols(f"a1:{layers + 1}", real=True)
     loss = la.gd_loss(a_sym, 5, 20)
-    f = sp.lambdify([a_sym], loss, "numpy")
-    hess = sp.lambdify([a_sym], sp.hessian(loss, a_sym), "numpy")
-    grad = sp.lambdify([a_sym], [sp.diff(loss, v) for v in a_sym], "numpy")
+    f = lambdify_numeric([a_sym], loss, "numpy")
+    hess = lambdify_numeric([a_sym], sp.hessian(loss, a_sym), "numpy")
+    grad = lambdify_numeric([a_sym], [sp.diff(loss, v) for v in a_sym], "numpy")
     grad_star = float(np.linalg.norm(np.array(grad(steps), dtype=float)))
     run = _gd_family(layers, params["seed"], ctx)
     short = (run.config.steps < FLOOR_MIN_STEPS[layers] if layers in FLOOR_MIN_STEPS

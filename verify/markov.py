@@ -64,9 +64,9 @@ from hypothesis import strategies as st
 from numerics import markov as nm
 from numerics.ode import integrate
 from theory import markov as tm
-from theory.flow import ReducedSystem, numeric
+from theory.flow import ReducedSystem, lambdify_numeric, numeric
 from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
-from verify.error_models import exact, identically_zero, log_slope, over_seeds, worst_member
+from verify.error_models import exact, identically_zero, log_slope, over_seeds, real, worst_member
 
 __all__ = ["claims"]
 
@@ -110,12 +110,12 @@ def _mp(key: str) -> Callable:
     if key in ("dL/db", "d2L/db2"):
         order = 1 if key == "dL/db" else 2
         expr = sp.diff(tm.reduced_loss(tm.E, tm.W, tm.B, tm.P, tm.Q), tm.B, order)
-        return sp.lambdify((tm.E, tm.W, tm.B, tm.P, tm.Q), expr, "mpmath")
+        return lambdify_numeric((tm.E, tm.W, tm.B, tm.P, tm.Q), expr, "mpmath")
     if key == "profile":
-        return sp.lambdify((tm.U, tm.P, tm.Q), tm.profile_loss(tm.U, tm.P, tm.Q), "mpmath")
+        return lambdify_numeric((tm.U, tm.P, tm.Q), tm.profile_loss(tm.U, tm.P, tm.Q), "mpmath")
     if key == "profile'":
         d = sp.diff(tm.profile_loss(tm.U, tm.P, tm.Q), tm.U)
-        return sp.lambdify((tm.U, tm.P, tm.Q), d, "mpmath")
+        return lambdify_numeric((tm.U, tm.P, tm.Q), d, "mpmath")
     raise KeyError(key)
 
 
@@ -123,7 +123,7 @@ def _mp(key: str) -> Callable:
 def _float_loss() -> Callable:
     """L(e, w, b, p, q) in double precision (numpy), from theory.markov.reduced_loss."""
     expr = tm.reduced_loss(tm.E, tm.W, tm.B, tm.P, tm.Q)
-    return sp.lambdify((tm.E, tm.W, tm.B, tm.P, tm.Q), expr, "numpy")
+    return lambdify_numeric((tm.E, tm.W, tm.B, tm.P, tm.Q), expr, "numpy")
 
 
 def _hp(*values, dps: int = _DPS) -> list:
@@ -138,7 +138,7 @@ def _eval_hp(fn: Callable, *values, dps: int = _DPS) -> float:
     import mpmath
 
     with mpmath.workdps(dps):
-        return float(fn(*_hp(*values, dps=dps)))
+        return real(fn(*_hp(*values, dps=dps)))
 
 
 # ---------------------------------------------------------------------- 1. bias optimum
@@ -165,13 +165,14 @@ def _wrong_bias(e, w, p, q):
 def _check_bias(params: dict, ctx: Context, *, bias: Callable) -> Evidence:
     # The closed form cancels ~|u|/ln 10 digits when e^u << 1 (p - q + sqrt(D) ~ 0), so
     # the working precision grows with |u| to keep 50 significant digits.
-    u = abs(float(tm.gap(params["e"], params["w"])))
+    u = abs(real(tm.gap(params["e"], params["w"])))
     dps = _DPS + int(u / math.log(10)) + 10
     p, q, e, w = (sp.Float(repr(params[k]), dps) for k in ("p", "q", "e", "w"))
     b_star = bias(e, w, p, q)
     grad = _eval_hp(_mp("dL/db"), e, w, b_star, p, q, dps=dps)
     curv = _eval_hp(_mp("d2L/db2"), e, w, b_star, p, q, dps=dps)
-    newton = abs(grad) / curv  # distance from b* to the true root, to first order
+    # distance from b* to the true root, to first order (none when L is not convex at b*)
+    newton = abs(grad) / curv if curv > 0 else math.inf
     # independent closed form: the authors' formula (typed from their code, not derived)
     import mpmath
 
@@ -189,27 +190,29 @@ def _check_bias(params: dict, ctx: Context, *, bias: Callable) -> Evidence:
     level = abs(float(loss_b(ef, wf, float(res.x), pf, qf)))
     # a flat minimum is located to sqrt(2 eps |L| / L_bb) (eps = 2.2e-16, double rounding
     # of L); 10x that plus the bracket's xatol 1e-12 and 1e-12 (1 + |b*|) for b*'s rounding
-    argmin_tol = 10 * math.sqrt(2 * 2.2e-16 * max(level, 1e-300) / curv) + 1e-12 * (
-        2 + abs(float(b_star)))
+    # a wrong theory can make L concave in b (curv <= 0): then no argmin tolerance exists and
+    # the part fails on its NaN allowance (the curvature is in its details), not on sqrt(<0)
+    argmin_tol = (10 * math.sqrt(2 * 2.2e-16 * max(level, 1e-300) / curv) + 1e-12 * (
+        2 + abs(real(b_star)))) if curv > 0 else math.nan
     return Evidence((exact(
         "b* vs the authors' closed form", 0.0, closed_gap,
-        1e-25 * (1 + abs(float(b_star))),
+        1e-25 * (1 + abs(real(b_star))),
         "both evaluated to the working precision (>= 60 digits) from the same decimal "
         "inputs; 1e-25 (1 + |b*|) bounds the evaluation of either form",
-        details={"authors": float(authors)}, kind="symbolic"), exact(
-        "numeric argmin of L over b vs b*", float(b_star), float(res.x), argmin_tol,
+        details={"authors": real(authors)}, kind="symbolic"), exact(
+        "numeric argmin of L over b vs b*", real(b_star), float(res.x), argmin_tol,
         "bounded Brent on the double-precision loss, bracket [-250, 250] (every b* on the "
         "drawn box lies inside: |b*| <= e^2/2 + |u| + ln 49 < 200): the argmin of a convex "
         "function rounded to double is located to sqrt(2 eps |L| / L_bb); allowance 10x "
         "that plus the bracket tolerance",
         details={"L_bb": curv, "loss_at_argmin": level}, kind="symbolic"), exact(
         "Newton distance from b* to the root of dL/db", 0.0, newton,
-        tolerance=1e-25 * (1 + abs(float(b_star))) + 1e-45 / curv,
+        tolerance=1e-25 * (1 + abs(real(b_star))) + (1e-45 / curv if curv > 0 else math.nan),
         error_model="|dL/db| / (d2L/db2) at b* (L is convex in b), in 50-digit arithmetic "
                     "from exact decimal inputs: the gradient's rounding (< 1e-45) divided "
                     "by the curvature, plus 1e-25 (1 + |b*|) for the 50-digit evaluation "
                     "of b* itself",
-        details={"b_star": float(b_star), "dL_db": grad}, kind="symbolic")))
+        details={"b_star": real(b_star), "dL_db": grad}, kind="symbolic")))
 
 
 # ---------------------------------------------------------------------- 2. profile extremes
@@ -239,10 +242,10 @@ def _check_profile(params: dict, ctx: Context, *, u_star: Callable) -> Evidence:
     from scipy.optimize import minimize_scalar
 
     p, q = params["p"], params["q"]
-    us = float(u_star(p, q))
+    us = real(u_star(p, q))
     ell, slope = _mp("profile"), _mp("profile'")
     at0, at_star = _eval_hp(ell, 0, p, q), _eval_hp(ell, us, p, q)
-    uni, bi = float(tm.unigram_loss(p, q)), float(tm.bigram_loss(p, q))
+    uni, bi = real(tm.unigram_loss(p, q)), real(tm.bigram_loss(p, q))
     d_star = _eval_hp(slope, us, p, q)
     # The bracket is fixed, not centred on any theory's u*: on the drawn square
     # [0.02, 0.98]^2 every argmin lies in |u| <= 2 ln 49 < 7.8 (observation independent of
@@ -281,9 +284,9 @@ _PLOTTED_LINES = {
 
 def _paper_levels(states: int, p: float, q: float | None) -> dict:
     if states == 2:
-        return {"unigram": float(tm.unigram_loss(p, q)), "bigram": float(tm.bigram_loss(p, q))}
-    return {"unigram": float(tm.symmetric_unigram_loss(states)),
-            "bigram": float(tm.symmetric_bigram_loss(p, states))}
+        return {"unigram": real(tm.unigram_loss(p, q)), "bigram": real(tm.bigram_loss(p, q))}
+    return {"unigram": real(tm.symmetric_unigram_loss(states)),
+            "bigram": real(tm.symmetric_bigram_loss(p, states))}
 
 
 def _swapped_levels(states: int, p: float, q: float | None) -> dict:
@@ -484,7 +487,7 @@ def _check_energy(params: dict, ctx: Context, *, energy: Callable) -> Evidence:
     symbolic = Part("symbolic drift dE/dt", 0.0, bad, bad, 0.0,
                     "exact: dE/dt simplified by sympy on both branches of sign(w) must be 0",
                     details={"drift": str(drift)}, kind="symbolic")
-    e_fn = sp.lambdify((tm.E, tm.W), energy(tm.E, tm.W), "numpy")
+    e_fn = lambdify_numeric((tm.E, tm.W), energy(tm.E, tm.W), "numpy")
     sol = integrate(_flow("optimal"), (params["e"], params["w"]), 100.0,
                     _pq_values(params["p"], params["q"]), t_eval=np.linspace(0, 100, 201))
     values = e_fn(sol.y[0], sol.y[1])
@@ -529,9 +532,9 @@ def _paper_critical(p: float, q: float) -> tuple[float, Callable, Callable, Call
     """The paper's critical set: Gamma* = {u = u*}, the type rule on e = 0, and the non-zero
     Hessian eigenvalues there (theory.markov.unigram_curvature on e = 0,
     theory.markov.global_min_curvature on Gamma*)."""
-    return (float(tm.optimal_gap(p, q)), lambda w: tm.critical_type(w, p, q),
-            lambda w: float(tm.unigram_curvature(w, p, q)),
-            lambda e, w: float(tm.global_min_curvature(e, w, p, q)))
+    return (real(tm.optimal_gap(p, q)), lambda w: tm.critical_type(w, p, q),
+            lambda w: real(tm.unigram_curvature(w, p, q)),
+            lambda e, w: real(tm.global_min_curvature(e, w, p, q)))
 
 
 def _other_regime_critical(p: float, q: float) -> tuple[float, Callable]:
@@ -676,7 +679,7 @@ _SEP_BAND = 1e-3  # closest approach to the separatrix level drawn (in E)
 def _on_level(w: float, energy_level: float) -> float | None:
     """|e| of the point at ``w`` < 0 whose energy is ``energy_level``: E(e, w) = e^2 +
     E(0, w) (theory.markov.energy), or None where no such e exists."""
-    e2 = energy_level - float(tm.energy(0, w))
+    e2 = energy_level - real(tm.energy(0, w))
     return math.sqrt(e2) if e2 > 0 else None
 
 
@@ -693,7 +696,7 @@ def _basin_params(draw):
     p, q = draw(_pq(0.05))
     sign_e = draw(st.sampled_from([-1, 1]))
     where = draw(st.sampled_from(["box", "box", "separatrix", "saddle_w"]))
-    e_sep = float(tm.separatrix_energy())
+    e_sep = real(tm.separatrix_energy())
     if where == "separatrix":
         w = -draw(st.floats(0.05, 3))
         delta = 10 ** draw(st.floats(-3, -1)) * draw(st.sampled_from([-1, 1]))
@@ -701,13 +704,13 @@ def _basin_params(draw):
         assume(e is not None and 0.05 <= e <= 3)
         return {"p": p, "q": q, "e": sign_e * e, "w": w}
     if where == "saddle_w":
-        w = float(tm.saddle_point()[1]) + draw(st.floats(-0.05, 0.05))
+        w = real(tm.saddle_point()[1]) + draw(st.floats(-0.05, 0.05))
         e = sign_e * draw(st.floats(0.05, 3))
     else:
         e = sign_e * draw(st.floats(0.05, 3))
         w = draw(st.floats(0.05, 3)) * draw(st.sampled_from([-1, 1]))
     if w < 0:
-        assume(abs(float(tm.energy(e, w)) - e_sep) >= _SEP_BAND)
+        assume(abs(real(tm.energy(e, w)) - e_sep) >= _SEP_BAND)
     return {"p": p, "q": q, "e": e, "w": w}
 
 
@@ -736,7 +739,7 @@ def _near_separatrix(p: float, q: float, w: float, delta: float) -> dict:
 
 
 def _integrated_basin(p: float, q: float, e0: float, w0: float) -> tuple[str, dict]:
-    us = float(tm.optimal_gap(p, q))
+    us = real(tm.optimal_gap(p, q))
 
     def at_global(t, y):
         return abs(tm.gap_twin(y[0], y[1]) - us) - 1e-6
@@ -841,8 +844,8 @@ def _level_part(name: str, predicted: float, other: float, res: nm.FullRunResult
 def _levels(states: int, p: float, q: float) -> tuple[float, float]:
     """(unigram, bigram) losses: binary chain or symmetric S-state chain (theory.markov)."""
     if states == 2:
-        return float(tm.unigram_loss(p, q)), float(tm.bigram_loss(p, q))
-    return float(tm.symmetric_unigram_loss(states)), float(tm.symmetric_bigram_loss(p, states))
+        return real(tm.unigram_loss(p, q)), real(tm.bigram_loss(p, q))
+    return real(tm.symmetric_unigram_loss(states)), real(tm.symmetric_bigram_loss(p, states))
 
 
 @st.composite
@@ -851,7 +854,7 @@ def _distinguishable_pq(draw):
     # information I = H(pi) - H_rate >= 0.03 nats (10x the quick run's interval half-width).
     p = draw(st.floats(0.05, 0.95))
     q = draw(st.floats(0.05, 0.95))
-    assume(float(tm.unigram_loss(p, q) - tm.bigram_loss(p, q)) >= 0.03)
+    assume(real(tm.unigram_loss(p, q) - tm.bigram_loss(p, q)) >= 0.03)
     return {"p": p, "q": q}
 
 
@@ -1196,7 +1199,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     # ingredients (runs[0]: the largest step, recorded every step).
     first = runs[0]
     canon = np.array([float(v) for v in tm.logits(e0, w0, b0)])
-    canon_loss = float(tm.reduced_loss(e0, w0, b0, p, q))
+    canon_loss = real(tm.reduced_loss(e0, w0, b0, p, q))
     e_i, s_i, c1_i = (float(v) for v in first.state[0, :3])
     kinks = c1_i * np.array([float(v) for v in tm.rank_one_kinks(e_i, s_i)])
     step = (first.state[1] - first.state[0]) / float(lrs[0])
@@ -1259,7 +1262,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     ), {"window": info["window"], "times": times.tolist(),
         "u_full_smallest_step": full_u.tolist(), "u_theory": theory_u.tolist(),
         "max_abs_u_gap_smallest_step": float(np.max(np.abs(full_u - theory_u))),
-        "u_star": float(tm.optimal_gap(p, q))})
+        "u_star": real(tm.optimal_gap(p, q))})
 
 
 # ---------------------------------------------------------------------- 9. canonical ODE
@@ -1277,8 +1280,8 @@ def _resemble_params(draw):
     # between the b*-flow, whose basins the rule gives, and the trained-bias flow)
     params = draw(_rank_one_params())
     if params["w"] < 0:
-        assume(abs(float(tm.energy(params["e"], params["w"]))
-                   - float(tm.separatrix_energy())) >= 0.1)
+        assume(abs(real(tm.energy(params["e"], params["w"]))
+                   - real(tm.separatrix_energy())) >= 0.1)
     return params
 
 
@@ -1356,21 +1359,21 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     size = ctx.size(nm.SIZES, "resemble")
     t_end, lr = size["t_end"], size["lr"]
     predicted = rule(e0, w0, p, q)
-    u_star = float(tm.optimal_gap(p, q))
+    u_star = real(tm.optimal_gap(p, q))
     target = u_star if predicted == "global" else 0.0
     sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
                     t_eval=(_ODE_T / 4, _ODE_T / 2, _ODE_T))
-    u_ode = float(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
+    u_ode = real(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
     # The ODE's end-gap allowance, derived from the solution itself (the same for check and
     # control, which differ only in the target): (i) the motion left after T: for a
     # geometric approach u(t) - u_inf = C exp(-lam t) with lam T/2 >= ln 2 the distance
     # still to go, |u(T) - u_inf|, is at most the change over the second half,
     # |u(T) - u(T/2)|; (ii) the solver's own error, estimated a posteriori as twice the
     # change when the tolerances are tightened 100-fold (LSODA at rtol 1e-12, atol 1e-14).
-    u_quarter, u_half = (float(tm.gap_twin(sol.y[0, i], sol.y[1, i])) for i in (0, 1))
+    u_quarter, u_half = (real(tm.gap_twin(sol.y[0, i], sol.y[1, i])) for i in (0, 1))
     tight = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
                       t_eval=(_ODE_T,), rtol=1e-12, atol=1e-14)
-    u_tight = float(tm.gap_twin(tight.y[0, -1], tight.y[1, -1]))
+    u_tight = real(tm.gap_twin(tight.y[0, -1], tight.y[1, -1]))
     # (iii) float64 rounding of the closed-form u* against the integrated state, 1e-12 (1 +
     # |u*|), a 1e3 margin on the ~1e-15 seen where the flow has converged.
     ode_tol = abs(u_ode - u_half) + 2 * abs(u_ode - u_tight) + 1e-12 * (1 + abs(u_star))
@@ -1398,7 +1401,7 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     # unigram line has loss H(pi) everywhere, so a run below H(pi) can no longer end there
     # ("global"); a run on the unigram line (|u| within the gap allowance, loss not below
     # H(pi)) is "local"; anything else has not decided by t_end.
-    unigram = float(tm.unigram_loss(p, q))
+    unigram = real(tm.unigram_loss(p, q))
     loss_end = float(res.loss[-1])
     if loss_end < unigram - 1e-12:
         seen_full = "global"
@@ -1501,7 +1504,7 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
 def _projection() -> Callable:
     """theory.markov.canonical_projection, lambdified: (e, s, c1, c2, b, N') -> (e, w, b)."""
     expr = sp.Matrix(tm.canonical_projection(tm.E, tm.S_POS, tm.C1, tm.C2, tm.B, tm.NPOS))
-    return sp.lambdify((tm.E, tm.S_POS, tm.C1, tm.C2, tm.B, tm.NPOS), expr, "numpy")
+    return lambdify_numeric((tm.E, tm.S_POS, tm.C1, tm.C2, tm.B, tm.NPOS), expr, "numpy")
 
 
 def _project(states: np.ndarray, n_targets: int) -> np.ndarray:
@@ -1514,7 +1517,7 @@ def _project(states: np.ndarray, n_targets: int) -> np.ndarray:
 def _image_jacobian() -> Callable:
     """d(e, s, c1, c2, b)/d(e, w, b) of theory.markov.rank_one_image, lambdified."""
     image = sp.Matrix(tm.rank_one_image(tm.E, tm.W, tm.B))
-    return sp.lambdify((tm.E, tm.W, tm.B), image.jacobian(sp.Matrix([tm.E, tm.W, tm.B])),
+    return lambdify_numeric((tm.E, tm.W, tm.B), image.jacobian(sp.Matrix([tm.E, tm.W, tm.B])),
                        "numpy")
 
 
@@ -1524,7 +1527,12 @@ def _lstsq_project(delta: np.ndarray, at: tuple, n_targets: int) -> np.ndarray:
     Jacobian and rank_one_metric): the orthogonal projection, computed without
     theory.markov.canonical_metric or canonical_projection."""
     jac = np.asarray(_image_jacobian()(*at), float)
-    root = np.sqrt([float(m) for m in tm.rank_one_metric(n_targets)])
+    weights = np.array([real(m) for m in tm.rank_one_metric(n_targets)])
+    if not (np.all(np.isfinite(weights)) and np.all(weights > 0) and np.all(np.isfinite(jac))):
+        # a wrong theory's metric (a weight <= 0) is no metric: no projection, and the part
+        # that reads it fails on the NaN (the weights are not a number a check could use)
+        return np.full(jac.shape[1], np.nan)
+    root = np.sqrt(weights)
     return np.linalg.lstsq(root[:, None] * jac, root * delta, rcond=None)[0]
 
 
@@ -1536,8 +1544,9 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
     """|J delta|: the distance in the full parameters between two points of the canonical
     family, sqrt(delta^T G delta) with G = theory.markov.canonical_metric (the same norm
     for check and control)."""
-    g = np.array([float(x) for x in tm.canonical_metric(n_targets)])
-    return np.sqrt(np.einsum("ti,i,ti->t", delta, g, delta))
+    g = np.array([real(x) for x in tm.canonical_metric(n_targets)])
+    with np.errstate(invalid="ignore"):  # a wrong theory's G < 0 gives NaN: the part fails
+        return np.sqrt(np.einsum("ti,i,ti->t", delta, g, delta))
 
 
 @claim(
@@ -1707,7 +1716,7 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
 def _rank_one_e1(start: float, d: int) -> float:
     """W_1's E_1 on the rank-one manifold the canonical solution lives on
     (theory.markov.rank_one_energy at the run's width d), whatever its value at init."""
-    return float(tm.rank_one_energy(1, d))
+    return real(tm.rank_one_energy(1, d))
 
 
 def _figure_e1(start: float, d: int) -> float:
