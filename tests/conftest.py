@@ -26,3 +26,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plan_costs(monkeypatch):
+    """Each test starts with an empty ``--plan`` cost memo (numerics.cache._PLANNED_COSTS is
+    per process; under pytest-xdist another test of the same worker may have planned, and
+    with a patched probe costed, the same run first)."""
+    import numerics.cache as nc
+
+    monkeypatch.setattr(nc, "_PLANNED_COSTS", {})
