@@ -184,14 +184,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: steps vs exact minimiser 0.0021 -> 0; member 0: torch evaluation loss vs floor 0.00361 -> 0.00499; member 1: steps vs exact minimiser 0.00861 -> 0 (+1 more)',
     'linear_attention.one_layer_optimum':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: torch evaluation loss vs f* 0.0115 -> 0.00238; member 1: torch evaluation loss vs f* 0.0115 -> 0.00238; member 2: torch evaluation loss vs f* 0.0115 -> 0.00238 (+5 more)',
-    'markov.bias_optimum':
-        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): b* vs the authors' closed form 1.38e-25 -> 1.13e-25; numeric argmin of L over b vs b* 3.49e-07 -> 3.6e-07; Newton distance from b* to the root of dL/db 1.38e-25 -> 1.13e-25",
-    'markov.canonical_metric_path':
-        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): first GD step, projected, vs the flow's velocity at the init 1.11e-09 -> 1.1e-09",
-    'markov.canonical_tracks_full':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): logit error extrapolated to step 0 0.0143 -> 0.168; logit trajectory: full GD extrapolated to step 0 (Richardson 0.00377 -> 0.000296',
-    'markov.energy_conserved':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): E along the integrated flow 1e-06 -> 1.1e-06',
     'rank_increase.first_jump':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_first_jump 0.014 -> 0.01',
     'rank_increase.jump_times':
