@@ -9,10 +9,12 @@ import pytest
 from hypothesis import strategies as st
 
 from numerics.cache import RunCache, code_digest
+from numerics.ensemble import DivergenceError
 from numerics.stats import bootstrap, mean_interval, median_of_means, normal_quantile
+from theory.flow import InadmissibleTheory
 from verify.claims import Claim, Context, Evidence, Part, PositiveControl, combine
 from verify.report import metadata, to_json, to_markdown, to_table, write_reports
-from verify.runner import Profile, run_claim
+from verify.runner import INADMISSIBLE_PART, Profile, run_claim
 
 PROFILE = Profile("test", fast=20, slow=1, gpu=0)
 META = {"commit": None, "versions": {}, "device": "cpu", "profile": "test", "started": "-",
@@ -119,6 +121,38 @@ def test_crashing_check_is_an_error_not_a_pass():
               control=partial(_check, slope=3), control_description="-")
     r = run_claim(c, PROFILE)
     assert r.outcome == "error" and "boom" in r.error_message and not r.ok
+
+
+def _inadmissible(params, ctx, *, slope):
+    if slope != 2:  # a wrong theory whose derivation has no admissible solution
+        raise InadmissibleTheory("no positive root of the toy condition")
+    return _check(params, ctx, slope=2)
+
+
+def _diverging(params, ctx, *, slope):
+    if slope != 2:  # the full model diverges at the set-up a wrong theory gave
+        raise DivergenceError("member 0 diverged at step 9: loss = nan (lr = 0.4)")
+    return _check(params, ctx, slope=2)
+
+
+@pytest.mark.parametrize("fn", [_inadmissible, _diverging])
+def test_an_inadmissible_theory_fails_a_part_with_its_reason_not_the_check(fn):
+    def toy(slope):
+        return Claim(id="toy.inadmissible", paper="toy", statement="-", source="-",
+                     kind="symbolic", strategy=st.fixed_dictionaries({"x": st.floats(0, 3)}),
+                     check=partial(fn, slope=slope), control=partial(fn, slope=3),
+                     control_description="-")
+
+    wrong = run_claim(toy(3), PROFILE)
+    assert wrong.outcome == "refuted" and not wrong.raised and wrong.error_message is None
+    part = wrong.worst.part(INADMISSIBLE_PART)
+    assert part.failed and part.kind == "symbolic"
+    assert ("no positive root" in part.error_model) or ("diverged" in part.error_model)
+    # under the paper's theory the control's crash is a failed part too, not a control
+    # error; it has no twin in the check, so it does not count as a rejection
+    right = run_claim(toy(2), PROFILE)
+    assert right.outcome == "holds" and right.control_error is None
+    assert right.control_rejected is False
 
 
 def test_report_schema_and_rerender(tmp_path):

@@ -27,6 +27,7 @@ Backend = Literal["numpy", "torch"]
 __all__ = [
     "Classification",
     "Equation",
+    "InadmissibleTheory",
     "ReducedSystem",
     "Twin",
     "classify_matrix",
@@ -35,6 +36,16 @@ __all__ = [
     "numeric",
     "simplify_zero",
 ]
+
+
+class InadmissibleTheory(ValueError):
+    """A theory value outside its domain (a probability outside (0, 1), a complex gap) or a
+    derivation with no admissible solution (no positive root of a bias condition).
+
+    Raised by a theory function whose inputs are another theory function's values: under a
+    wrong theory (a mutant, a control) the check then fails a part with this message as
+    its reason instead of stopping (``verify.runner``).  A ValueError, so a user's own
+    inadmissible input still reads as one."""
 
 
 def _has(expr: sp.Basic, cls: type) -> bool:

@@ -50,7 +50,7 @@ from typing import Literal
 
 import sympy as sp
 
-from theory.flow import Equation, ReducedSystem, Twin, gradient_flow
+from theory.flow import Equation, InadmissibleTheory, ReducedSystem, Twin, gradient_flow
 
 __all__ = [
     "C1",
@@ -162,7 +162,7 @@ def _prob(name: str, value) -> sp.Expr:
     expr = _num(value)
     if expr.is_number:
         if not expr.is_real or not (0 < float(expr) < 1):
-            raise ValueError(f"{name} must lie in (0, 1), got {value}")
+            raise InadmissibleTheory(f"{name} must lie in (0, 1), got {value}")
     return expr
 
 
@@ -173,7 +173,7 @@ def _pq(p, q) -> tuple[sp.Expr, sp.Expr]:
 def _real(name: str, value) -> sp.Expr:
     expr = _num(value)
     if expr.is_number and (not expr.is_real or not expr.is_finite):
-        raise ValueError(f"{name} must be a finite real number, got {value}")
+        raise InadmissibleTheory(f"{name} must be a finite real number, got {value}")
     return expr
 
 
@@ -331,9 +331,12 @@ def _optimal_logit0_generic() -> sp.Expr:
     numerator = sp.numer(sp.together(condition.subs(f0, sp.log(z))))
     roots = sp.solve(sp.expand(numerator), z)
     probe = {U: sp.Rational(3, 10), P: sp.Rational(1, 2), Q: sp.Rational(4, 5)}
-    positive = [r for r in roots if float(r.subs(probe)) > 0]
+    values = [complex(sp.N(r.subs(probe), 30)) for r in roots]
+    positive = [r for r, v in zip(roots, values, strict=True)
+                if v.real > 0 and abs(v.imag) <= 1e-20 * abs(v)]
     if len(positive) != 1:
-        raise RuntimeError(f"expected one positive root of the bias condition, got {roots}")
+        raise InadmissibleTheory("expected one positive root of the bias condition at "
+                                 f"(u, p, q) = (3/10, 1/2, 4/5), got the values {values}")
     return sp.log(positive[0])
 
 
@@ -723,9 +726,9 @@ def canonical_metric(positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     metric = sp.diag(*rank_one_metric(positions))
     out = [sp.simplify((jac.T * metric * jac).subs(branch)) for branch in _BRANCHES]
     if sp.simplify(out[0] - out[1]) != sp.zeros(3, 3):
-        raise RuntimeError(f"the canonical metric differs between the branches: {out}")
+        raise InadmissibleTheory(f"the canonical metric differs between the branches: {out}")
     if any(out[0][i, j] != 0 for i in range(3) for j in range(3) if i != j):
-        raise RuntimeError(f"the canonical metric is not diagonal: {out[0]}")
+        raise InadmissibleTheory(f"the canonical metric is not diagonal: {out[0]}")
     return tuple(out[0][i, i] for i in range(3))
 
 

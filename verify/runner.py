@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from numerics.ensemble import SHOW_PROGRESS
-from verify.claims import ROLE, Claim, Context, Evidence, PowerPlan, holm, shift_seed
+from numerics.ensemble import SHOW_PROGRESS, DivergenceError
+from theory.flow import InadmissibleTheory
+from verify.claims import ROLE, Claim, Context, Evidence, Part, PowerPlan, holm, shift_seed
 
 __all__ = ["PROFILES", "ClaimPlan", "ClaimResult", "Profile", "get_profile", "plan_claim",
            "run_claim", "run_claims"]
@@ -254,6 +255,26 @@ def _without_local_constants() -> None:
     providers._tdcheck_frozen = True
 
 
+#: what a check raises when the theory under test is inadmissible (a value outside its
+#: domain, a derivation with no admissible solution) or the full model diverged at the
+#: set-up the theory gave: read as a failed part with the message as its reason, never as
+#: an error of the check (a wrong theory must fail a part).  The part is "symbolic": a
+#: crash is not a simulation's rejection, and it has no twin in the check, so it cannot
+#: reject a control either.
+INADMISSIBLE = (InadmissibleTheory, DivergenceError)
+INADMISSIBLE_PART = "theory admissible (values in their domain, full-model run finite)"
+
+
+def _admissible(call: Callable[[], Evidence]) -> Evidence:
+    """``call()``, or one failed part saying why the theory was inadmissible."""
+    try:
+        return call()
+    except INADMISSIBLE as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        return Evidence((Part(INADMISSIBLE_PART, 0.0, math.inf, math.inf, 0.0, why,
+                              kind="symbolic"),), {"inadmissible": why})
+
+
 def _hypothesis_run(claim: Claim, ctx: Context, n_drawn: int, phases: list,
                     test: Callable[[dict], None]) -> None:
     _without_local_constants()
@@ -286,7 +307,7 @@ def _explore(fn: Callable[[dict, Context], Evidence], claim: Claim, ctx: Context
     phases = [Phase.explicit] + ([Phase.generate] if n_drawn > 0 else [])
 
     def evaluate(params: dict) -> Evidence:
-        ev = fn(_shifted(params, ctx), ctx)
+        ev = _admissible(lambda: fn(_shifted(params, ctx), ctx))
         if not isinstance(ev, Evidence):
             raise TypeError(f"check of {claim.id} returned {type(ev).__name__}, not Evidence")
         return holm(ev)
@@ -450,7 +471,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
                 if key in tried:
                     continue
                 tried.add(key)
-                cev = holm(claim.control(dict(params), ctx))
+                cev = holm(_admissible(lambda p=params: claim.control(dict(p), ctx)))
                 _drift(ev, cev, result.tolerance_drift)
                 by = _discriminate(ev, cev)
                 if result.control_evidence is None or by:
@@ -466,7 +487,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
     if claim.positive_control is not None:
         token = ROLE.set("positive")
         try:
-            result.positive = holm(claim.positive_control.run(ctx))
+            result.positive = holm(_admissible(lambda: claim.positive_control.run(ctx)))
         except Exception as exc:
             result.positive_error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -476,8 +497,10 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
 
 
 def run_claims(claims: Sequence[Claim], profile: Profile | str = "quick",
-               ctx: Context | None = None, progress: bool = True) -> list[ClaimResult]:
-    """Run several claims in order, with a progress bar naming the current claim."""
+               ctx: Context | None = None, progress: bool = True,
+               on_result: Callable[[ClaimResult], None] | None = None) -> list[ClaimResult]:
+    """Run several claims in order, with a progress bar naming the current claim;
+    ``on_result`` is called with each result as it is in."""
     profile = get_profile(profile)
     iterator: Iterable[Claim] = claims
     bar = None
@@ -491,6 +514,8 @@ def run_claims(claims: Sequence[Claim], profile: Profile | str = "quick",
         if bar is not None:
             bar.set_postfix_str(claim.id)
         results.append(run_claim(claim, profile, ctx))
+        if on_result is not None:
+            on_result(results[-1])
     return results
 
 
