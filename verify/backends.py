@@ -49,18 +49,21 @@ def require_ray() -> Any:
 
 def run_claims_on(backend: str, claims: Sequence[Claim], profile: Profile | str,
                   ctx: Context, progress: bool = False, address: str | None = None,
-                  threads: int = 1, gpus_per_claim: float = 1.0) -> list[ClaimResult]:
-    """Run ``claims`` under ``profile`` on ``backend``; results in claim order."""
+                  threads: int = 1, gpus_per_claim: float = 1.0,
+                  on_result: Callable[[ClaimResult], None] | None = None) -> list[ClaimResult]:
+    """Run ``claims`` under ``profile`` on ``backend``; results in claim order.
+    ``on_result`` is called with each result as soon as it is in (a campaign stores it:
+    :mod:`verify.campaign`)."""
     if backend not in BACKENDS:
         raise BackendError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "serial":
         if address is not None:
             raise BackendError("--address needs --backend ray")
-        return run_claims(claims, profile, ctx, progress=progress)
+        return run_claims(claims, profile, ctx, progress=progress, on_result=on_result)
     if threads < 1:
         raise BackendError(f"threads must be >= 1, got {threads}")
     return _run_ray(claims, get_profile(profile), ctx, progress, address, threads,
-                    gpus_per_claim)
+                    gpus_per_claim, on_result)
 
 
 def map_on(backend: str, fn: Callable[[Any], Any], items: Sequence[Any],
@@ -159,7 +162,8 @@ def _start(ray: Any, address: str | None, threads: int) -> bool:
 
 
 def _run_ray(claims: Sequence[Claim], profile: Profile, ctx: Context, progress: bool,
-             address: str | None, threads: int, gpus_per_claim: float) -> list[ClaimResult]:
+             address: str | None, threads: int, gpus_per_claim: float,
+             on_result: Callable[[ClaimResult], None] | None = None) -> list[ClaimResult]:
     ray = require_ray()
     started = _start(ray, address, threads)
     try:
@@ -167,24 +171,33 @@ def _run_ray(claims: Sequence[Claim], profile: Profile, ctx: Context, progress: 
         task = ray.remote(num_cpus=threads, num_gpus=gpus, max_retries=0)(_run_remote)
         remote_ctx = dataclasses.replace(ctx, progress=False)
         refs = [task.remote(r, profile, remote_ctx, threads) for r in _claim_refs(claims)]
-        _wait(ray, refs, progress, "verify (ray)")
-        results = []
-        for claim, ref in zip(claims, refs, strict=True):
+        by_ref = {ref: i for i, ref in enumerate(refs)}
+        results: list[ClaimResult | None] = [None] * len(refs)
+
+        def collect(ref: Any) -> None:
+            i = by_ref[ref]
+            claim = claims[i]
             try:
                 result = ray.get(ref)
                 result.claim = claim
             except Exception as exc:  # a crashed worker is reported as that claim's error
                 result = _failed(claim, profile, f"ray task failed: {type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0] if str(exc) else ''}")
-            results.append(result)
-        return results
+            results[i] = result
+            if on_result is not None:
+                on_result(result)
+
+        _wait(ray, refs, progress, "verify (ray)", collect)
+        return [r for r in results if r is not None]
     finally:
         if started:
             ray.shutdown()
 
 
-def _wait(ray: Any, refs: list, progress: bool, desc: str = "ray") -> None:
-    """Block until every task is done, with a progress bar if asked."""
+def _wait(ray: Any, refs: list, progress: bool, desc: str = "ray",
+          each: Callable[[Any], None] | None = None) -> None:
+    """Block until every task is done, with a progress bar if asked; ``each`` is called
+    with every finished ref as it finishes."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -193,6 +206,8 @@ def _wait(ray: Any, refs: list, progress: bool, desc: str = "ray") -> None:
     pending = list(refs)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
+        for ref in done if each is not None else ():
+            each(ref)
         if bar is not None:
             bar.update(len(done))
     if bar is not None:

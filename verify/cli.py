@@ -287,8 +287,19 @@ def _cmd_verify(args) -> int:
         claims = [c for c in claims if c.id in wanted]
     _writable(Path(args.out))
     device = _device(args)
+    if args.plan and args.resume:
+        from verify.campaign import Campaign
+
+        campaign = Campaign(Path(args.resume), profile.name, seed=args.seed,
+                            drawn=args.drawn, device=device)
+        stored, todo = campaign.split(claims)
+        print(f"campaign {args.resume}: {len(stored)} of {len(claims)} claims stored; "
+              f"the plan counts the {len(todo)} left", flush=True)
+        return _plan(args, todo, profile, device, cache=campaign.cache())
     if args.plan:
         return _plan(args, claims, profile, device)
+    if args.resume:
+        return _resume(args, claims, profile, device)
     started = time.time()
     ctx = Context(device=device, profile=profile.name, cache=_cache(args),
                   progress=_progress(args), seed=args.seed)
@@ -303,6 +314,50 @@ def _cmd_verify(args) -> int:
     return _exit_code([r.raised for r in results], [r.ok for r in results])
 
 
+def _resume(args, claims, profile, device: str) -> int:
+    """``verify --resume DIR``: run the claims not yet stored in the campaign, store each as
+    it ends, and report them all (:mod:`verify.campaign`)."""
+    import time
+
+    from verify.backends import run_claims_on
+    from verify.campaign import Campaign
+    from verify.claims import Context
+    from verify.report import (
+        claim_json,
+        from_entries,
+        metadata,
+        mutation_summary,
+        summary_line,
+        to_table,
+        write_entries,
+    )
+
+    if args.no_cache or args.cache_dir:
+        raise ValueError("--resume keeps its runs in DIR/runs: drop --no-cache / --cache-dir")
+    campaign = Campaign(Path(args.resume), profile.name, seed=args.seed, drawn=args.drawn,
+                        device=device)
+    stored, todo = campaign.split(claims)
+    print(f"campaign {args.resume}: {len(stored)} of {len(claims)} claims stored, "
+          f"{len(todo)} to run", flush=True)
+    started = time.time()
+    ctx = Context(device=device, profile=profile.name, cache=campaign.cache(),
+                  progress=_progress(args), seed=args.seed)
+    results = run_claims_on(args.backend, todo, profile, ctx, progress=_progress(args),
+                            address=args.address,
+                            on_result=lambda r: campaign.record(r.claim, claim_json(r)))
+    ran = {r.claim.id: claim_json(r) for r in results}
+    entries = [stored[c.id] if c.id in stored else ran[c.id] for c in claims]
+    meta = metadata(profile.name, device, started, time.time() - started, seed=args.seed,
+                    drawn=args.drawn)
+    meta["campaign"] = {"dir": str(args.resume), "stored": len(stored), "ran": len(todo)}
+    data = from_entries(entries, meta, mutation_summary(Path(args.out)))
+    print(to_table(data))
+    md, _ = write_entries(entries, Path(args.out), meta)
+    print(f"\n{summary_line(data)}. Report: {md} (and report.json beside it).")
+    return _exit_code([bool(e.get("raised")) for e in entries],
+                      [bool(e.get("ok")) for e in entries])
+
+
 def _exit_code(raised: Sequence[bool], ok: Sequence[bool]) -> int:
     """3 if any claim raised, else 1 if any is not as expected, else 0 (:data:`EXIT_CODES`)."""
     if any(raised):
@@ -310,12 +365,13 @@ def _exit_code(raised: Sequence[bool], ok: Sequence[bool]) -> int:
     return EXIT_OK if all(ok) else EXIT_NOT_AS_EXPECTED
 
 
-def _plan(args, claims, profile, device: str) -> int:
+def _plan(args, claims, profile, device: str, cache=None) -> int:
     from verify.claims import Context
     from verify.plan import plan_report, throughput
     from verify.runner import plan_claim
 
-    ctx = Context(device=device, profile=profile.name, cache=_cache(args), seed=args.seed)
+    ctx = Context(device=device, profile=profile.name,
+                  cache=cache if cache is not None else _cache(args), seed=args.seed)
     plans = [plan_claim(c, profile, ctx) for c in claims]
     text, data = plan_report(plans, throughput(device, args.plan_rate), profile.name, device)
     path = Path(args.out) / "plan.json"
@@ -541,6 +597,11 @@ def _parser() -> argparse.ArgumentParser:
                          "on a CPU); the report says so")
     ve.add_argument("--no-progress", action="store_true")
     _add_cache(ve)
+    ve.add_argument("--resume", default=None, metavar="DIR",
+                    help="a resumable campaign in DIR: each finished run (DIR/runs) and "
+                         "claim (DIR/claims) is stored as it ends, and a rerun with the same "
+                         "DIR, profile, seed and code skips what is stored; the report "
+                         "is the same as one uninterrupted run's")
     ve.add_argument("--backend", default="serial", choices=("serial", "ray"),
                     help="serial (this process) or ray: each claim a Ray task (needs "
                          "tdcheck[ray]); default serial")

@@ -47,8 +47,9 @@ from typing import Any
 from verify.claims import Evidence, Part
 from verify.runner import ClaimResult
 
-__all__ = ["REPORT_VERSION", "metadata", "mutation_summary", "to_json", "to_markdown",
-           "to_table", "unsettled_lines", "write_reports"]
+__all__ = ["REPORT_VERSION", "claim_json", "from_entries", "metadata", "mutation_summary",
+           "to_json", "to_markdown", "to_table", "unsettled_lines", "write_entries",
+           "write_reports"]
 
 REPORT_VERSION = "2"
 
@@ -187,11 +188,23 @@ def summary(claims: Sequence[Mapping]) -> dict:
     }
 
 
+def claim_json(r: ClaimResult) -> dict:
+    """One claim's report entry (what report.json lists under ``claims``)."""
+    return _claim_json(r)
+
+
 def to_json(results: Sequence[ClaimResult], meta: Mapping[str, Any],
             mutation: Mapping[str, Any] | None = None) -> dict:
     """The report dictionary; ``mutation`` is the summary of the last ``tdcheck mutate``
     found beside the report (``{"commit", "profile", "rows": {paper: {score, ...}}}``)."""
-    claims = [_claim_json(r) for r in results]
+    return from_entries([_claim_json(r) for r in results], meta, mutation)
+
+
+def from_entries(claims: Sequence[Mapping], meta: Mapping[str, Any],
+                 mutation: Mapping[str, Any] | None = None) -> dict:
+    """The report dictionary from claims' report entries (:func:`claim_json`; a resumed
+    campaign's stored entries, :mod:`verify.campaign`)."""
+    claims = [dict(c) for c in claims]
     data = {"version": REPORT_VERSION, "metadata": dict(meta), "summary": summary(claims),
             "claims": claims}
     if mutation:
@@ -457,9 +470,15 @@ def mutation_summary(out_dir: Path) -> dict | None:
 def write_reports(results: Sequence[ClaimResult], out_dir: Path, meta: Mapping[str, Any]
                   ) -> tuple[Path, Path]:
     """Write report.json and report.md (rendered from the JSON) into ``out_dir``."""
+    return write_entries([_claim_json(r) for r in results], out_dir, meta)
+
+
+def write_entries(claims: Sequence[Mapping], out_dir: Path, meta: Mapping[str, Any]
+                  ) -> tuple[Path, Path]:
+    """Write report.json and report.md from claims' report entries (:func:`from_entries`)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = to_json(results, meta, mutation_summary(out_dir))
+    data = from_entries(claims, meta, mutation_summary(out_dir))
     md, js = out_dir / "report.md", out_dir / "report.json"
     js.write_text(json.dumps(data, indent=2, allow_nan=False))
     md.write_text(to_markdown(data))
