@@ -194,8 +194,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): E along the integrated flow 1e-06 -> 1.1e-06',
     'rank_increase.first_jump':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_first_jump 0.014 -> 0.01',
-    'rank_increase.jump_times':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): gd_quadratic_T2 0.0199 -> 0.0712; ode_quadratic_T2 0.0197 -> 0.0707; ode_quadratic_T3 0.0514 -> 0.151 (+2 more)',
     'rank_increase.staircase':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_l1_extrapolated 0.0115 -> 0.0154',
 }

@@ -575,11 +575,15 @@ def _jump_parts(prefix: str, problem: nr.Problem, L: np.ndarray, taus: list, los
         T_sim = (float(stages_lr[k].jump_time) if k < len(stages_lr) else math.nan) \
             if lr_shift else Tk
         err = abs(est - T_sim)
-        tol = 0.01 * max(1.0, T_sim) if math.isfinite(T_sim) else 0.01
+        # relative to the observed side's extrapolated T_k (the detection levels and the
+        # window are the paper's, so est is the same under every theory): a wrong theory's
+        # later T_k cannot widen its own allowance
+        tol = 0.01 * max(1.0, abs(est)) if math.isfinite(est) else 0.01
         parts.append(Part.bounded(
             f"{prefix}_T{k + 1}", T_sim, est, err, max(0.0, err - bar), err + bar, tol,
             "our tolerance: Richardson removes the C/L term; the O(1/L^2) remainder and midpoint "
-            "detection leave <= 1% relative or 0.01 absolute"
+            "detection leave <= 1% of the extrapolated observed T_k or 0.01 absolute "
+            "(theory-independent)"
             + (f"; predicted: Algorithm 1 at the GD clock rates (gradient-flow T_k = {Tk:.5f}, "
                f"O(lr) shift {T_sim - Tk:+.4f})" if lr_shift else "")
             + "; interval: rung-to-rung change of the extrapolation plus grid resolution",
