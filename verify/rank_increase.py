@@ -990,10 +990,14 @@ def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     pred_gd = _gd_first_jump(pred, lr)
     err = abs(est - pred_gd)
     alt_gd = {k: _gd_first_jump(v, lr) for k, v in alt.items()}
+    # the 1% is relative to the observed side's extrapolated T_1 (0.01 absolute below 1, or
+    # when nothing crossed): it does not move with the theory under test, so a wrong T_1
+    # cannot buy a wider allowance (check and control share it)
+    tol = 0.01 * max(1.0, abs(est)) if math.isfinite(est) else 0.01
     ev = Evidence((Part.bounded(
-        f"{name}_first_jump", pred_gd, est, err, max(0.0, err - bar), err + bar,
-        0.01 * max(1.0, pred_gd),
-        "our tolerance: T_1 exact up to O(1/L), removed by Richardson; 1% for the remainder; "
+        f"{name}_first_jump", pred_gd, est, err, max(0.0, err - bar), err + bar, tol,
+        "our tolerance: T_1 exact up to O(1/L), removed by Richardson; 1% of the extrapolated "
+        "observed T_1 (0.01 absolute below 1; theory-independent) for the remainder; "
         f"predicted: the theory's T_1 = {pred:.5f} at its GD escape rate log(1 + lr/T_1)/lr "
         f"(O(lr) shift {pred_gd - pred:+.4f}); interval: rung-to-rung change + grid",
         details={"T_predicted": pred, "T_predicted_gd": pred_gd, "T_extrapolated": est,
