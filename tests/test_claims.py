@@ -192,8 +192,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): logit error extrapolated to step 0 0.0143 -> 0.168; logit trajectory: full GD extrapolated to step 0 (Richardson 0.00377 -> 0.000296',
     'markov.energy_conserved':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): E along the integrated flow 1e-06 -> 1.1e-06',
-    'rank_increase.staircase':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_l1_extrapolated 0.0115 -> 0.0154',
 }
 
 
