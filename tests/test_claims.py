@@ -184,12 +184,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: steps vs exact minimiser 0.0021 -> 0; member 0: torch evaluation loss vs floor 0.00361 -> 0.00499; member 1: steps vs exact minimiser 0.00861 -> 0 (+1 more)',
     'linear_attention.one_layer_optimum':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: torch evaluation loss vs f* 0.0115 -> 0.00238; member 1: torch evaluation loss vs f* 0.0115 -> 0.00238; member 2: torch evaluation loss vs f* 0.0115 -> 0.00238 (+5 more)',
-    'rank_increase.first_jump':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_first_jump 0.014 -> 0.01',
-    'rank_increase.jump_times':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): gd_quadratic_T2 0.0199 -> 0.0712; ode_quadratic_T2 0.0197 -> 0.0707; ode_quadratic_T3 0.0514 -> 0.151 (+2 more)',
-    'rank_increase.staircase':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): quadratic_l1_extrapolated 0.0115 -> 0.0154',
 }
 
 
