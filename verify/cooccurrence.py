@@ -56,6 +56,7 @@ from verify.claims import (
     PowerPlan,
     claim,
     declared,
+    tolerance_from_theory,
 )
 from verify.error_models import identically_zero, over_seeds
 
@@ -275,8 +276,8 @@ def _clock(run: nc.CoRun, k: int, j: int | None = None) -> float:
 def _g0_spread(theory, run: nc.CoRun, k: int, taus,
                stat: Callable[[np.ndarray], float] | None, clock: float = 0.0, *,
                allowance=None, through_trajectory: bool = False,
-               stat_of: Callable[[Any], Callable[[np.ndarray], float]] | None = None
-               ) -> tuple[float, float]:
+               stat_of: Callable[[Any], Callable[[np.ndarray], float]] | None = None,
+               reference: bool = False) -> tuple:
     """``stat`` on the reduced trajectory from member k's own start (:func:`_start`), and the
     allowance for what the reduction (one margin per class) leaves out: the spread of the
     samples' random-token G(0) around their class mean, of sd sd_G sqrt(L - s_k) in a margin.
@@ -303,7 +304,11 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
     stat(Y(0))|.  For a smooth ``stat`` this is the same to first order in the even part; for a
     stat with a kink (e.g. the later of two nearly equal crossing times, where opposite offsets
     on I2 and I3 move the maximum by their first-order effect) the stat-level difference counts
-    that first-order kink as if it were the second-order effect of the within-class spread."""
+    that first-order kink as if it were the second-order effect of the within-class spread.
+
+    ``reference``: also return the allowance theory's own value of the statistic (on its
+    trajectory from the member's start), the scale for an allowance stated relative to the
+    statistic (so that it does not scale with the theory's prediction)."""
     cfg = run.config
     if stat_of is not None:
         at = tc if allowance is None else allowance
@@ -340,8 +345,10 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
                           dtype=float)
         worst = worst + np.abs(fast - base_at)
     if base.ndim == 0:
-        return float(base), float(worst)
-    return base, worst
+        out = (float(base), float(worst), float(base_at))
+    else:
+        out = (base, worst, base_at)
+    return out if reference else out[:2]
 
 
 #: a worst-member tuple (predicted, observed, error, tolerance) before any member is seen
@@ -363,6 +370,25 @@ def _worse(candidate: tuple, current: tuple) -> tuple:
     """Of two (predicted, observed, error, tolerance) tuples, the one with the larger
     :func:`_rank` (the candidate on a tie)."""
     return candidate if _rank(*candidate[2:4]) >= _rank(*current[2:4]) else current
+
+
+#: the declared reason (:func:`_worst_member_part`) of a part that reports its worst member
+_WORST_MEMBER = (
+    "a worst-member part: each member's allowance is computed from that member's run and the "
+    "paper's reduction (theory.cooccurrence) alone, not from the theory the check is handed "
+    "(theory= or control=), so it is the same under check and control member by member "
+    "(details: member_tolerances); the part shows the member with the largest "
+    "error/allowance (_worse), and which member that is moves with the prediction.  A wrong "
+    "theory cannot pass by it: the part passes only if every member's error is within that "
+    "member's own allowance")
+
+
+def _worst_member_part(part: Part, tolerances) -> Part:
+    """``part`` (the worst member's) with every member's allowance in its details, declared
+    (:func:`verify.claims.tolerance_from_theory`) to show an allowance that moves with the
+    theory only through the choice of member (:data:`_WORST_MEMBER`)."""
+    details = {**part.details, "member_tolerances": [float(t) for t in tolerances]}
+    return tolerance_from_theory(replace(part, details=details), _WORST_MEMBER)
 
 
 def _first(taus: np.ndarray, ok: np.ndarray) -> float:
