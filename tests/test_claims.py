@@ -164,8 +164,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
     'cooccurrence.balancing':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): I2_over_I3 0.0707 -> 0.0593; lemma45_total_over_R_num 0.00304 -> 0.00431; lemma45_total_over_R_den 0.00202 -> 1.96e-05',
-    'cooccurrence.phase1':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): t_cls 0.497 -> 0.33; score_change 0.44 -> 0.453; attention_frozen 0.373 -> 0.374 (+1 more)',
     'cooccurrence.ratio_limit':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
     'cooccurrence.sandwich':
