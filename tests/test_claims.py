@@ -168,8 +168,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
     'cooccurrence.sandwich':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): onset_vs_reduction 0.313 -> 0.274',
-    'cooccurrence.single_target_hump':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): rise 0.00886 -> 0.000151',
     'cooccurrence.validation_exponent':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
     'linear_attention.balanced_flow':
