@@ -166,8 +166,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): I2_over_I3 0.0707 -> 0.0593; lemma45_total_over_R_num 0.00304 -> 0.00431; lemma45_total_over_R_den 0.00202 -> 1.96e-05',
     'cooccurrence.ratio_limit':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
-    'cooccurrence.sandwich':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): onset_vs_reduction 0.313 -> 0.274',
     'cooccurrence.validation_exponent':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
     'linear_attention.balanced_flow':

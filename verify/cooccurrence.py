@@ -1029,7 +1029,7 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         rate = np.diff(Y[:3], axis=1).T / np.diff(taus)[:, None]
         return math.log(_first(0.5 * (taus[1:] + taus[:-1]), _sandwich_ok(rate, SANDWICH_C)))
 
-    onsets, ratios, t1s, ups = [], [], [], []
+    onsets, ratios, t1s, ups, tols = [], [], [], [], []
     worst_p = _NONE_YET
     for k in range(cfg.members):
         lo_pred, lo_spread = _g0_spread(theory, run, k, taus, None,
@@ -1043,6 +1043,7 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         ratios.append(on / t1)
         spacing = _spacing(tm, int(np.searchsorted(tm, on))) / on if math.isfinite(on) else 0.0
         e = abs(math.log(on) - lo_pred) if math.isfinite(on) else math.inf
+        tols.append(lo_spread + spacing)
         worst_p = _worse((math.exp(lo_pred), on, e, lo_spread + spacing), worst_p)
         # the upper side is read from the predicted onset on; a theory that puts the onset
         # past the last rate record (or gives none) contradicts T_0.5 <= T1 < tau_end itself:
@@ -1058,10 +1059,12 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
              0.0, "Lemma 4.3/E.19: the sandwich with C = 0.05 holds from some T_0.5 <= T1 to the "
              "end of the run (T1 = first classification; onset/T1, largest over members); "
              "finite differences of recorded G", details={"onsets": onsets, "T1": t1s}, kind="simulation"),
-        Part("onset_vs_reduction", *worst_p,
-             "log onset against the private-token reduction's from the member's own start "
-             "(theory.private_trajectory, same C and finite differences); allowance: its "
-             "random-token G(0) spread plus the relative record spacing", kind="simulation"),
+        _worst_member_part(Part(
+            "onset_vs_reduction", *worst_p,
+            "log onset against the private-token reduction's from the member's own start "
+            "(theory.private_trajectory, same C and finite differences); allowance: its "
+            "random-token G(0) spread (on the paper's reduction) plus the relative record "
+            "spacing", kind="simulation"), tols),
         Part("upper_side_margin", SANDWICH_C, up_min,
              max(0.0, SANDWICH_C - up_min) if not beyond else math.nan, 0.0,
              "Lemma 4.3/F.6 upper side -dG3 <= (1-C)(dG1 + dG2) from the predicted onset to "
