@@ -162,8 +162,6 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 KNOWN_DRIFT: dict[str, str] = {
     'cooccurrence.attention_structure':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
-    'cooccurrence.balancing':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): I2_over_I3 0.0707 -> 0.0593; lemma45_total_over_R_num 0.00304 -> 0.00431; lemma45_total_over_R_den 0.00202 -> 1.96e-05',
     'cooccurrence.ratio_limit':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
     'cooccurrence.validation_exponent':
