@@ -162,8 +162,6 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 KNOWN_DRIFT: dict[str, str] = {
     'cooccurrence.attention_structure':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
-    'cooccurrence.ratio_limit':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
     'cooccurrence.validation_exponent':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
     'linear_attention.balanced_flow':
