@@ -160,8 +160,6 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 # example without declaring why (verify.claims.tolerance_from_theory), listed rather than
 # hidden: each entry fails strictly the day its row declares or removes the drift.
 KNOWN_DRIFT: dict[str, str] = {
-    'cooccurrence.attention_structure':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
     'cooccurrence.validation_exponent':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
     'linear_attention.balanced_flow':
