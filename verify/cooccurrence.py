@@ -1888,6 +1888,7 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
     w = np.array([float(x) for x in theory.WEIGHTS])
     sdG = _g_sd(theory, cfg)
     lvl, slp = _NONE_YET, _NONE_YET
+    slope_tols = []
     for k in range(cfg.members):
         te = run.tau_eff[k]
         y = run.val_loss[k] if series == "val" else run.loss[k]
@@ -1910,18 +1911,22 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
         # a constant factor leaves the slope; the GD lead g/2 in time shifts the window by
         # log(1 + g/2) out of its log-length log(10): g/2 / log 10; the factor departs from a
         # constant by at most tol x the loss's own change over the window (the tail is
-        # exponential up to O(loss))
-        stol = cfg.growth / 2 / math.log(10) + tol * abs(float(pred[0] - pred[-1]))
+        # exponential up to O(loss)), the observed loss's: the same for check and control
+        y_win = np.asarray(y[sel], dtype=float)
+        stol = cfg.growth / 2 / math.log(10) + tol * abs(float(y_win[0] - y_win[-1]))
+        slope_tols.append(stol)
         slp = _worse((s_pred, s_obs, abs(s_obs - s_pred), stol), slp)
     return Evidence((
         Part(f"{series}_loss_end", lvl[0], lvl[1], lvl[2], lvl[3],
              "log of the loss at tau_end against the reduction's (class margins at its G for "
              "fresh samples; theory.private_trajectory at tau_eff); allowance: the unseen "
              "tokens' initial G: 3 sd of a class mean of e^{-x}, x of sd sd_G sqrt(L - 1)", kind="simulation"),
-        Part(f"{series}_slope", slp[0], slp[1], slp[2], slp[3],
-             "log-log slope over the last decade of tau_eff against the reduction's over the "
-             "same window; allowance: GD's time lead g/2 over the window's log-length, and the "
-             "level allowance times the loss's change over the window", kind="simulation"),
+        _worst_member_part(Part(
+            f"{series}_slope", slp[0], slp[1], slp[2], slp[3],
+            "log-log slope over the last decade of tau_eff against the reduction's over the "
+            "same window; allowance: GD's time lead g/2 over the window's log-length, and the "
+            "level allowance times the observed loss's change over the window",
+            kind="simulation"), slope_tols),
     ), {"kappa": kappa, "val_over_train_end": float(np.max(run.val_loss[:, -1] /
                                                            run.loss[:, -1]))})
 
