@@ -160,22 +160,6 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 # example without declaring why (verify.claims.tolerance_from_theory), listed rather than
 # hidden: each entry fails strictly the day its row declares or removes the drift.
 KNOWN_DRIFT: dict[str, str] = {
-    'cooccurrence.attention_structure':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): magnitudes 0.707 -> 0.693',
-    'cooccurrence.balancing':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): I2_over_I3 0.0707 -> 0.0593; lemma45_total_over_R_num 0.00304 -> 0.00431; lemma45_total_over_R_den 0.00202 -> 1.96e-05',
-    'cooccurrence.canonical_closure':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): richardson 3.59e-05 -> 0.0254',
-    'cooccurrence.phase1':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): t_cls 0.497 -> 0.33; score_change 0.44 -> 0.453; attention_frozen 0.373 -> 0.374 (+1 more)',
-    'cooccurrence.ratio_limit':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): R_inf 0.00758 -> 0.00738',
-    'cooccurrence.sandwich':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): onset_vs_reduction 0.313 -> 0.274',
-    'cooccurrence.single_target_hump':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): rise 0.00886 -> 0.000151',
-    'cooccurrence.validation_exponent':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
     'linear_attention.balanced_flow':
         "not yet reviewed: tolerance moves with the theory (check -> control, test profile): the flow's limit Gamma = u U^T vs the claimed Gamma* 1.14e-05 -> 1.21e-05; the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2 4.58e-05 -> 4.88e-05; the flow's u vs the balanced u_inf = ||Gamma*||^1/2 2.29e-05 -> 2.44e-05 (+3 more)",
     'linear_attention.gd_emulation':

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from numerics.cache import RunCache
 from numerics.context import Context
 from theory import cooccurrence as tc
 from verify import cooccurrence as vc
@@ -36,10 +37,22 @@ def test_sandwich_onset_past_the_run_fails_the_part():
     assert ev.part("onset_vs_reduction").failed
 
 
-@pytest.mark.parametrize("name", ["softmax_change", "initial_output_sd", "private_margins",
-                                  "private_beta_sq", "private_trajectory"])
+@pytest.mark.parametrize("name", ["softmax_change", "private_margins", "private_beta_sq",
+                                  "private_trajectory"])
 def test_phase1_sign_flips_fail_parts(name):
     """Each of these sign flips raised in check_phase1 (a log of a negative predicted value,
     a division by a zero predicted time): now some part fails and the check returns."""
     ev = vc.check_phase1({"seed": 0}, Context(profile="test"), theory=_flipped(name))
     assert ev.status == "refuted", [(p.name, p.status) for p in ev.parts]
+
+
+def test_phase1_allowances_are_the_papers(tmp_path):
+    """initial_output_sd entered check_phase1 only through allowances (t_cls, S_constant);
+    they are now the paper's reduction's for check and control alike, so its sign flip (which
+    once raised, then failed parts through a negative allowance) leaves every part as it is
+    under the paper's theory."""
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    ref = vc.check_phase1({"seed": 0}, ctx, theory=tc)
+    ev = vc.check_phase1({"seed": 0}, ctx, theory=_flipped("initial_output_sd"))
+    assert ([(p.name, p.error, p.tolerance) for p in ev.parts]
+            == [(p.name, p.error, p.tolerance) for p in ref.parts])
