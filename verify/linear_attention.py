@@ -410,6 +410,29 @@ def excess_bound(excess: float, curvature: float, grad_norm: float, value_scale:
     return (grad_norm + math.sqrt(grad_norm**2 + 2 * curvature * e)) / curvature
 
 
+def _relative_deviation(name: str, claimed: float, observed: float, se: float,
+                       error_model: str, kind: str, confidence: float = 0.99) -> Part:
+    """``|observed - claimed| / |claimed|`` against :data:`PRECISION`, ``observed`` a Monte
+    Carlo estimate of s.e. ``se`` (normal interval at ``confidence``, clipped at 0).
+
+    The allowance "1 % of the value" is a relative precision: held as a relative error, its
+    tolerance is the constant :data:`PRECISION` for every theory, where 1 % of the claimed
+    value in absolute units would move with the theory under test (and shrink or grow the
+    allowance of a wrong one).  The verdict is the same as that of the absolute form
+    ``|observed - claimed| <= PRECISION |claimed|`` (both sides and the interval scaled by
+    1 / |claimed|); a claimed value of 0 or NaN gives an infinite or NaN error, a failure."""
+    scale = abs(float(claimed))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        err = float(np.float64(abs(float(observed) - float(claimed))) / scale)
+        rel_se = float(np.float64(se) / scale)
+    q = normal_quantile(confidence)
+    lower = max(0.0, err - q * rel_se) if math.isfinite(err - q * rel_se) else err
+    upper = err + q * rel_se if math.isfinite(err + q * rel_se) else err
+    return Part.bounded(name, claimed, observed, err, lower, upper, PRECISION, error_model,
+                        confidence=confidence, details={"se": float(se), "relative_se": rel_se},
+                        se=rel_se if math.isfinite(rel_se) else None, kind=kind)
+
+
 @cache
 def one_layer_loss_setting1() -> Callable[[np.ndarray], float]:
     """``theory.linear_attention.one_layer_loss`` for Setting 1 (Sigma = I, n = 20) as a
@@ -628,12 +651,13 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
                           # mixed: theory's exact loss evaluated at the trained Gamma; the
                           # observed side is the trained model's parameters
                           kind="simulation"))
-        parts.append(Part.deviation(
+        parts.append(_relative_deviation(
             f"member {m}: torch evaluation loss vs f*", f_closed, float(run.eval_loss[m]),
-            float(run.eval_se[m]), PRECISION * f_closed,
-            "the trained torch model's loss on fresh prompts (exact over w*) vs the closed "
-            "form f*; tolerance 1 % of f* (training reached it, see the excess part), the "
-            "evaluation prompts' own error in the 99 % interval", kind="simulation"))
+            float(run.eval_se[m]),
+            "|torch loss - f*| / f*, the trained torch model's loss on fresh prompts (exact "
+            "over w*) vs the closed form f*; tolerance 1 % (PRECISION: training reached it, "
+            "see the excess part), the same for check and control; the evaluation prompts' "
+            "own error (s.e. / f*) in the 99 % interval", kind="simulation"))
     # The claimed gradient against the derivative of the exact loss (whose value the torch
     # evaluation part ties to the model), at a fixed non-symmetric point away from Gamma*
     # (there the gradient is O(1) and a transpose slip shows): both exact, float rounding.
@@ -656,10 +680,11 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
         k = losses.shape[1]
         mean = float(losses[0].mean())
         se = float(losses[0].std(ddof=1) / math.sqrt(k))
-        parts.append(Part.deviation(
-            f"{cov}: loss at gamma* I vs f1*", f1, mean, se, PRECISION * f1,
-            f"{cov} covariates: Monte Carlo loss at gamma* I (exactly averaged over w* and "
-            "x_q) vs the closed form f1*; tolerance 1 % of f1*, noise in the 99 % interval",
+        parts.append(_relative_deviation(
+            f"{cov}: loss at gamma* I vs f1*", f1, mean, se,
+            f"{cov} covariates: |Monte Carlo loss at gamma* I (exactly averaged over w* and "
+            "x_q) - f1*| / f1*, the closed form f1*; tolerance 1 % (PRECISION), the same for "
+            "check and control; noise (s.e. / f1*) in the 99 % interval",
             # a Monte Carlo evaluation of the loss at fixed gamma (no model trained)
             kind="symbolic"))
         diffs = np.stack([losses[1] - losses[0], losses[2] - losses[0]])
@@ -1320,12 +1345,13 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
                           kind="simulation"))
         # The torch model's own loss on fresh prompts (exact over w*) against the floor:
         # the one part that no consistent error of gd_loss and gd_floor together can pass.
-        parts.append(Part.deviation(
+        parts.append(_relative_deviation(
             f"member {m}: torch evaluation loss vs floor", floor, float(run.eval_loss[m]),
-            float(run.eval_se[m]), PRECISION * floor,
-            "the trained torch model's loss on fresh prompts (exact over w*) vs the claimed "
-            "floor; tolerance 1 % of the floor (training reached it, see the excess part), "
-            "the evaluation prompts' own error in the 99 % interval", kind="simulation"))
+            float(run.eval_se[m]),
+            "|torch loss - floor| / floor, the trained torch model's loss on fresh prompts "
+            "(exact over w*) vs the claimed floor; tolerance 1 % (PRECISION: training reached "
+            "it, see the excess part), the same for check and control; the evaluation "
+            "prompts' own error (s.e. / floor) in the 99 % interval", kind="simulation"))
     return Evidence(tuple(parts), {"floor": floor, "claimed_steps": steps.tolist()})
 
 
