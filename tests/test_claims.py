@@ -176,10 +176,6 @@ KNOWN_DRIFT: dict[str, str] = {
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): rise 0.00886 -> 0.000151',
     'cooccurrence.validation_exponent':
         'not yet reviewed: tolerance moves with the theory (check -> control, test profile): val_slope 0.012 -> 0.00887',
-    'linear_attention.balanced_flow':
-        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): the flow's limit Gamma = u U^T vs the claimed Gamma* 1.14e-05 -> 1.21e-05; the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2 4.58e-05 -> 4.88e-05; the flow's u vs the balanced u_inf = ||Gamma*||^1/2 2.29e-05 -> 2.44e-05 (+3 more)",
-    'linear_attention.multilayer_floor':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: steps vs exact minimiser 0.0021 -> 0; member 0: torch evaluation loss vs floor 0.00361 -> 0.00499; member 1: steps vs exact minimiser 0.00861 -> 0 (+1 more)',
     'markov.bias_optimum':
         "not yet reviewed: tolerance moves with the theory (check -> control, test profile): b* vs the authors' closed form 1.38e-25 -> 1.13e-25; numeric argmin of L over b vs b* 3.49e-07 -> 3.6e-07; Newton distance from b* to the root of dL/db 1.38e-25 -> 1.13e-25",
     'markov.canonical_metric_path':
