@@ -160,14 +160,6 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
 # example without declaring why (verify.claims.tolerance_from_theory), listed rather than
 # hidden: each entry fails strictly the day its row declares or removes the drift.
 KNOWN_DRIFT: dict[str, str] = {
-    'linear_attention.balanced_flow':
-        "not yet reviewed: tolerance moves with the theory (check -> control, test profile): the flow's limit Gamma = u U^T vs the claimed Gamma* 1.14e-05 -> 1.21e-05; the flow's U vs the balanced U_inf = Gamma*/||Gamma*||^1/2 4.58e-05 -> 4.88e-05; the flow's u vs the balanced u_inf = ||Gamma*||^1/2 2.29e-05 -> 2.44e-05 (+3 more)",
-    'linear_attention.gd_emulation':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): transformer output vs L preconditioned GD steps 4.02e-12 -> 5.45e-12',
-    'linear_attention.multilayer_floor':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: steps vs exact minimiser 0.0021 -> 0; member 0: torch evaluation loss vs floor 0.00361 -> 0.00499; member 1: steps vs exact minimiser 0.00861 -> 0 (+1 more)',
-    'linear_attention.one_layer_optimum':
-        'not yet reviewed: tolerance moves with the theory (check -> control, test profile): member 0: torch evaluation loss vs f* 0.0115 -> 0.00238; member 1: torch evaluation loss vs f* 0.0115 -> 0.00238; member 2: torch evaluation loss vs f* 0.0115 -> 0.00238 (+5 more)',
 }
 
 
