@@ -294,6 +294,27 @@ def test_t_interval_power_matches_simulation_and_samples_for_power_is_its_invers
     assert samples_for_power(1e-6, 1.0, max_n=1000) is None
 
 
+def test_a_worst_member_part_drifts_only_if_a_members_allowance_moves():
+    from verify.error_models import worst_member
+
+    def check(params, ctx, *, shift, allowances):
+        # the theory picks which member is worst (shift), the allowances are its own
+        pred = np.array([0.0, shift])
+        return Evidence((worst_member("m", pred, np.zeros(2), np.array(allowances), "per member",
+                                      kind="symbolic"),
+                         Part("r", 0.0, shift, abs(shift), 0.01, "exact", kind="symbolic")))
+
+    for control_allowances, drifts in (((0.1, 0.2), False), ((0.1, 0.3), True)):
+        c = Claim.paired(check, id="toy.members", paper="toy", statement="s", source="s",
+                         kind="symbolic", strategy=st.just({}), examples=({"x": 1},),
+                         control_description="c",
+                         theory={"shift": 0.0, "allowances": (0.1, 0.2)},
+                         control={"shift": 0.5, "allowances": control_allowances})
+        r = run_claim(c, PROFILE)
+        assert r.control_rejected
+        assert ("m" in r.tolerance_drift) is drifts
+
+
 def test_a_tolerance_that_moves_with_the_theory_is_flagged_unless_declared():
     from verify.claims import Claim, Evidence, Part, tolerance_from_theory
     from verify.report import metadata, to_json, to_markdown

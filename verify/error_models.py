@@ -84,9 +84,19 @@ def worst_member(name: str, predicted: np.ndarray, observed: np.ndarray,
     ratio = np.where(np.isfinite(err), ratio, np.inf)
     k = int(np.argmax(ratio))
     pick = (lambda a: float(np.linalg.norm(a[k]))) if pred.ndim > 1 else (lambda a: float(a[k]))
+    # every member's allowance (up to MEMBER_TOLERANCES of them): the runner's drift test
+    # compares these, so a part whose allowances stay put while the theory picks another
+    # worst member is not read as a tolerance that moves with the theory
+    members = ({"member_tolerances": [float(t) for t in tol.ravel()]}
+               if tol.size <= MEMBER_TOLERANCES else {})
     return Part(name, pick(pred), pick(obs), float(err[k]), float(tol[k]), error_model,
                 details={"member": k, "members": int(err.size),
-                         "max_ratio": float(ratio[k]), **dict(details or {})}, kind=kind)
+                         "max_ratio": float(ratio[k]), **members, **dict(details or {})},
+                kind=kind)
+
+
+#: at most this many per-member allowances are kept in a worst-member part's details
+MEMBER_TOLERANCES = 256
 
 
 def over_seeds(name: str, predicted: float, values: np.ndarray, tolerance: float,

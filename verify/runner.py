@@ -388,14 +388,22 @@ def _drift(check_ev: Evidence, control_ev: Evidence, into: dict) -> None:
     """Record the parts whose tolerance differs between check and control (same example)."""
     from verify.claims import TOLERANCE_FROM_THEORY
 
+    def equal(a: float, b: float) -> bool:
+        return a == b or (math.isfinite(a) and math.isfinite(b)
+                          and abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
+
     names = set(control_ev.names)
     for p in check_ev.parts:
         if p.name not in names or p.name in into:
             continue
         c = control_ev.part(p.name)
         a, b = p.tolerance, c.tolerance
-        same = a == b or (math.isfinite(a) and math.isfinite(b)
-                          and abs(a - b) <= 1e-9 * max(abs(a), abs(b)))
+        same = equal(a, b)
+        # a worst-member part (verify.error_models.worst_member) reports the member the
+        # theory makes worst: its allowance moved only if some member's allowance did
+        ma, mb = p.details.get("member_tolerances"), c.details.get("member_tolerances")
+        if not same and isinstance(ma, list) and isinstance(mb, list) and len(ma) == len(mb):
+            same = all(equal(float(x), float(y)) for x, y in zip(ma, mb, strict=True))
         if not same:
             into[p.name] = {"check": a, "control": b,
                             "declared": p.details.get(TOLERANCE_FROM_THEORY)}
