@@ -49,7 +49,7 @@ from typing import Literal
 import numpy as np
 import sympy as sp
 
-from theory.flow import Equation, ReducedSystem
+from theory.flow import Equation, InadmissibleTheory, ReducedSystem
 
 __all__ = [
     "B_SYM",
@@ -116,29 +116,32 @@ _Z = sp.Symbol("z", real=True)
 
 
 # ---------------------------------------------------------------------- validation
+# A value outside its domain raises theory.flow.InadmissibleTheory (a ValueError): where it
+# is another theory function's output (a negative scan time from a wrong theory), the
+# check fails a part with the message instead of stopping (verify.runner).
 def _real(name: str, value) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        raise InadmissibleTheory(f"{name} must be a real number, got {value!r}") from None
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InadmissibleTheory(f"{name} must be finite, got {value!r}")
     return x
 
 
 def _nonneg(name: str, value) -> float:
     x = _real(name, value)
     if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
+        raise InadmissibleTheory(f"{name} must be >= 0, got {value!r}")
     return x
 
 
 def _positive(name: str, value) -> float:
     x = _real(name, value)
     if not x > 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
+        raise InadmissibleTheory(f"{name} must be > 0, got {value!r}")
     return x
 
 

@@ -430,8 +430,12 @@ def _relative_deviation(name: str, claimed: float, observed: float, se: float,
         err = float(np.float64(abs(float(observed) - float(claimed))) / scale)
         rel_se = float(np.float64(se) / scale)
     q = normal_quantile(confidence)
-    lower = max(0.0, err - q * rel_se) if math.isfinite(err - q * rel_se) else err
-    upper = err + q * rel_se if math.isfinite(err + q * rel_se) else err
+    if not se >= 0 or math.isnan(err):
+        # no interval (a NaN or negative s.e., a NaN error): the part fails on NaN, it is
+        # never read as a zero-width interval that could pass
+        lower = upper = math.nan
+    else:
+        lower, upper = max(0.0, err - q * rel_se), err + q * rel_se  # inf stays inf
     return Part.bounded(name, claimed, observed, err, lower, upper, PRECISION, error_model,
                         confidence=confidence, details={"se": float(se), "relative_se": rel_se},
                         se=rel_se if math.isfinite(rel_se) else None, kind=kind)
