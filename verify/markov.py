@@ -65,17 +65,8 @@ from numerics import markov as nm
 from numerics.ode import integrate
 from theory import markov as tm
 from theory.flow import ReducedSystem, lambdify_numeric, numeric
-from verify.claims import (
-    Claim,
-    Context,
-    Evidence,
-    Example,
-    Part,
-    Positive,
-    claim,
-    declared,
-    tolerance_from_theory,
-)
+from verify.claims import Claim, Context, Evidence, Example, Part, Positive, claim, declared
+from verify.claims import tolerance_from_theory as declared_by_design
 from verify.error_models import exact, identically_zero, log_slope, over_seeds, real, worst_member
 
 __all__ = ["claims"]
@@ -509,7 +500,7 @@ def _check_energy(params: dict, ctx: Context, *, energy: Callable) -> Evidence:
     values = e_fn(sol.y[0], sol.y[1])
     e0 = float(values[0])
     drift_num = float(np.max(np.abs(values - e0)))
-    numeric = tolerance_from_theory(Part("E along the integrated flow", e0, float(values[-1]), drift_num,
+    numeric = declared_by_design(Part("E along the integrated flow", e0, float(values[-1]), drift_num,
                    1e-6 * (1 + abs(e0)),
                    "LSODA rtol 1e-10 / atol 1e-12 over t in [0, 100]: accumulated local error "
                    "< 200 steps x 1e-10 relative, bounded by 1e-6 (1 + |E0|)",
@@ -1189,7 +1180,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     allowance = (np.linalg.norm(rich - rich_prev, axis=-1)
                  + 2 * np.linalg.norm(f_th - info["f_tight"][:n_common], axis=-1)
                  + 1e-12 * (1 + np.linalg.norm(f_th, axis=-1)))
-    trajectory = tolerance_from_theory(worst_member(
+    trajectory = declared_by_design(worst_member(
         "logit trajectory: full GD extrapolated to step 0 (Richardson) vs the theory",
         f_th, rich, allowance,
         "per recorded time t on the grid, |R(t) - f_theory(t)| (Euclidean over (f0, f1)) "
@@ -1247,7 +1238,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
                      "local_orders": local.tolist(), "least_squares_slope": fit.observed,
                      "least_squares_slope_se": fit.details.get("se", math.inf),
                      "least_squares_slope_t99": fit.upper - fit.error}, kind="simulation"),
-        tolerance_from_theory(Part("logit error extrapolated to step 0", 0.0, extrapolated, abs(extrapolated),
+        declared_by_design(Part("logit error extrapolated to step 0", 0.0, extrapolated, abs(extrapolated),
              errors[-1] / 2,
              "Richardson for a first-order error: 2 err(h) - err(2h) removes the O(h) term "
              "and leaves O(h^2); allowance: half the error at the smallest step h (a "
