@@ -67,7 +67,14 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq, minimize
 from scipy.special import expit
 
-from theory.flow import Equation, ReducedSystem, Twin, gradient_flow, simplify_zero
+from theory.flow import (
+    Equation,
+    InadmissibleTheory,
+    ReducedSystem,
+    Twin,
+    gradient_flow,
+    simplify_zero,
+)
 
 __all__ = [
     "CLASS_LABELS",
@@ -530,7 +537,8 @@ def t_half(G0: Sequence = (0, 0, 0), weights: Sequence = _FLOAT_WEIGHTS) -> floa
             return float(brentq(lambda t, s=sol: h(s.sol(t)), grid[k - 1], grid[k], xtol=1e-14,
                                 rtol=1e-15))
         t_end *= 4
-    raise ValueError(f"no T_0.5 before tau = 1e6 from G0 = {G0.tolist()}")
+    # no such time under this system (a wrong theory's): inadmissible, a failed part
+    raise InadmissibleTheory(f"no T_0.5 before tau = 1e6 from G0 = {G0.tolist()}")
 
 
 # ---------------------------------------------------------------------- private-token classes
