@@ -34,10 +34,17 @@ KNOWN_DEFECTS: dict[str, str] = {}
     # the defect's description in KNOWN_DEFECTS, shown in every report of the run
     _grouped(cid, pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
     if cid in KNOWN_DEFECTS else _grouped(cid) for cid in CLAIMS])
+def _smoke(claim_id: str):
+    """The claim's smoke-size result, run once per worker whichever of its three tests
+    comes first (under xdist a group's tests need not run in file order)."""
+    if claim_id not in SMOKE:
+        SMOKE[claim_id] = run_claim(CLAIMS[claim_id], "test", Context(profile="test"))
+    return SMOKE[claim_id]
+
+
 def test_claim_at_smoke_size(claim_id):
     claim = CLAIMS[claim_id]
-    result = run_claim(claim, "test", Context(profile="test"))
-    SMOKE[claim_id] = result
+    result = _smoke(claim_id)
     assert result.outcome != "error", result.error_message
     assert result.control_error is None, result.control_error
     assert result.positive_error is None, result.positive_error
@@ -145,7 +152,7 @@ def test_claims_that_hold_with_margin_hold_at_other_seeds(claim_id):
     """``--seed`` moves every simulation seed and hypothesis's draws; a fast claim that
     holds with margin at the registered seed holds at two others too."""
     claim = CLAIMS[claim_id]
-    first = SMOKE.get(claim_id) or run_claim(claim, "test", Context(profile="test"))
+    first = _smoke(claim_id)
     if not _holds_with_margin(first):
         # Not a hidden failure: the rule is about claims that hold with margin (a claim at
         # its tolerance's edge, inconclusive at smoke size, or expected refuted may change
@@ -171,8 +178,7 @@ KNOWN_DRIFT: dict[str, str] = {
 def test_tolerances_do_not_move_with_the_theory(claim_id):
     """A tolerance computed from the theory under test can grow under a wrong theory and
     let the control pass (README, Adding a paper, step 3: rules of the engine)."""
-    result = SMOKE.get(claim_id) or run_claim(CLAIMS[claim_id], "test", Context(profile="test"))
-    SMOKE[claim_id] = result
+    result = _smoke(claim_id)
     moved = {n: (v["check"], v["control"]) for n, v in result.tolerance_drift.items()
              if not v["declared"]}
     assert not moved, (f"{claim_id}: tolerance moved under the control without a declared "
