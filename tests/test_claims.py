@@ -29,11 +29,6 @@ def _grouped(cid: str, *marks) -> object:
 KNOWN_DEFECTS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("claim_id", [
-    # strict: an xpass fails the suite, so a fixed defect cannot stay listed; the reason is
-    # the defect's description in KNOWN_DEFECTS, shown in every report of the run
-    _grouped(cid, pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
-    if cid in KNOWN_DEFECTS else _grouped(cid) for cid in CLAIMS])
 def _smoke(claim_id: str):
     """The claim's smoke-size result, run once per worker whichever of its three tests
     comes first (under xdist a group's tests need not run in file order)."""
@@ -42,6 +37,11 @@ def _smoke(claim_id: str):
     return SMOKE[claim_id]
 
 
+@pytest.mark.parametrize("claim_id", [
+    # strict: an xpass fails the suite, so a fixed defect cannot stay listed; the reason is
+    # the defect's description in KNOWN_DEFECTS, shown in every report of the run
+    _grouped(cid, pytest.mark.xfail(reason=KNOWN_DEFECTS[cid], strict=True))
+    if cid in KNOWN_DEFECTS else _grouped(cid) for cid in CLAIMS])
 def test_claim_at_smoke_size(claim_id):
     claim = CLAIMS[claim_id]
     result = _smoke(claim_id)
