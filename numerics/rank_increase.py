@@ -48,6 +48,7 @@ from numerics.context import SizeTable
 from numerics.ensemble import OptimizerConfig, TrainConfig, train
 from numerics.ode import integrate
 from theory import rank_increase as theory
+from theory.flow import InadmissibleTheory
 
 __all__ = [
     "DTYPE",
@@ -74,6 +75,7 @@ __all__ = [
     "full_head_loss_torch",
     "head_loss_torch",
     "head_problem",
+    "initial_weight_bound",
     "jump_times",
     "problem_gradient",
     "problem_loss",
@@ -362,6 +364,40 @@ def _quadratic_log_system(problem: Problem):
     return theory.log_flow(theory.quadratic_loss(problem.H, problem.beta, w), w)
 
 
+def initial_weight_bound(u0, v0, sigma, kappa) -> np.ndarray:
+    """The float64 rounding bound, relative, of w(0) = α² u0 ⊙ v0 computed from the log
+    coordinates (σ, κ) by ``theory.weights_from_log``: eps (|2σ| + |2κ - 2σ| + 3) times
+    the cancellation factor (u0² + v0²)/(2|u0 v0|) of (s² - r²)/4 (exp carries its
+    argument's rounding eps |x|; + 3 eps for the two exps and the subtraction)."""
+    u0, v0 = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
+    cond = (u0**2 + v0**2) / (2 * np.abs(u0 * v0))
+    return np.finfo(float).eps * (np.abs(2 * sigma) + np.abs(2 * kappa - 2 * sigma) + 3) * cond
+
+
+def _log_start(u0, v0, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """``theory.log_coordinates`` of θ(0) = α(u0, v0), held to the model's own start before
+    any integration: ``theory.weights_from_log`` of them must give back w(0) = α² u0 ⊙ v0
+    within :func:`initial_weight_bound` (where α² u0 v0 is a normal float; at an α too
+    small for that, at the probe α = 1e-100).  A wrong coordinate map is inadmissible (a
+    failed part with the reason, verify.runner), not a stiff flow integrated for minutes
+    from a start the model does not have."""
+    sigma0, kappa = theory.log_coordinates(u0, v0, alpha)
+    u, v = np.asarray(u0, dtype=float), np.asarray(v0, dtype=float)
+    probe = alpha if np.all(np.abs(alpha**2 * u * v) > 1e-290) else 1e-100
+    sig, kap = (sigma0, kappa) if probe == alpha else theory.log_coordinates(u, v, probe)
+    w0 = probe**2 * u * v
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = theory.weights_from_log(np.asarray(sig, dtype=float), np.asarray(kap, dtype=float))
+        rel = np.abs(np.asarray(w, dtype=float) - w0) / np.abs(w0)
+        units = rel / initial_weight_bound(u, v, sig, kap)
+    if not np.all(units <= 1.0):
+        raise InadmissibleTheory(
+            f"the log coordinates (theory.log_coordinates, weights_from_log) of theta(0) at "
+            f"alpha = {probe:g} give w(0) {np.asarray(w).tolist()}, not alpha^2 u0 v0 = "
+            f"{w0.tolist()} (worst {float(np.nanmax(units)):.3g} x the rounding bound)")
+    return np.asarray(sigma0, dtype=float), np.asarray(kappa, dtype=float)
+
+
 # symbolic: integrates the theory's own log flow (theory.log_flow, log_coordinates,
 # weights_from_log and, for the head, theory's analytic gradient)
 @run_function("rank_increase.log_flow", full_model=False)
@@ -371,8 +407,8 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
     tau = np.linspace(0.0, config.tau_max, config.points)
     loss = problem_loss(problem)
     ws, bs, ls = [], [], []
-    for alpha in config.alphas:
-        sigma0, kappa = theory.log_coordinates(config.u0, config.v0, alpha)
+    starts = [_log_start(config.u0, config.v0, alpha) for alpha in config.alphas]
+    for alpha, (sigma0, kappa) in zip(config.alphas, starts, strict=True):
         L = math.log(1 / alpha)
         if problem.kind == "quadratic":
             system = _quadratic_log_system(problem)
@@ -588,7 +624,7 @@ class PerturbRun:
 @run_function("rank_increase.perturb", full_model=False)
 def run_perturbation(config: PerturbConfig) -> PerturbRun:
     """The log-form flow to the kick, then the unperturbed and the kicked flow on."""
-    sigma0, kappa = theory.log_coordinates(config.u0, config.v0, config.alpha)
+    sigma0, kappa = _log_start(config.u0, config.v0, config.alpha)
     L = math.log(1 / config.alpha)
     grad = problem_gradient(config.problem)
     sig = _integrate_numeric(grad, sigma0, kappa, np.array([0.0, config.tau_perturb * L]))[-1]

@@ -284,6 +284,29 @@ def test_log_flow_head_matches_spec_numbers():
     assert np.allclose(run.w[0, j], (2, 0, 0, 1, 0, 0), atol=2e-3)
 
 
+@pytest.mark.parametrize("wrong", [
+    lambda s, k: (s, -k),            # the sign flip that ran a stiff flow for minutes
+    lambda s, k: (s, 1.05 * k),
+    lambda s, k: (0.95 * s, k),
+])
+@pytest.mark.parametrize("alpha", [1e-24, 1e-300])  # checked at alpha, or at the probe
+def test_a_wrong_log_map_is_inadmissible_before_any_integration(wrong, alpha, monkeypatch):
+    """A wrong theory.log_coordinates (the shapes tdcheck mutate makes) does not give back
+    the model's w(0) = alpha^2 u0 v0 through weights_from_log: the run refuses it at once
+    (InadmissibleTheory, a failed part in a check) instead of integrating from a start the
+    model does not have."""
+    from theory.flow import InadmissibleTheory
+
+    right = tr.log_coordinates
+    monkeypatch.setattr(tr, "log_coordinates", lambda *a: wrong(*right(*a)))
+    u0, v0 = nr.default_init(6, 1)
+    # a config no other test runs: the in-process run cache keys on sources, not patches
+    cfg = nr.LogFlowConfig(nr.head_problem(), alphas=(alpha,), u0=u0, v0=v0, tau_max=0.5,
+                           points=7)
+    with pytest.raises(InadmissibleTheory, match="log coordinates"):
+        nr.run_log_flow(cfg)
+
+
 # ---------------------------------------------------------------------- claims
 def test_claims_listed_with_controls():
     from verify import rank_increase as vr

@@ -14,6 +14,7 @@ measure zero that no integrator or root finder lands on).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -30,6 +31,7 @@ __all__ = [
     "InadmissibleTheory",
     "ReducedSystem",
     "Twin",
+    "admissible",
     "classify_matrix",
     "gradient_flow",
     "lambdify_numeric",
@@ -46,6 +48,25 @@ class InadmissibleTheory(ValueError):
     wrong theory (a mutant, a control) the check then fails a part with this message as
     its reason instead of stopping (``verify.runner``).  A ValueError, so a user's own
     inadmissible input still reads as one."""
+
+
+def admissible(name: str, value, *, lower: float = -math.inf, strict: bool = True) -> float:
+    """``value`` as a finite float above ``lower`` (``> lower`` if ``strict``, else ``>=``),
+    or :class:`InadmissibleTheory` naming ``name``.
+
+    For a consumer of a theory function's value that needs it in a domain: a check that
+    places its time grid at a predicted time, a root bracket at a predicted scale, a
+    logarithm of a predicted rate.  A wrong theory (a negative time) then fails a part with
+    this message instead of raising from numpy or ``math`` inside the check."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InadmissibleTheory(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise InadmissibleTheory(f"{name} must be finite, got {value!r}")
+    if (x <= lower) if strict else (x < lower):
+        raise InadmissibleTheory(f"{name} must be {'>' if strict else '>='} {lower:g}, got {x!r}")
+    return x
 
 
 def _has(expr: sp.Basic, cls: type) -> bool:

@@ -263,13 +263,15 @@ def integrated_speed(t, M, K, eta_Y, eta_Z) -> float:
 def growth_exponent(t, M, K, eta_Y, eta_Z, C0) -> float:
     """B(t) = 1/4 ln(1 + 4 Gamma(t)/C0): Theorem 4, corrected (B(0) = 0)."""
     C0 = _positive("C0", C0)
-    return 0.25 * math.log1p(4.0 * integrated_speed(t, M, K, eta_Y, eta_Z) / C0)
+    gamma = _nonneg("Gamma(t) (integrated_speed)", integrated_speed(t, M, K, eta_Y, eta_Z))
+    return 0.25 * math.log1p(4.0 * gamma / C0)
 
 
 def printed_growth_exponent(t, M, K, eta_Y, eta_Z, C0) -> float:
     """Eqn 14 / Eqn 129 as printed: ``1/4 ln(C0 + 4 Gamma)`` (off by ``1/4 ln C0``)."""
     C0 = _positive("C0", C0)
-    return 0.25 * math.log(C0 + 4.0 * integrated_speed(t, M, K, eta_Y, eta_Z))
+    gamma = _nonneg("Gamma(t) (integrated_speed)", integrated_speed(t, M, K, eta_Y, eta_Z))
+    return 0.25 * math.log(C0 + 4.0 * gamma)
 
 
 def _growth_args(t, M, K, eta_Y, eta_Z, C0) -> tuple[float, int, int, float, float, float]:
@@ -341,7 +343,7 @@ def snap_time(M, K, eta_Y) -> float:
     Theorem 4 fixes t0 only up to ``1 + delta'`` with ``delta' = Theta(ln ln M / ln M)``, an
     unstated constant: a time scale, not a sharp prediction; the claims use it to place their
     time grids and regions, and a 5 % change of it is inside that factor."""
-    return 2.0 * scan_time(M, K, eta_Y)
+    return 2.0 * _positive("t0' (scan_time)", scan_time(M, K, eta_Y))
 
 
 def snap_delta(M) -> float:
@@ -374,7 +376,7 @@ def speed_peak_time(M, K, eta_Y) -> float:
     M = _integer("M", M, 2)
     K = _integer("K", K, 1)
     eta_Y = _positive("eta_Y", eta_Y)
-    x = speed_peak_scale(M)
+    x = _positive("x at gamma's peak (speed_peak_scale)", speed_peak_scale(M))
     return K * (math.expm1(x) + (M - 1) * x) / (M * eta_Y)
 
 

@@ -535,13 +535,8 @@ def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     # the exact flow starts where GD starts: w(0) = alpha^2 u0 v0 through the log map
     u0, v0 = np.array(run.config.u0), np.array(run.config.v0)
     w0 = np.array(run.config.alphas)[:, None] ** 2 * (u0 * v0)[None, :]
-    cond = (u0**2 + v0**2) / (2 * np.abs(u0 * v0))  # cancellation in (s^2 - r^2)/4
-    bound = []
-    for a in run.config.alphas:
-        sig, kap = tr.log_coordinates(u0, v0, a)
-        # exp(x) carries the rounding of its argument: eps |x|, + eps for exp and subtraction
-        bound.append(np.finfo(float).eps * (np.abs(2 * sig) + np.abs(2 * kap - 2 * sig) + 3)
-                     * cond)
+    bound = [nr.initial_weight_bound(u0, v0, *tr.log_coordinates(u0, v0, a))
+             for a in run.config.alphas]
     rel = float(np.max(np.abs(run.w[:, 0] - w0) / np.abs(w0) / np.array(bound)))
     parts.append(Part(
         f"{name}_initial_weights", 0.0, rel, rel, 1.0,

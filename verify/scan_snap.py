@@ -36,6 +36,7 @@ from scipy.stats import norm
 from numerics import scan_snap as ns
 from numerics.stats import mean_interval, t_quantile
 from theory import scan_snap as ts
+from theory.flow import InadmissibleTheory, admissible
 from verify.claims import (
     Claim,
     Context,
@@ -55,6 +56,23 @@ __all__ = ["claims", "etaz_monotone_power", "ratio_monotone_power",
 
 _EPS = float(np.finfo(float).eps)
 _CONF = 0.99
+
+
+# ---------------------------------------------------------------------- theory's times
+# The checks place their time grids at the theory's t0, t0' and gamma's peak; a wrong theory
+# that puts one at a non-positive or non-finite time is inadmissible (a failed part with the
+# reason, verify.runner), not a numpy error from a grid with a negative end.
+def _t0(M: int, K: int, eta_Y: float) -> float:
+    return admissible("t0 (theory.scan_snap.snap_time)", ts.snap_time(M, K, eta_Y), lower=0.0)
+
+
+def _t0p(M: int, K: int, eta_Y: float) -> float:
+    return admissible("t0' (theory.scan_snap.scan_time)", ts.scan_time(M, K, eta_Y), lower=0.0)
+
+
+def _t_peak(M: int, K: int, eta_Y: float) -> float:
+    return admissible("gamma's peak time (theory.scan_snap.speed_peak_time)",
+                      ts.speed_peak_time(M, K, eta_Y), lower=0.0)
 
 
 # ---------------------------------------------------------------------- shared runs
@@ -186,8 +204,10 @@ def _wrong_decoder_scale(t: float, M: int, eta_Y: float) -> float:
     u = M * eta_Y * t
     if u == 0:
         return 0.0
-    return brentq(lambda x: math.expm1(x) + M * x - u, 0.0, u / M + 1.0, xtol=1e-300,
-                  rtol=4 * _EPS) / M
+    # both u/M and log1p(u) lie above the root (expm1(x) >= x; M x >= 0), and the smaller
+    # keeps expm1 finite at every t (u/M + 1 overflowed at M = 1000 past 50 t0)
+    return brentq(lambda x: math.expm1(x) + M * x - u, 0.0, min(u / M, math.log1p(u)),
+                  xtol=1e-300, rtol=4 * _EPS) / M
 
 
 @claim(
@@ -205,7 +225,7 @@ def _wrong_decoder_scale(t: float, M: int, eta_Y: float) -> float:
 )
 def _check_lemma6(params: dict, ctx: Context, *, root: Callable) -> Evidence:
     M, eta_Y = params["M"], params["eta_Y"]
-    t_end = 50 * ts.snap_time(M, 1, eta_Y)
+    t_end = 50 * _t0(M, 1, eta_Y)
     times = np.r_[1e-9 / (M * eta_Y), np.geomspace(1e-3 / (M * eta_Y), t_end, 25)]
     # integrate in x = M h, which is O(1): x' = M eta_Y/((M-1) + e^x)
     sol = solve_ivp(lambda t, x: ts.decoder_rate_scaled(x, M, eta_Y), (0.0, t_end), [0.0],
@@ -310,10 +330,10 @@ def _wrong_integrated_speed(t, M, K, eta_Y, eta_Z) -> float:
 )
 def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence:
     M, K, eY, eZ = params["M"], params["K"], params["eta_Y"], params["eta_Z"]
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     worst = (0.0, 0.0, 0.0, 0.0)
     prev_t, acc = 0.0, 0.0
-    peak = ts.speed_peak_time(M, K, eY)
+    peak = _t_peak(M, K, eY)
     for t in np.geomspace(1e-3 * t0, 30 * t0, 12):
         pts = [p for p in (peak,) if prev_t < p < t]
         val, _ = quad(lambda s: eZ * ts.speed_control(s, M, K, eY), prev_t, t, points=pts or None,
@@ -349,7 +369,7 @@ def _check_gamma(params: dict, ctx: Context, *, gamma_int: Callable) -> Evidence
 )
 def _check_theorem4(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     times = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, 30)]
     t, h, B_ode = ns.run_snap_system(ns.SnapConfig(M, K, eY, eZ, C0, tuple(times)),
                                      cache=ctx.cache)
@@ -399,14 +419,14 @@ def _wrong_growth(t, M, K, eta_Y, eta_Z, C0) -> float:
 )
 def _check_scaling(params: dict, ctx: Context, *, growth: Callable) -> Evidence:
     M, K, eY, eZ, C0, lam = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0", "lam"))
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     worst = 0.0
     for t in np.geomspace(1e-2 * t0, 30 * t0, 9):
         a = growth(t, M, K, lam * eY, lam * eZ, C0)
         b = growth(lam * t, M, K, eY, eZ, C0)
         worst = max(worst, abs(a - b) / (abs(b) + 1e-300))
     nu = eY / eZ
-    dots = [growth(ts.snap_time(M, K, nu * z), M, K, nu * z, z, C0) for z in (0.5, 1, 2, 4, 8)]
+    dots = [growth(_t0(M, K, nu * z), M, K, nu * z, z, C0) for z in (0.5, 1, 2, 4, 8)]
     spread = (max(dots) - min(dots)) / abs(np.mean(dots))
     return Evidence((
         Part("B(t; lam eta_Y, lam eta_Z) = B(lam t)", 0.0, worst, worst, 1e-10,
@@ -454,7 +474,7 @@ def _regime_bounds(M: int) -> tuple[float, float]:
 
 def _regime_errors(params: dict, regime_fn: Callable) -> tuple[float, float, float]:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
-    t0p, t0 = ts.scan_time(M, K, eY), ts.snap_time(M, K, eY)
+    t0p, t0 = _t0p(M, K, eY), _t0(M, K, eY)
 
     def rel(t, regime):
         exact = ts.growth_exponent(t, M, K, eY, eZ, C0)
@@ -555,7 +575,7 @@ def _check_transition(params: dict, ctx: Context, *, regime_fn: Callable) -> Evi
 )
 def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
     M, K, eY = params["M"], params["K"], params["eta_Y"]
-    t0p = ts.scan_time(M, K, eY)
+    t0p = _t0p(M, K, eY)
     res = minimize_scalar(lambda u: -ts.speed_control(math.exp(u), M, K, eY),
                           bounds=(math.log(t0p) - 12, math.log(t0p) + 6), method="bounded",
                           options={"xatol": 1e-10})
@@ -591,7 +611,7 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
 )
 def _check_late_speed(params: dict, ctx: Context, *, printed: bool) -> Evidence:
     M, K, eY = params["M"], params["K"], params["eta_Y"]
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     worst = 0.0
     for t in np.geomspace(1e4 * t0, 1e8 * t0, 9):
         r = ts.speed_control(t, M, K, eY) / ts.late_speed_asymptote(t, M, K, eY, printed)
@@ -623,7 +643,7 @@ def _printed_asymptote(t, M, K, eta_Y, eta_Z, C0) -> float:
 )
 def _check_asymptote(params: dict, ctx: Context, *, asym: Callable) -> Evidence:
     M, K, eY, eZ, C0 = (params[k] for k in ("M", "K", "eta_Y", "eta_Z", "C0"))
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     nu = eY / eZ
     worst, allowance = 0.0, 0.0
     for t in np.geomspace(1e4 * t0, 1e8 * t0, 9):
@@ -885,7 +905,7 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
                           P.shape[1], "distinct_tokens")
     except _InvalidTheory as e:
         return _invalid(e)
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 100 * t0, _THM3_POINTS)]
     res = _reduced(params, tev, ctx)
     cfg = res.config
@@ -1193,7 +1213,7 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
         return _invalid(e)
     eta_Z = 1.0
     eta_Y = params["ratio"] * eta_Z
-    t0 = ts.snap_time(facts.M, K, eta_Y)
+    t0 = _t0(facts.M, K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2 * t0, t0, 8)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=eta_Z, t_eval=tev)
     flow = _flow(cfg, ctx)
@@ -1312,7 +1332,7 @@ def _check_scan_order(params: dict, ctx: Context, *, order: Callable) -> Evidenc
                          "scan order") for n in range(K)]
     except _InvalidTheory as e:
         return _invalid(e)
-    t0 = ts.snap_time(params["M"], K, params["eta_Y"])
+    t0 = _t0(params["M"], K, params["eta_Y"])
     tev = np.r_[0.0, np.geomspace(1e-3 * t0, 1e3 * t0, _SCAN_POINTS)]
     res = _reduced(params, tev, ctx)
     inversions, pairs = 0, 0
@@ -1528,8 +1548,23 @@ def _lemma8_crossing(M: int, K: int, eta_Y: float) -> float:
     L = math.log(M)
     x_star = brentq(lambda x: x - math.log((M - 1) * x), L, 3 * L, xtol=1e-14, rtol=4 * _EPS)
     hi = 2 * K * (math.exp(x_star) + (M - 1) * x_star) / (M * eta_Y)
-    return brentq(lambda t: M * ts.decoder_scale(t / K, M, eta_Y) - x_star, 0.0, hi,
-                  xtol=1e-300, rtol=4 * _EPS)
+
+    def gap(t: float) -> float:
+        return M * ts.decoder_scale(t / K, M, eta_Y) - x_star
+
+    # a wrong h may cross later than Lemma 6 puts it: widen the bracket (x 2, ten times);
+    # an h that never reaches x* (a decreasing one) is inadmissible, not a bracket error
+    for _ in range(10):
+        if gap(hi) > 0:
+            break
+        hi *= 2
+    else:
+        raise InadmissibleTheory(f"M h(t/K) (theory.scan_snap.decoder_scale) never reaches "
+                                 f"Lemma 8's x* = {x_star:.6g} up to t = {hi:.6g}")
+    if not gap(0.0) < 0:
+        raise InadmissibleTheory(f"M h(0) (theory.scan_snap.decoder_scale) = "
+                                 f"{gap(0.0) + x_star:.6g} is not below x* = {x_star:.6g}")
+    return brentq(gap, 0.0, hi, xtol=1e-300, rtol=4 * _EPS)
 
 
 @claim(
@@ -1573,7 +1608,7 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
             raise _InvalidTheory("winners: no winner for class 0, which has DTs")
     except _InvalidTheory as e:
         return _invalid(e)
-    t0 = ts.snap_time(M, K, eY)
+    t0 = _t0(M, K, eY)
     grid = np.array([t0 / 2 / 1.05, t0 / 2 * 1.05, 10 * t0 / 1.05, 10 * t0 * 1.05])
     res = _reduced(params, np.r_[0.0, grid], ctx)
     z = res.z[1:, l0]
@@ -2198,7 +2233,7 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     data = _region_data(params)
     facts = ns.make_facts(data)
     eta_Y = params["ratio"]
-    t_end = 100 * ts.snap_time(facts.M, facts.K, eta_Y)
+    t_end = 100 * _t0(facts.M, facts.K, eta_Y)
     tev = tuple(np.r_[0.0, np.geomspace(1e-2, t_end, 20)])
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=1.0, t_eval=tev)
     flow = _flow(cfg, ctx)
