@@ -603,3 +603,28 @@ def test_lemma8_crossing_is_lemma6_at_the_larger_root(M):
     assert ts.snap_delta(M) == pytest.approx(math.log(math.log(M)) / math.log(M))
     with pytest.raises(ValueError, match="M"):
         ts.snap_delta(2)
+
+
+# (claim, theory function sign-flipped in theory.scan_snap): each raised from numpy, math or
+# brentq inside a check or control under that mutant (tdcheck mutate at e61fc8a: a grid
+# with a negative end, log1p of a value below -1, expm1 overflow, a bracket without a
+# sign change); a wrong theory must fail a part with its reason instead
+_TIME_CONSUMERS = [
+    ("integrated_speed", "snap_time"),
+    ("growth_exponent", "integrated_speed"), ("growth_exponent", "scan_time"),
+    ("rate_scalings", "integrated_speed"), ("decoder_scale", "snap_time"),
+    ("snap_reduced", "decoder_scale"),
+]
+
+
+@pytest.mark.parametrize(("claim_id", "fn"), _TIME_CONSUMERS)
+def test_a_sign_flipped_time_or_speed_fails_a_part(claim_id, fn, monkeypatch):
+    from verify import scan_snap as vs
+    from verify.runner import run_claim
+
+    right = getattr(ts, fn)
+    monkeypatch.setattr(ts, fn, lambda *a, _r=right: -_r(*a))
+    claim = next(c for c in vs.claims() if c.id == f"scan_snap.{claim_id}")
+    res = run_claim(claim, "test")
+    assert res.outcome == "refuted", (res.outcome, res.error_message)
+    assert res.error_message is None and res.control_error is None
