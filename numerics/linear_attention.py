@@ -471,8 +471,11 @@ SIZES = SizeTable({
     },
     # The learned-steps figure's L = 3 run: 300 steps leave L = 3 above its floor, so the
     # figure trains it at ci's length from quick on (its caption says so).
-    "gd_family_deep": {"test": _GD_FAMILY_TEST, "quick": _GD_FAMILY_CI,
-                       "thorough": _GD_FAMILY_THOROUGH},
+    # Its evaluation prompts: the floor claim's power calculation at L = 3
+    # (verify.linear_attention.floor_eval_prompts_needed(layers=3), held by a test).
+    "gd_family_deep": {"test": _GD_FAMILY_TEST,
+                       "quick": _GD_FAMILY_CI | {"eval_prompts": 5_780_000},
+                       "thorough": _GD_FAMILY_THOROUGH | {"eval_prompts": 5_780_000}},
     # The one-layer run (one_layer_optimum): the same training, 8 members (6 at test), so
     # the trained Gamma is judged by a Student-t interval over members (at 2 members the
     # 99 % quantile is 63.7).

@@ -213,6 +213,11 @@ def test_floor_claim_evaluates_on_its_power_calculations_prompts():
     assert need > vl.FLOOR_EVAL_PILOT["prompts"]
     for profile in ("quick", "ci", "thorough"):
         assert nl.SIZES.at("gd_family", profile)["eval_prompts"] >= need
+    # L = 3 (its own pilot, the dc22ce6 quick run planned at L = 2, which did not decide)
+    need3 = vl.floor_eval_prompts_needed(layers=3)
+    assert need3 > vl.FLOOR_EVAL_PILOTS[3]["prompts"]
+    for profile in ("quick", "ci", "thorough"):
+        assert nl.SIZES.at(nl.gd_family_entry(3), profile)["eval_prompts"] >= need3
 
 
 def test_median_part_decides_only_with_enough_seeds_and_ignores_one_wild_seed():
