@@ -419,7 +419,10 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
             for method in ("LSODA", "Radau"):
                 with np.errstate(over="ignore", invalid="ignore"):  # rejected trial steps
                     sol = integrate(system, sigma0, config.tau_max * L, values,
-                                    t_eval=tau * L, method=method, rtol=1e-10, atol=1e-10)
+                                    t_eval=tau * L, method=method, rtol=1e-10, atol=1e-10,
+                                    events=(_escape(kappa),))
+                if sol.t_event is not None:
+                    raise _diverged(alpha, sol.t_event / L)
                 if sol.y.shape[1] == len(tau) and np.all(np.isfinite(sol.y)):
                     sig = sol.y.T
                     break
@@ -434,6 +437,38 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
     return LogFlowRun(config, tau, np.stack(ws), np.stack(bs), np.stack(ls))
 
 
+#: Clamp of the head's trial steps (σ and κ - σ at most this: e^{2σ} stays a float).
+SIGMA_MAX = 40.0
+
+#: log|u ± v| beyond which the log flow has left every scale of the problems (σ = log|u + v|,
+#: κ - σ = log|u - v|; |w| = |e^{2σ} - e^{2(κ-σ)}|/4 ~ e^20 / 4 ~ 1e8 there, where both
+#: problems' minimisers have |w| = O(1), the quadratic's w* = (-1/2, 1, 4/5)): a flow that
+#: gets there diverges, which a wrong theory's loss or gradient (a sign flip: ascent) does,
+#: never the paper's descent from α θ0 to its minimiser.  Not higher: an ascent on a
+#: quadratic blows up in finite time, O(1/|w|) after |w|, so at |w| ~ e^80 the solver's
+#: steps fall under the rounding of t and its event search fails (seen at log|u ± v| = 40).
+ESCAPE_LOG = 10.0
+
+
+def _escape(kappa: np.ndarray):
+    """A terminal event: zero where the largest of log|u + v| = σ and log|u - v| = κ - σ
+    reaches :data:`ESCAPE_LOG` (an ascent from a small start grows either one: a sign-flipped
+    quadratic loss drives σ down and κ - σ up)."""
+    kappa = np.asarray(kappa, dtype=float)
+
+    def escape(_t: float, y: np.ndarray) -> float:
+        return ESCAPE_LOG - float(max(np.max(y), np.max(kappa - y)))
+
+    return escape
+
+
+def _diverged(alpha: float, tau: float) -> InadmissibleTheory:
+    return InadmissibleTheory(
+        f"the theory's log flow diverges at alpha = {alpha:g}: log|u +- v| reaches {ESCAPE_LOG:g} "
+        f"(|w| ~ e^{2 * ESCAPE_LOG:g}) at tau = {tau:.4g}, where a descent from alpha theta0 "
+        "to the problem's minimiser stays at |w| = O(1)")
+
+
 def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
     """σ̇ = -∇g(w(σ, κ)) for a numeric gradient (the head), LSODA."""
     from scipy.integrate import solve_ivp
@@ -441,13 +476,20 @@ def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
     # Trial steps of the solver may probe σ far below κ (|r| = e^{κ-σ} huge), where
     # e^{2κ-2σ} overflows; real trajectories keep |r| = O(1), i.e. σ >= κ - O(1), so the
     # clamp to [κ - 40, 40] never binds on them.
-    lo = np.asarray(kappa) - 40.0
+    lo = np.asarray(kappa) - SIGMA_MAX
 
     def rhs(_t, s):
-        return -grad(theory.weights_from_log(np.clip(s, lo, 40.0), kappa))
+        return -grad(theory.weights_from_log(np.clip(s, lo, SIGMA_MAX), kappa))
 
+    escape = _escape(kappa)
+    escape.terminal = True
     sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), sigma0, method="LSODA", t_eval=t_eval,
-                    rtol=1e-10, atol=1e-10)
+                    rtol=1e-10, atol=1e-10, events=escape)
+    if sol.status == 1:
+        raise InadmissibleTheory(
+            f"the theory's log flow diverges: log|u +- v| reaches {ESCAPE_LOG:g} at flow time "
+            f"{float(sol.t_events[0][0]):.4g}, where a descent to the problem's minimiser stays "
+            "at |w| = O(1)")
     if not sol.success:
         raise RuntimeError(f"log flow failed: {sol.message}")
     return sol.y.T

@@ -307,6 +307,39 @@ def test_a_wrong_log_map_is_inadmissible_before_any_integration(wrong, alpha, mo
         nr.run_log_flow(cfg)
 
 
+@pytest.mark.parametrize("name", ["quadratic", "head"])
+def test_a_flow_uphill_is_inadmissible_not_integrated_for_minutes(name, monkeypatch):
+    """A sign-flipped loss (quadratic: theory.quadratic_loss) or gradient (head: the
+    diagonal head's analytic gradient) makes the log flow an ascent that diverges; the run
+    stops where sigma reaches SIGMA_MAX and says so (InadmissibleTheory, a failed part in a
+    check) instead of integrating to the mutant's time limit."""
+    from theory.flow import InadmissibleTheory
+
+    if name == "quadratic":
+        right = tr.quadratic_loss
+        monkeypatch.setattr(tr, "quadratic_loss", lambda *a: -right(*a))
+        nr._quadratic_log_system.cache_clear()
+    else:
+        right_head = nr.diagonal_head
+
+        class Flipped(tr.HeadProblem):
+            def gradient(self, w):
+                return -super().gradient(w)
+
+        def flipped(problem):
+            head = right_head(problem)
+            return Flipped(head.X, head.Y)
+
+        monkeypatch.setattr(nr, "diagonal_head", flipped)
+    problem, (u0, v0) = nr._problem_and_init(name)
+    cfg = nr.LogFlowConfig(problem, alphas=(1e-6,), u0=u0, v0=v0, tau_max=3.0, points=9)
+    try:
+        with pytest.raises(InadmissibleTheory, match="diverges"):
+            nr.run_log_flow(cfg)
+    finally:
+        nr._quadratic_log_system.cache_clear()
+
+
 # ---------------------------------------------------------------------- claims
 def test_claims_listed_with_controls():
     from verify import rank_increase as vr
