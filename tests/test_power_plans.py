@@ -69,6 +69,61 @@ def test_undecided_where_the_plan_decides_is_not_as_expected():
     assert unsettled_lines(to_json([r], META)) == []
 
 
+def _estimate(params, ctx, *, rate):
+    """A rate part (tolerance 1/2) whose interval straddles the tolerance at estimate
+    ``rate``: inconclusive."""
+    return Evidence((Part("rate_a", 0.0, rate, rate, 0.5, "-", lower=0.3, upper=0.62),
+                     Part("other", 0.0, 0.0, 0.0, 1.0, "-")))
+
+
+def _other_fails(params, ctx):
+    return Evidence((Part("other", 0.0, 2.0, 2.0, 1.0, "-"),))
+
+
+def _banded(rate: float) -> Claim:
+    def plan(profile: str) -> PowerPlan:
+        return PowerPlan(decides=True, have=86, needed=86, unit="runs", design="toy band",
+                         power=0.9, band=(0.3, 0.7), statistic="rate_")
+    pos = PositiveControl("-", lambda ctx: Evidence((Part("p", 0, 0, 0, 1, "-"),)))
+    return Claim(id="toy.banded", paper="toy", statement="-", source="-", kind="symbolic",
+                 strategy=st.fixed_dictionaries({"x": st.just(0)}),
+                 check=partial(_estimate, rate=rate), control=_other_fails,
+                 control_description="-", expected="holds", positive_control=pos,
+                 power=plan)
+
+
+def test_undecided_inside_the_plans_band_is_not_settled_at_this_budget():
+    """A powered design undecided with its estimate between the planning values it was
+    powered at (the indifference band) is as expected, listed with the band and estimate;
+    the same outcome with the estimate outside the band is a powered design that failed."""
+    inside = run_claim(_banded(0.49), QUICK)
+    assert inside.outcome == "inconclusive" and inside.expected == "holds"
+    assert inside.in_band == {"rate_a": 0.49} and inside.matches_expected and inside.ok
+    assert inside.problems() == []
+    assert inside.settles_at() == {"profile": None, "band": [0.3, 0.7],
+                                   "estimates": {"rate_a": 0.49}, "expected": "holds"}
+    data = to_json([inside], META)
+    assert data["claims"][0]["in_band"] and data["summary"]["unsettled_by_design"] == 1
+    (line,) = unsettled_lines(data)
+    assert "inside the band (0.3, 0.7)" in line and "rate_a 0.49" in line
+    assert "outside the band (0.3, 0.7)" in to_markdown(data)
+    json.dumps(data, allow_nan=False)
+    outside = run_claim(_banded(0.25), QUICK)
+    assert outside.outcome == "inconclusive" and outside.in_band is None
+    assert not outside.ok and "its power plan decides" in outside.problems()[0]
+    assert unsettled_lines(to_json([outside], META)) == []
+
+
+def test_a_band_needs_its_statistic_and_an_order():
+    import pytest
+
+    with pytest.raises(ValueError, match="go together"):
+        PowerPlan(decides=True, have=1, needed=1, unit="-", design="-", band=(0.3, 0.7))
+    with pytest.raises(ValueError, match="lo < hi"):
+        PowerPlan(decides=True, have=1, needed=1, unit="-", design="-", band=(0.7, 0.3),
+                  statistic="x")
+
+
 def test_exit_codes_errors_before_not_as_expected():
     assert _exit_code([False, False], [True, True]) == EXIT_OK == 0
     assert _exit_code([False, False], [True, False]) == EXIT_NOT_AS_EXPECTED == 1
@@ -126,6 +181,8 @@ def test_hump_plan_is_the_design_computed_not_assumed():
     assert all(vc._decides(test.have, p, side, 0.5, 0.99) == 0.0
                for p in (0.0, 0.3, 0.5, 0.7, 1.0) for side in ("hold", "refute"))
     assert vc.hump_power("thorough").decides and vc.hump_power("thorough").have == 1000
+    assert quick.band == (design["hold_rate"], design["refute_rate"])  # the planning values
+    assert quick.statistic == "runs_without_hump_"
     n = vc.HUMP_POSITIVE_SMOKE_RUNS
     assert nc.SIZES.at("hump_theory", "test")["runs"] == n
     assert vc._decides(n, 0.0, "hold", 0.5, 0.99) == 1.0

@@ -25,7 +25,10 @@ profile returning a :class:`PowerPlan` (what the design needs, what the profile 
 whether that decides).  The rule (README, "How to read a verdict"; ``tests/test_claims.py``
 holds every claim to it): where a claim's plan says a profile cannot decide, its expected
 outcome there is ``inconclusive`` ("not settled at this budget", as expected); where the plan
-says it can, the expected outcome is the paper's, and an ``inconclusive`` there is a failure.
+says it can, the expected outcome is the paper's, and an ``inconclusive`` there is a failure,
+unless the plan states an indifference band (``PowerPlan.band``) and every undecided estimate
+lies inside it: the design promised no decision for a truth there, so that is "not settled at
+this budget" too, reported with the band and the estimates.
 """
 
 from __future__ import annotations
@@ -432,19 +435,51 @@ class PowerPlan:
     unit: str
     design: str
     power: float | None = None
+    #: the design's indifference band (lo, hi): the two planning values its power is stated
+    #: at, bracketing the tolerance.  A true statistic strictly between them is left
+    #: undecided by design (the power statement covers only values outside), so an
+    #: inconclusive outcome whose every undecided ``statistic`` part observes a value inside
+    #: the band is "not settled at this budget", not a powered design that failed
+    #: (:meth:`in_band`).  None: the plan states no band.
+    band: tuple[float, float] | None = None
+    #: the name prefix of the parts whose ``observed`` is the band's statistic
+    statistic: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.band is None) != (self.statistic is None):
+            raise ValueError("a power plan's band and statistic go together")
+        if self.band is not None and not self.band[0] < self.band[1]:
+            raise ValueError(f"band must be (lo, hi) with lo < hi, got {self.band}")
+
+    def in_band(self, evidence: Evidence | None) -> dict[str, float] | None:
+        """The undecided ``statistic`` parts of ``evidence`` and their observed values when
+        there is at least one and every one lies strictly inside :attr:`band`; else None."""
+        if self.band is None or evidence is None:
+            return None
+        seen = {p.name: p.observed for p in evidence.parts
+                if p.name.startswith(self.statistic) and p.status == "inconclusive"}
+        lo, hi = self.band
+        if seen and all(isinstance(v, (int, float)) and lo < float(v) < hi
+                        for v in seen.values()):
+            return {k: float(v) for k, v in seen.items()}
+        return None
 
     def describe(self) -> str:
         need = "no size decides" if self.needed is None else f"needs {self.needed} {self.unit}"
         out = f"{need}, this profile runs {self.have}"
         if self.power is not None:
             out += f" (power {self.power:.2f} there)"
+        if self.band is not None:
+            out += f", outside the band ({self.band[0]:g}, {self.band[1]:g})"
         return out + f"; {self.design}"
 
     def to_json(self) -> dict:
         return {"decides": bool(self.decides), "have": int(self.have),
                 "needed": None if self.needed is None else int(self.needed),
                 "unit": self.unit, "design": self.design,
-                "power": None if self.power is None else float(self.power)}
+                "power": None if self.power is None else float(self.power),
+                "band": None if self.band is None else [float(x) for x in self.band],
+                "statistic": self.statistic}
 
 
 @dataclass(frozen=True)

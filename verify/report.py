@@ -22,11 +22,14 @@ report.json (version 2)::
                  "positive_control": {description, passed, parts, error} | null,
                  "pinned": [{params, via}], "notes", "message",
                  "raised" (the check, control or positive control raised),
-                 "power": {decides, have, needed, unit, design, power} | null (the claim's
-                          power plan at this profile),
+                 "power": {decides, have, needed, unit, design, power, band, statistic}
+                          | null (the claim's power plan at this profile),
                  "settles_at": {profile, expected, size?, needed?, unit?} | null (for a
                           claim expected inconclusive here: the first profile expected to
-                          settle it, with its plan's size there)}]}
+                          settle it, with its plan's size there; for one undecided inside
+                          its plan's indifference band: {profile: null, expected, band,
+                          estimates}),
+                 "in_band": bool (undecided, every estimate inside the plan's band)}]}
 
 ``to_markdown`` and ``to_table`` read only this dictionary, so ``tdcheck report DIR``
 re-renders a report from its JSON.  Numbers quoted in report.md come from the evidence of
@@ -164,6 +167,7 @@ def _claim_json(r: ClaimResult) -> dict:
         "notes": c.notes, "message": r.error_message, "raised": r.raised,
         "power": None if r.plan is None else r.plan.to_json(),
         "settles_at": _num(r.settles_at()),
+        "in_band": r.in_band is not None,
     }
 
 
@@ -183,7 +187,8 @@ def summary(claims: Sequence[Mapping]) -> dict:
         "positive_controls": {"required": len(pcs), "passed": sum(p["passed"] is True for p in pcs)},
         "short": sum(bool(c["short"]) for c in claims),
         "raised": sum(bool(c.get("raised")) for c in claims),
-        "unsettled_by_design": sum(c["outcome"] == "inconclusive" and c["expected"] == "inconclusive"
+        "unsettled_by_design": sum(c["outcome"] == "inconclusive"
+                                   and (c["expected"] == "inconclusive" or _in_band(c))
                                    for c in claims),
     }
 
@@ -270,9 +275,18 @@ def summary_line(data: Mapping) -> str:
             f"{s['positive_controls']['passed']}/{s['positive_controls']['required']})")
 
 
+def _in_band(c: Mapping) -> bool:
+    return bool(c.get("in_band"))
+
+
 def _settles_text(c: Mapping) -> str:
     """Where a claim expected inconclusive at this profile is expected to settle."""
     at = c.get("settles_at") or {}
+    if _in_band(c):
+        est = ", ".join(f"{k} {_fmt(v)}" for k, v in at["estimates"].items())
+        return (f"undecided with every estimate inside the band ({_fmt(at['band'][0])}, "
+                f"{_fmt(at['band'][1])}) its power plan leaves undecided ({est}): no registered "
+                f"profile is powered for a truth there; expected {at['expected']} outside it")
     if at.get("profile") is None:
         return "no profile settles it (open or budget-limited everywhere)"
     out = f"settles at {at['profile']} (expected {at['expected']})"
@@ -288,10 +302,14 @@ def unsettled_lines(data: Mapping) -> list[str]:
     budget", as expected): why, and the profile and size that would settle it."""
     out = []
     for c in data["claims"]:
-        if c["expected"] != "inconclusive":
+        if c["expected"] != "inconclusive" and not _in_band(c):
             continue
         why = ""
-        if c.get("power") is not None:
+        if _in_band(c):
+            p = c["power"]
+            why = (f"power plan: decides with {p['have']} {p['unit']} outside its indifference "
+                   "band; ")
+        elif c.get("power") is not None:
             p = c["power"]
             need = "no size decides" if p["needed"] is None else f"needs {p['needed']}"
             why = f"power plan: {need} {p['unit']}, this profile runs {p['have']}; "
@@ -387,7 +405,11 @@ def to_markdown(data: Mapping) -> str:
                 "Claims whose expected outcome at this profile is *inconclusive*: their "
                 "power plan (or parts this profile does not measure) says its size cannot "
                 "decide them. They are as expected when inconclusive; each line names the "
-                "profile, and the size, that would settle it.", ""]
+                "profile, and the size, that would settle it. Also here: a claim undecided "
+                "where its plan decides, but with every estimate inside the plan's "
+                "indifference band (the truth lies between the planning values the design "
+                "was powered at, where no registered size decides); the line gives the band "
+                "and the estimates.", ""]
         out += [f"- `{line.split(' ', 1)[0]}` {line.split(' ', 1)[1]}" for line in unsettled]
         out.append("")
     for c in data["claims"]:
@@ -402,7 +424,9 @@ def to_markdown(data: Mapping) -> str:
             need = "no size decides" if p["needed"] is None else f"needs {p['needed']} {p['unit']}"
             out += [f"**Power plan at this profile.** {need}, this profile runs {p['have']}"
                     + (f" (power {_fmt(p['power'])})" if p.get("power") is not None else "")
-                    + f": {'decides' if p['decides'] else 'cannot decide'}. {p['design']}.", ""]
+                    + f": {'decides' if p['decides'] else 'cannot decide'}"
+                    + (f" outside the band ({_fmt(p['band'][0])}, {_fmt(p['band'][1])})"
+                       if p.get("band") else "") + f". {p['design']}.", ""]
         if c.get("pinned"):
             out += ["Pinned examples: " + "; ".join(
                 f"`{json.dumps(ex['params'])}`" + (f" ({ex['via']})" if ex["via"] else "")

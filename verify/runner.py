@@ -19,7 +19,10 @@ when its outcome matches ``expected``, its control was rejected (or is not appli
 its positive control passed.  A claim expected ``inconclusive`` at the profile (its power plan
 or its ``measured_at`` says the profile cannot settle it) is *not settled at this budget*, as
 expected, and the report names the profile (and, from the plan, the size) that would; a
-claim expected to settle whose outcome is ``inconclusive`` is not as expected.  Every profile
+claim expected to settle whose outcome is ``inconclusive`` is not as expected, unless its power
+plan states an indifference band and every undecided estimate lies inside it (the design was
+powered only for truths outside the band): that is not settled at this budget too, and the
+report gives the band and the estimates.  Every profile
 is derandomised with no example database, so a
 run is reproducible from its profile name.
 """
@@ -125,7 +128,14 @@ class ClaimResult:
 
     def settles_at(self) -> dict | None:
         """For a claim expected ``inconclusive`` here: the first later profile expected to
-        settle it, with its plan's size where the claim has a power calculation; else None."""
+        settle it, with its plan's size where the claim has a power calculation; for one
+        undecided inside its plan's indifference band (:attr:`in_band`): no profile, the
+        band and the estimates; else None."""
+        band = self.in_band
+        if band is not None:
+            plan = self.plan
+            return {"profile": None, "band": list(plan.band), "estimates": band,
+                    "expected": self.expected}
         if self.expected != "inconclusive":
             return None
         name = self.claim.settled_at(after=self.profile)
@@ -143,12 +153,24 @@ class ClaimResult:
         return self.examples_drawn < self.examples_requested and self.outcome != "refuted"
 
     @property
+    def in_band(self) -> dict[str, float] | None:
+        """Undecided where the power plan decides, with every undecided statistic part's
+        estimate inside the plan's indifference band (``PowerPlan.in_band``): the truth the
+        design was not powered for, so "not settled at this budget" (as expected), reported
+        with the estimates.  None otherwise."""
+        plan = self.plan
+        if (self.outcome != "inconclusive" or self.expected not in ("holds", "refuted")
+                or plan is None or not plan.decides):
+            return None
+        return plan.in_band(self.worst)
+
+    @property
     def matches_expected(self) -> bool:
         if self.outcome == "error":
             return False
         if self.expected == "open":
             return True
-        return self.outcome == self.expected
+        return self.outcome == self.expected or self.in_band is not None
 
     @property
     def control_ok(self) -> bool:
