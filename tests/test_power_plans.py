@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from verify.claims import Claim, Evidence, Part, PositiveControl, PowerPlan
 from verify.cli import EXIT_ERROR, EXIT_NOT_AS_EXPECTED, EXIT_OK, _exit_code, main
-from verify.report import to_json, to_markdown, to_table, unsettled_lines
+from verify.report import band_lines, to_json, to_markdown, to_table, unsettled_lines
 from verify.runner import Profile, run_claim
 
 META = {"commit": None, "versions": {}, "device": "cpu", "profile": "quick", "started": "-",
@@ -69,10 +69,11 @@ def test_undecided_where_the_plan_decides_is_not_as_expected():
     assert unsettled_lines(to_json([r], META)) == []
 
 
-def _estimate(params, ctx, *, rate):
-    """A rate part (tolerance 1/2) whose interval straddles the tolerance at estimate
-    ``rate``: inconclusive."""
-    return Evidence((Part("rate_a", 0.0, rate, rate, 0.5, "-", lower=0.3, upper=0.62),
+def _estimate(params, ctx, *, interval):
+    """A rate part (tolerance 1/2) whose interval straddles the tolerance: inconclusive."""
+    lo, hi = interval
+    return Evidence((Part("rate_a", 0.0, (lo + hi) / 2, (lo + hi) / 2, 0.5, "-", lower=lo,
+                          upper=hi),
                      Part("other", 0.0, 0.0, 0.0, 1.0, "-")))
 
 
@@ -80,38 +81,57 @@ def _other_fails(params, ctx):
     return Evidence((Part("other", 0.0, 2.0, 2.0, 1.0, "-"),))
 
 
-def _banded(rate: float) -> Claim:
+def _banded(interval, check=None) -> Claim:
     def plan(profile: str) -> PowerPlan:
         return PowerPlan(decides=True, have=86, needed=86, unit="runs", design="toy band",
                          power=0.9, band=(0.3, 0.7), statistic="rate_")
     pos = PositiveControl("-", lambda ctx: Evidence((Part("p", 0, 0, 0, 1, "-"),)))
     return Claim(id="toy.banded", paper="toy", statement="-", source="-", kind="symbolic",
                  strategy=st.fixed_dictionaries({"x": st.just(0)}),
-                 check=partial(_estimate, rate=rate), control=_other_fails,
+                 check=check or partial(_estimate, interval=interval), control=_other_fails,
                  control_description="-", expected="holds", positive_control=pos,
                  power=plan)
 
 
-def test_undecided_inside_the_plans_band_is_not_settled_at_this_budget():
-    """A powered design undecided with its estimate between the planning values it was
-    powered at (the indifference band) is as expected, listed with the band and estimate;
-    the same outcome with the estimate outside the band is a powered design that failed."""
-    inside = run_claim(_banded(0.49), QUICK)
+def test_decided_inside_the_plans_band_is_a_finding_as_expected():
+    """A powered design undecided on the statement, whose undecided interval lies wholly
+    between the planning values it was powered at, has decided that the truth is there: a
+    finding, as expected, listed with the band and the interval (not 'not settled')."""
+    inside = run_claim(_banded((0.355, 0.623)), QUICK)
     assert inside.outcome == "inconclusive" and inside.expected == "holds"
-    assert inside.in_band == {"rate_a": 0.49} and inside.matches_expected and inside.ok
-    assert inside.problems() == []
-    assert inside.settles_at() == {"profile": None, "band": [0.3, 0.7],
-                                   "estimates": {"rate_a": 0.49}, "expected": "holds"}
+    assert inside.in_band == {"rate_a": {"error": 0.489, "lower": 0.355, "upper": 0.623}}
+    assert inside.matches_expected and inside.ok and inside.problems() == []
+    assert inside.settles_at()["band"] == [0.3, 0.7]
     data = to_json([inside], META)
-    assert data["claims"][0]["in_band"] and data["summary"]["unsettled_by_design"] == 1
-    (line,) = unsettled_lines(data)
-    assert "inside the band (0.3, 0.7)" in line and "rate_a 0.49" in line
-    assert "outside the band (0.3, 0.7)" in to_markdown(data)
+    c = data["claims"][0]
+    assert c["in_band"] and c["verdict"] == "as expected (in band)"
+    assert data["summary"]["in_band"] == 1 and data["summary"]["unsettled_by_design"] == 0
+    assert unsettled_lines(data) == []
+    (line,) = band_lines(data)
+    assert "rate_a 0.489 [0.355, 0.623], inside (0.3, 0.7)" in line
+    assert "Decided inside the design's indifference band (1, findings)" in to_table(data)
+    assert "decided inside their design's indifference band: findings" in to_table(data)
+    md = to_markdown(data)
+    assert "## Decided inside the design's indifference band (findings)" in md
+    assert "for a truth outside the band (0.3, 0.7)" in md
     json.dumps(data, allow_nan=False)
-    outside = run_claim(_banded(0.25), QUICK)
-    assert outside.outcome == "inconclusive" and outside.in_band is None
-    assert not outside.ok and "its power plan decides" in outside.problems()[0]
-    assert unsettled_lines(to_json([outside], META)) == []
+
+
+def test_an_interval_reaching_past_the_band_or_another_undecided_part_is_not_as_expected():
+    """Undecided with an interval that crosses a planning value (the design failed to decide
+    a truth it was powered for, or the interval is wide for another reason), or with an
+    undecided part the band is not about: not as expected, with the plan in the problem."""
+    def two_undecided(params, ctx):
+        ev = _estimate(params, ctx, interval=(0.4, 0.6))
+        return Evidence(ev.parts + (Part("spread", 0.0, 1.0, 1.0, 1.5, "-", lower=0.5,
+                                         upper=2.0),))
+
+    for claim in (_banded((0.25, 0.55)), _banded((0.45, 0.75)),
+                  _banded((0.4, 0.6), check=two_undecided)):
+        r = run_claim(claim, QUICK)
+        assert r.outcome == "inconclusive" and r.in_band is None and not r.ok
+        assert "its power plan decides" in r.problems()[0]
+        assert band_lines(to_json([r], META)) == []
 
 
 def test_a_band_needs_its_statistic_and_an_order():

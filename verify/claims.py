@@ -26,9 +26,10 @@ whether that decides).  The rule (README, "How to read a verdict"; ``tests/test_
 holds every claim to it): where a claim's plan says a profile cannot decide, its expected
 outcome there is ``inconclusive`` ("not settled at this budget", as expected); where the plan
 says it can, the expected outcome is the paper's, and an ``inconclusive`` there is a failure,
-unless the plan states an indifference band (``PowerPlan.band``) and every undecided estimate
-lies inside it: the design promised no decision for a truth there, so that is "not settled at
-this budget" too, reported with the band and the estimates.
+unless the plan states an indifference band (``PowerPlan.band``) and every undecided part's
+interval lies inside it: then the run has decided that the truth is between the planning
+values, where the design promised no decision on the paper's statement.  That is a finding,
+reported as one (band, intervals), and as expected.
 """
 
 from __future__ import annotations
@@ -435,14 +436,14 @@ class PowerPlan:
     unit: str
     design: str
     power: float | None = None
-    #: the design's indifference band (lo, hi): the two planning values its power is stated
-    #: at, bracketing the tolerance.  A true statistic strictly between them is left
-    #: undecided by design (the power statement covers only values outside), so an
-    #: inconclusive outcome whose every undecided ``statistic`` part observes a value inside
-    #: the band is "not settled at this budget", not a powered design that failed
-    #: (:meth:`in_band`).  None: the plan states no band.
+    #: the design's indifference band (lo, hi), on the scale of the deciding parts' error
+    #: (their tolerance lies inside it): the two planning values the design's power is
+    #: stated at.  The design promises a decision only for a truth outside the band; an
+    #: inconclusive outcome whose every undecided part is a ``statistic`` part with its whole
+    #: interval [lower, upper] strictly inside the band has decided something else: the
+    #: truth lies between the planning values (:meth:`in_band`).  None: no band stated.
     band: tuple[float, float] | None = None
-    #: the name prefix of the parts whose ``observed`` is the band's statistic
+    #: the name prefix of the parts the band is about
     statistic: str | None = None
 
     def __post_init__(self) -> None:
@@ -451,18 +452,22 @@ class PowerPlan:
         if self.band is not None and not self.band[0] < self.band[1]:
             raise ValueError(f"band must be (lo, hi) with lo < hi, got {self.band}")
 
-    def in_band(self, evidence: Evidence | None) -> dict[str, float] | None:
-        """The undecided ``statistic`` parts of ``evidence`` and their observed values when
-        there is at least one and every one lies strictly inside :attr:`band`; else None."""
+    def in_band(self, evidence: Evidence | None) -> dict[str, dict[str, float]] | None:
+        """For inconclusive ``evidence``: each undecided part's error and interval when every
+        undecided part is a ``statistic`` part whose interval lies strictly inside
+        :attr:`band`; else None (also for evidence with no undecided part)."""
         if self.band is None or evidence is None:
             return None
-        seen = {p.name: p.observed for p in evidence.parts
-                if p.name.startswith(self.statistic) and p.status == "inconclusive"}
         lo, hi = self.band
-        if seen and all(isinstance(v, (int, float)) and lo < float(v) < hi
-                        for v in seen.values()):
-            return {k: float(v) for k, v in seen.items()}
-        return None
+        out = {}
+        for p in evidence.parts:
+            if p.status != "inconclusive":
+                continue
+            if not (p.name.startswith(self.statistic) and lo < p.lower and p.upper < hi):
+                return None  # NaN bounds fail both comparisons
+            out[p.name] = {"error": float(p.error), "lower": float(p.lower),
+                           "upper": float(p.upper)}
+        return out or None
 
     def describe(self) -> str:
         need = "no size decides" if self.needed is None else f"needs {self.needed} {self.unit}"
@@ -470,7 +475,7 @@ class PowerPlan:
         if self.power is not None:
             out += f" (power {self.power:.2f} there)"
         if self.band is not None:
-            out += f", outside the band ({self.band[0]:g}, {self.band[1]:g})"
+            out += f" for a truth outside the band ({self.band[0]:g}, {self.band[1]:g})"
         return out + f"; {self.design}"
 
     def to_json(self) -> dict:

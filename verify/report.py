@@ -26,10 +26,10 @@ report.json (version 2)::
                           | null (the claim's power plan at this profile),
                  "settles_at": {profile, expected, size?, needed?, unit?} | null (for a
                           claim expected inconclusive here: the first profile expected to
-                          settle it, with its plan's size there; for one undecided inside
+                          settle it, with its plan's size there; for one decided inside
                           its plan's indifference band: {profile: null, expected, band,
-                          estimates}),
-                 "in_band": bool (undecided, every estimate inside the plan's band)}]}
+                          intervals: {part: {error, lower, upper}}}),
+                 "in_band": bool (decided inside the plan's indifference band: a finding)}]}
 
 ``to_markdown`` and ``to_table`` read only this dictionary, so ``tdcheck report DIR``
 re-renders a report from its JSON.  Numbers quoted in report.md come from the evidence of
@@ -50,9 +50,20 @@ from typing import Any
 from verify.claims import Evidence, Part
 from verify.runner import ClaimResult
 
-__all__ = ["REPORT_VERSION", "claim_json", "from_entries", "metadata", "mutation_summary",
-           "to_json", "to_markdown", "to_table", "unsettled_lines", "write_entries",
-           "write_reports"]
+__all__ = [
+    "REPORT_VERSION",
+    "band_lines",
+    "claim_json",
+    "from_entries",
+    "metadata",
+    "mutation_summary",
+    "to_json",
+    "to_markdown",
+    "to_table",
+    "unsettled_lines",
+    "write_entries",
+    "write_reports",
+]
 
 REPORT_VERSION = "2"
 
@@ -117,7 +128,7 @@ def metadata(profile: str, device: str, started: float, seconds: float, seed: in
 
 def verdict(r: ClaimResult) -> str:
     if r.ok:
-        return "as expected"
+        return "as expected (in band)" if r.in_band is not None else "as expected"
     if r.outcome == "error":
         return "ERROR"
     if not r.matches_expected:
@@ -188,8 +199,8 @@ def summary(claims: Sequence[Mapping]) -> dict:
         "short": sum(bool(c["short"]) for c in claims),
         "raised": sum(bool(c.get("raised")) for c in claims),
         "unsettled_by_design": sum(c["outcome"] == "inconclusive"
-                                   and (c["expected"] == "inconclusive" or _in_band(c))
-                                   for c in claims),
+                                   and c["expected"] == "inconclusive" for c in claims),
+        "in_band": sum(_in_band(c) for c in claims),
     }
 
 
@@ -259,6 +270,9 @@ def summary_line(data: Mapping) -> str:
         notes.append(f"{s['unsettled_by_design']} of them by their design")
     if unmeasured:
         notes.append(f"{unmeasured} unmeasured at this profile")
+    if s.get("in_band"):
+        notes.append(f"{s['in_band']} decided inside their design's indifference band: "
+                     "findings")
     if notes:
         unsettled += f" ({', '.join(notes)})"
     line = (f"{o['holds']} held, {o['refuted']} refuted (findings), {unsettled}, "
@@ -282,11 +296,6 @@ def _in_band(c: Mapping) -> bool:
 def _settles_text(c: Mapping) -> str:
     """Where a claim expected inconclusive at this profile is expected to settle."""
     at = c.get("settles_at") or {}
-    if _in_band(c):
-        est = ", ".join(f"{k} {_fmt(v)}" for k, v in at["estimates"].items())
-        return (f"undecided with every estimate inside the band ({_fmt(at['band'][0])}, "
-                f"{_fmt(at['band'][1])}) its power plan leaves undecided ({est}): no registered "
-                f"profile is powered for a truth there; expected {at['expected']} outside it")
     if at.get("profile") is None:
         return "no profile settles it (open or budget-limited everywhere)"
     out = f"settles at {at['profile']} (expected {at['expected']})"
@@ -302,20 +311,34 @@ def unsettled_lines(data: Mapping) -> list[str]:
     budget", as expected): why, and the profile and size that would settle it."""
     out = []
     for c in data["claims"]:
-        if c["expected"] != "inconclusive" and not _in_band(c):
+        if c["expected"] != "inconclusive":
             continue
         why = ""
-        if _in_band(c):
-            p = c["power"]
-            why = (f"power plan: decides with {p['have']} {p['unit']} outside its indifference "
-                   "band; ")
-        elif c.get("power") is not None:
+        if c.get("power") is not None:
             p = c["power"]
             need = "no size decides" if p["needed"] is None else f"needs {p['needed']}"
             why = f"power plan: {need} {p['unit']}, this profile runs {p['have']}; "
         elif c.get("unmeasured"):
             why = "parts not measured at this profile; "
         out.append(f"{c['id']} ({c['outcome']}): {why}{_settles_text(c)}")
+    return out
+
+
+def band_lines(data: Mapping) -> list[str]:
+    """One line per claim decided inside its power plan's indifference band (a finding, as
+    expected): the band and each undecided part's error and interval."""
+    out = []
+    for c in data["claims"]:
+        if not _in_band(c):
+            continue
+        at, p = c["settles_at"], c["power"]
+        parts = "; ".join(f"{k} {_fmt(v['error'])} [{_fmt(v['lower'])}, {_fmt(v['upper'])}]"
+                          for k, v in at["intervals"].items())
+        out.append(f"{c['id']} (inconclusive on the paper's statement, expected "
+                   f"{at['expected']}): {parts}, inside ({_fmt(at['band'][0])}, "
+                   f"{_fmt(at['band'][1])}), the band between the planning values its design "
+                   f"is powered at ({p['have']} {p['unit']}): the truth lies there, where no "
+                   "registered profile decides the statement")
     return out
 
 
@@ -338,6 +361,11 @@ def to_table(data: Mapping) -> str:
     if unsettled:
         lines += ["", f"Not settled at this budget by design ({len(unsettled)}, as expected):"]
         lines += [f"  {line}" for line in unsettled]
+    banded = band_lines(data)
+    if banded:
+        lines += ["", f"Decided inside the design's indifference band ({len(banded)}, "
+                      "findings):"]
+        lines += [f"  {line}" for line in banded]
     lines += ["", summary_line(data)]
     return "\n".join(lines)
 
@@ -405,12 +433,18 @@ def to_markdown(data: Mapping) -> str:
                 "Claims whose expected outcome at this profile is *inconclusive*: their "
                 "power plan (or parts this profile does not measure) says its size cannot "
                 "decide them. They are as expected when inconclusive; each line names the "
-                "profile, and the size, that would settle it. Also here: a claim undecided "
-                "where its plan decides, but with every estimate inside the plan's "
-                "indifference band (the truth lies between the planning values the design "
-                "was powered at, where no registered size decides); the line gives the band "
-                "and the estimates.", ""]
+                "profile, and the size, that would settle it.", ""]
         out += [f"- `{line.split(' ', 1)[0]}` {line.split(' ', 1)[1]}" for line in unsettled]
+        out.append("")
+    banded = band_lines(data)
+    if banded:
+        out += ["## Decided inside the design's indifference band (findings)", "",
+                "Claims undecided on the paper's statement where their power plan decides, "
+                "whose every undecided interval lies between the two planning values the "
+                "design is powered at: the run has decided that the truth is there, where the "
+                "design promised no decision on the statement. A finding about the paper's "
+                "statement (neither held nor refuted at any registered size), as expected.", ""]
+        out += [f"- `{line.split(' ', 1)[0]}` {line.split(' ', 1)[1]}" for line in banded]
         out.append("")
     for c in data["claims"]:
         out += [f"## `{c['id']}`", "", f"**Claim.** {c['statement']}", "",
@@ -425,7 +459,8 @@ def to_markdown(data: Mapping) -> str:
             out += [f"**Power plan at this profile.** {need}, this profile runs {p['have']}"
                     + (f" (power {_fmt(p['power'])})" if p.get("power") is not None else "")
                     + f": {'decides' if p['decides'] else 'cannot decide'}"
-                    + (f" outside the band ({_fmt(p['band'][0])}, {_fmt(p['band'][1])})"
+                    + (f" for a truth outside the band ({_fmt(p['band'][0])}, "
+                       f"{_fmt(p['band'][1])})"
                        if p.get("band") else "") + f". {p['design']}.", ""]
         if c.get("pinned"):
             out += ["Pinned examples: " + "; ".join(

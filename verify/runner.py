@@ -20,9 +20,10 @@ its positive control passed.  A claim expected ``inconclusive`` at the profile (
 or its ``measured_at`` says the profile cannot settle it) is *not settled at this budget*, as
 expected, and the report names the profile (and, from the plan, the size) that would; a
 claim expected to settle whose outcome is ``inconclusive`` is not as expected, unless its power
-plan states an indifference band and every undecided estimate lies inside it (the design was
-powered only for truths outside the band): that is not settled at this budget too, and the
-report gives the band and the estimates.  Every profile
+plan states an indifference band and every undecided part's interval, on every inconclusive
+example, lies inside it: the run has then decided that the truth is between the planning
+values the design was powered at (it promised no decision on the paper's statement there), a
+finding that the report lists as one, with the band and the intervals.  Every profile
 is derandomised with no example database, so a
 run is reproducible from its profile name.
 """
@@ -106,6 +107,8 @@ class ClaimResult:
     #: parts whose tolerance under the negative control differed from the check's on the
     #: same example: name -> {"check", "control", "declared" (the part's reason or None)}
     tolerance_drift: dict = field(default_factory=dict)
+    #: set by the runner (:func:`_band_of`): see :attr:`in_band`
+    band: dict | None = None
 
     @property
     def undeclared_drift(self) -> tuple[str, ...]:
@@ -129,12 +132,11 @@ class ClaimResult:
     def settles_at(self) -> dict | None:
         """For a claim expected ``inconclusive`` here: the first later profile expected to
         settle it, with its plan's size where the claim has a power calculation; for one
-        undecided inside its plan's indifference band (:attr:`in_band`): no profile, the
-        band and the estimates; else None."""
+        decided inside its plan's indifference band (:attr:`in_band`): no profile, the band
+        and the intervals; else None."""
         band = self.in_band
         if band is not None:
-            plan = self.plan
-            return {"profile": None, "band": list(plan.band), "estimates": band,
+            return {"profile": None, "band": list(self.plan.band), "intervals": band,
                     "expected": self.expected}
         if self.expected != "inconclusive":
             return None
@@ -153,16 +155,13 @@ class ClaimResult:
         return self.examples_drawn < self.examples_requested and self.outcome != "refuted"
 
     @property
-    def in_band(self) -> dict[str, float] | None:
-        """Undecided where the power plan decides, with every undecided statistic part's
-        estimate inside the plan's indifference band (``PowerPlan.in_band``): the truth the
-        design was not powered for, so "not settled at this budget" (as expected), reported
-        with the estimates.  None otherwise."""
-        plan = self.plan
-        if (self.outcome != "inconclusive" or self.expected not in ("holds", "refuted")
-                or plan is None or not plan.decides):
-            return None
-        return plan.in_band(self.worst)
+    def in_band(self) -> dict[str, dict[str, float]] | None:
+        """Undecided where the power plan decides, with every undecided part of every
+        inconclusive example a statistic part whose interval lies inside the plan's
+        indifference band (``PowerPlan.in_band``): the run decided that the truth is between
+        the planning values, where the design promised no decision.  A finding, as expected;
+        None otherwise."""
+        return self.band
 
     @property
     def matches_expected(self) -> bool:
@@ -438,6 +437,28 @@ def _discriminate(check_ev: Evidence, control_ev: Evidence) -> tuple[str, ...]:
                  if p.passed and p.name in names and control_ev.part(p.name).failed)
 
 
+def _band_of(result: ClaimResult, runs: Sequence[tuple[dict, Evidence]]) -> dict | None:
+    """``ClaimResult.in_band``: for an inconclusive claim expected to settle where its plan
+    decides, every inconclusive example's undecided parts and intervals when each lies
+    inside the plan's band (``PowerPlan.in_band``); else None."""
+    plan = result.plan
+    if (result.outcome != "inconclusive" or result.expected not in ("holds", "refuted")
+            or plan is None or not plan.decides or plan.band is None):
+        return None
+    out: dict = {}
+    for _, ev in runs:
+        if ev.status != "inconclusive":
+            continue
+        got = plan.in_band(ev)
+        if got is None:
+            return None
+        for name, v in got.items():  # the widest interval of a part over the examples
+            old = out.get(name)
+            if old is None or v["upper"] - v["lower"] > old["upper"] - old["lower"]:
+                out[name] = v
+    return out or None
+
+
 def run_claim(claim: Claim, profile: Profile | str = "quick", ctx: Context | None = None,
               first_failure: bool = False) -> ClaimResult:
     """Run one claim, its negative control and its positive control under ``profile``.
@@ -486,6 +507,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
         error_message=message, profile=profile.name, examples_failed=seen.failed,
         parts_seen=_parts_seen(seen.runs), full_model_runs=_full_model_tags(seen.called),
     )
+    result.band = _band_of(result, seen.runs)
     if first_failure and outcome == "refuted" and claim.expected_for(profile.name) == "holds":
         result.seconds = time.perf_counter() - start
         return result  # not as expected already: the controls cannot change that
