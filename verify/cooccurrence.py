@@ -1801,10 +1801,11 @@ HUMP_POSITIVE_SMOKE_RUNS = 7
           "rates (quick, ci, thorough) the paper's holds; at smoke size inconclusive.  The "
           "design is powered at miss rates 0.3 and 0.7 only, so its plan states the band "
           "(0.3, 0.7) between them: an inconclusive outcome with every undecided reading's "
-          "miss rate inside it is 'not settled at this budget' (the README's rule for every "
-          "banded plan; issue 39), reported with the rates, and it still says the figure is "
-          "not clearly representative, which the paper's 'pretty consistent' does not lead "
-          "one to expect; undecided with a rate outside the band is not as expected",
+          "Wilson interval inside it has decided that the miss rate lies between the "
+          "planning values, a finding (the README's rule for every banded plan; issue 39): "
+          "the figure is then not clearly representative, which the paper's 'pretty "
+          "consistent' does not lead one to expect; undecided with an interval reaching past "
+          "0.3 or 0.7 is not as expected",
 )
 def check_appendix_a_hump(params: dict, ctx: Context, *, theory, kind: str = "appendix_a"
                           ) -> Evidence:
