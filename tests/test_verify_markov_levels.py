@@ -50,3 +50,26 @@ def test_a_fraction_with_no_seed_to_judge_is_not_measured_not_held():
     part = vm._fraction_part("x", np.array([], dtype=bool), "test", extra=1)
     assert not part.measured and part.status == "inconclusive"
     assert part.details["seeds"] == 0 and part.details["extra"] == 1
+
+
+def test_a_full_run_is_read_as_ended_only_at_a_critical_set_after_its_approach():
+    """canonical_ode_resembles_full reads a full GD run at its nearest critical set only once
+    it has ended.  The a13b844 quick records on the loss-comparison chain (u 0.339, 0.452,
+    0.776 at T/4, T/2, T against u* = 2.234: still escaping) have not; a run oscillating
+    with u(T) = u(T/2) has not (the window catches it); a run that stalls away from both
+    critical sets has not; a converged one has, at u* or on the unigram line."""
+    from verify.markov import _run_ended
+
+    t = np.linspace(0.0, 200.0, 21)
+    rounding, u_star = 1e-12 * 3.234, 2.2335922215070942
+    escaping = np.interp(t, [0, 50, 100, 200], [-1.0, 0.3393836912053948, 0.45247132411867275,
+                                                0.7761223175634631])
+    oscillating = u_star + 0.3 * np.cos(np.pi * t / 20) * np.exp(-t / 400)
+    oscillating[-1] = oscillating[10]  # u(T) = u(T/2) exactly: the two-point test is fooled
+    stalled = np.where(t < 50, t / 50, 1.0)  # flat at u = 1: no motion, no critical set
+    converged = u_star - 3.0 * np.exp(-t / 5.0)
+    on_unigram = 1e-3 * np.exp(-t / 5.0)
+    for gap, ended in ((escaping, False), (oscillating, False), (stalled, False),
+                       (converged, True), (on_unigram, True)):
+        assert _run_ended(t, gap, u_star, rounding)[4] is ended
+    assert _run_ended(t, oscillating, u_star, rounding)[2] == 0.0  # moved: fooled alone
