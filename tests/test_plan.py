@@ -12,6 +12,17 @@ from verify.plan import Throughput, plan_report
 from verify.runner import plan_claim
 
 
+@pytest.fixture(autouse=True)
+def _no_run_in_memory():
+    """These tests plan against an empty cache folder, so no run may be served from the
+    in-process memo either (``--plan`` counts a run in a run function's memo as cached):
+    under pytest-xdist an earlier test of the same worker may have trained the same run."""
+    import numerics.cache as nc
+
+    nc.clear_run_memos()
+
+
+
 def test_a_run_two_claims_share_is_counted_once(tmp_path):
     claim = next(c for c in claims() if c.id == "example.end_point")
     ctx = Context(profile="test", cache=RunCache(tmp_path))

@@ -11,6 +11,17 @@ import numerics.cache as nc
 from numerics.cache import PROBE_MEMBERS, RunCache, probe_cost, shrunk_configs
 
 
+@pytest.fixture(autouse=True)
+def _no_run_in_memory():
+    """These tests plan against an empty cache folder, so no run may be served from the
+    in-process memo either (``--plan`` counts a run in a run function's memo as cached):
+    under pytest-xdist an earlier test of the same worker may have trained the same run."""
+    import numerics.cache as nc
+
+    nc.clear_run_memos()
+
+
+
 def _member_configs():
     """Small configs of every row's run function with a member-count field (a few more
     members than a shrunk probe keeps), and that field."""
