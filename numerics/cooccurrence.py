@@ -63,7 +63,10 @@ __all__ = [
     "CoConfig",
     "CoRun",
     "Dataset",
+    "InitialOutputs",
+    "InitialOutputsConfig",
     "canonical",
+    "canonical_beta",
     "canonical_state",
     "first_classified",
     "forward",
@@ -77,6 +80,7 @@ __all__ = [
     "random_slots",
     "run",
     "run_closure",
+    "run_initial_outputs",
     "validation_set",
 ]
 
@@ -184,13 +188,23 @@ def canonical(params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     u = torch.einsum("...jk,...j->...k", W, a)
     tr = lambda x: x.transpose(-1, -2)
     return {
-        "beta": torch.einsum("...kd,...k->...d", WV, u),
+        "beta": _beta(WV, u),
         "S": (u * u).sum(-1),
         "M": tr(WV) @ WV,
         "A": tr(WK) @ WQ,
         "K_G": tr(WK) @ WK,
         "Q_G": tr(WQ) @ WQ,
     }
+
+
+def _beta(WV: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    return torch.einsum("...kd,...k->...d", WV, u)
+
+
+def canonical_beta(params: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """beta = W_V^T W^T a alone (G(mu) of every token), without :func:`canonical`'s d x d
+    Gram matrices."""
+    return _beta(params["WV"], torch.einsum("...jk,...j->...k", params["W"], params["a"]))
 
 
 def canonical_state(params: Mapping[str, torch.Tensor]) -> dict:
@@ -647,6 +661,73 @@ def run_closure(config: ClosureConfig, *, device: str = "cpu") -> ClosureRun:
     return ClosureRun(config=config, data=data, d=d, initial_state=canonical_state(p0),
                       initial_flat=_flat_canonical(p0).cpu().numpy(),
                       time=traj.time.cpu().numpy(), state=traj.observables["can"].cpu().numpy())
+
+
+# ---------------------------------------------------------------------- outputs at init
+@dataclass(frozen=True)
+class InitialOutputsConfig:
+    """Independent initialisations of Section 2's model on one training set, not trained.
+
+    The data are ``make_dataset(n, L, data_seed)``; initialisation ``j`` is
+    ``init_params(..., "theory", sigma0, sigma1)`` drawn from ``seeds[j]``."""
+
+    n: int
+    L: int
+    m: int
+    m1: int
+    sigma0: float
+    sigma1: float
+    data_seed: int
+    seeds: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("initial outputs need at least one seed")
+        if min(self.n, self.L, self.m, self.m1) < 1:
+            raise ValueError(f"n, L, m, m1 must be >= 1, got {self.n, self.L, self.m, self.m1}")
+
+
+@dataclass(frozen=True, eq=False)
+class InitialOutputs:
+    """Per initialisation: ``max_abs_F`` = max_i |F(0)(X_i)| over the training set, and
+    ``G_sq_mean`` = the mean of G(mu)^2 = beta(mu)^2 over the vocabulary."""
+
+    config: InitialOutputsConfig
+    max_abs_F: np.ndarray
+    G_sq_mean: np.ndarray
+
+
+def _initial_outputs_cost(config: InitialOutputsConfig, **_: object) -> tuple[float, float]:
+    """(draws, FLOP) of :func:`run_initial_outputs`: per draw the scores (2 n L^2 m), the
+    value read-out (2 n L m), u = W^T a (2 m1 m) and beta (2 m d, d <= n L + 3 ids)."""
+    c = config
+    d = c.n * c.L + 3
+    per = 2 * c.n * c.L * c.L * c.m + 2 * c.n * c.L * c.m + 2 * c.m1 * c.m + 2 * c.m * d
+    return float(len(c.seeds)), float(per * len(c.seeds))
+
+
+# one forward pass per initialisation and no training: an evaluation of the model at t = 0
+# (Lemma D.8's object), so not a full-model run; the parts that read it are symbolic
+@run_function("cooccurrence.initial_outputs", maxsize=8, full_model=False,
+              cost=_initial_outputs_cost)
+def run_initial_outputs(config: InitialOutputsConfig, *, device: str = "cpu"
+                        ) -> InitialOutputs:
+    """|F(0)| and G(mu)^2 of ``len(config.seeds)`` initialisations (float64)."""
+    c = config
+    data = make_dataset(c.n, c.L, c.data_seed)
+    d = int(data.tokens.max()) + 1
+    make = init_params(d, c.m, c.m1, "theory", sigma0=c.sigma0, sigma1=c.sigma1,
+                       device=device)
+    tok = torch.as_tensor(data.tokens, device=device)
+    worst, g_sq = [], []
+    for seed in c.seeds:
+        p = make(torch.Generator().manual_seed(int(seed)))
+        with torch.no_grad():
+            F, _ = forward(p, tok)
+            G = canonical_beta(p)
+        worst.append(float(F.abs().max()))
+        g_sq.append(float((G * G).mean()))
+    return InitialOutputs(config=c, max_abs_F=np.array(worst), G_sq_mean=np.array(g_sq))
 
 
 # ---------------------------------------------------------------------- canonical ODE

@@ -275,6 +275,32 @@ def test_closure_run_is_a_cached_run_function(tmp_path):
     assert again is not first and np.array_equal(again.state, first.state)
 
 
+def test_initial_outputs_run_is_the_model_at_initialisation(tmp_path):
+    """The initial_output claim's run: each draw's max |F(0)| over the training set and mean
+    beta^2 are the model's own (forward, canonical_state), stored and read back from disk, and
+    --plan counts one member-step per draw (trains nothing)."""
+    from numerics.cache import RunCache
+
+    cfg = nc.InitialOutputsConfig(n=12, L=5, m=16, m1=4, sigma0=0.1, sigma1=0.5,
+                                  data_seed=1, seeds=(3, 4, 5))
+    cache = RunCache(tmp_path)
+    run = nc.run_initial_outputs(cfg, cache=cache, device="cpu")
+    data = nc.make_dataset(12, 5, 1)
+    make = nc.init_params(int(data.tokens.max()) + 1, 16, 4, "theory", sigma0=0.1, sigma1=0.5)
+    for j, seed in enumerate(cfg.seeds):
+        p = make(torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            F, _ = nc.forward(p, torch.as_tensor(data.tokens))
+        assert run.max_abs_F[j] == pytest.approx(float(F.abs().max()), rel=1e-12)
+        beta = nc.canonical_state(p)["beta"]
+        assert run.G_sq_mean[j] == pytest.approx(float(np.mean(beta * beta)), rel=1e-12)
+    nc.run_initial_outputs.cache_clear()
+    again = nc.run_initial_outputs(cfg, cache=cache, device="cpu")
+    assert again is not run and np.array_equal(again.max_abs_F, run.max_abs_F)
+    steps, flops = nc.run_initial_outputs.planned_cost(cfg)
+    assert steps == 3 and flops > 0
+
+
 def test_size_table_serves_claims_and_figures():
     from dataclasses import replace
 

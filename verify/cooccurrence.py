@@ -1969,22 +1969,16 @@ def check_initial_output(params: dict, ctx: Context, *, theory) -> Evidence:
     seed, m, m1 = int(params.get("seed", 0)), int(params["m"]), int(params["m1"])
     n, L, delta = 60, 5, 0.05
     s0, s1 = 1 / math.sqrt(L * m), 1 / math.sqrt(m1)
-    data = nc.make_dataset(n, L, seed)
-    d = int(data.tokens.max()) + 1
-    make = nc.init_params(d, m, m1, "theory", sigma0=s0, sigma1=s1)
-    tok = torch.as_tensor(data.tokens)
+    run = nc.run_initial_outputs(
+        nc.InitialOutputsConfig(n=n, L=L, m=m, m1=m1, sigma0=s0, sigma1=s1, data_seed=seed,
+                                seeds=tuple(ctx.seeded(seed * 100_003 + j)
+                                            for j in range(F0_DRAWS))),
+        cache=ctx.cache, device=ctx.device)
     bound = float(theory.initial_output_bound(s0, s1, L, m, m1, n, delta))
     sd = float(theory.initial_output_sd(s0, s1, L, m, m1))
-    over, var, worst = 0, [], 0.0
-    for j in range(F0_DRAWS):
-        p = make(torch.Generator().manual_seed(ctx.seeded(seed * 100_003 + j)))
-        with torch.no_grad():
-            F, _ = nc.forward(p, tok)
-        f = F.numpy()
-        worst = max(worst, float(np.abs(f).max()))
-        over += int(np.abs(f).max() > bound)
-        G = nc.canonical_state(p)["beta"]  # G(mu) of every token
-        var.append(float(np.mean(G * G)) * L / sd ** 2)
+    over = int(np.sum(run.max_abs_F > bound))
+    var = run.G_sq_mean * L / sd ** 2
+    worst = float(run.max_abs_F.max())
     lo, hi = _wilson(over, F0_DRAWS)
     # part kinds: the observed side is the model's forward pass at initialisation (a
     # Monte-Carlo estimate over F0_DRAWS draws, no training, no run function), an independent
