@@ -73,14 +73,17 @@ def integrate(
         atol=atol,
         events=evs or None,
     )
+    # scipy hands back a list, not an array, when a terminal event fires before the first
+    # point of t_eval
+    sol_t = np.asarray(sol.t, dtype=float)
     if sol.status < 0:  # never hand back a half-integrated path as if it were the solution
         raise OdeError(
             f"integration of {system.name or 'system'} failed at t = "
-            f"{float(sol.t[-1]) if sol.t.size else 0.0:.6g} of {float(t_end):.6g}: {sol.message}"
+            f"{float(sol_t[-1]) if sol_t.size else 0.0:.6g} of {float(t_end):.6g}: {sol.message}"
         )
     t_event = None
     if sol.status == 1:
-        t_event = float(sol.t[-1]) if sol.t.size else None
+        t_event = float(sol_t[-1]) if sol_t.size else None
         hits = [te for te in sol.t_events if len(te)]
         if hits:
             t_event = float(min(te[0] for te in hits))
@@ -92,4 +95,4 @@ def integrate(
             y = np.concatenate([sol.y, np.asarray(y_ev[0])[:, None]], axis=1)
             t = np.append(sol.t, t_event)
             return OdeSolution(t, y, bool(sol.success), str(sol.message), t_event)
-    return OdeSolution(np.asarray(sol.t), np.asarray(y), bool(sol.success), str(sol.message), t_event)
+    return OdeSolution(sol_t, np.asarray(y), bool(sol.success), str(sol.message), t_event)

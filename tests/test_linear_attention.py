@@ -553,3 +553,21 @@ def test_balanced_flow_torch_parts_are_powered_to_reject_the_n_plus_1_control():
         plan = vl.balanced_flow_control_members(profile)
         members = Context(profile=profile).size(nl.SIZES, "zfb")["members"]
         assert any(m is not None and m <= members for _, m in plan.values()), profile
+
+
+def test_a_flow_that_ascends_the_loss_is_inadmissible_not_integrated_for_minutes(monkeypatch):
+    """A sign-flipped one_layer_loss makes balanced_flow ascend and blow up; before the escape
+    bound, LSODA crawled towards the blow-up for the whole of a mutant's time limit (over
+    20 min in tdcheck mutate); now the check's flow stops at ESCAPE_FACTOR x the run's scale
+    and fails a part with the reason, while the paper's flow settles inside the bound."""
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    lam, n = sp.diag(1, 2, 3), 20
+    y0 = np.array([0.3, *(0.1 * np.eye(3)).flatten()])
+    far = vl._bounded_flow(la.balanced_flow(lam, n), y0, 400.0, [200.0, 400.0], 1.0)
+    assert np.all(np.isfinite(far)) and np.abs(far).max() < 10
+    orig = la.one_layer_loss
+    monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: -orig(*a, **k))
+    with pytest.raises(InadmissibleTheory, match="does not settle"):
+        vl._bounded_flow(la.balanced_flow(lam, n), y0, 400.0, [200.0, 400.0], 1.0)

@@ -84,7 +84,7 @@ from numerics.stats import (
     t_quantile,
 )
 from theory import linear_attention as la
-from theory.flow import lambdify_numeric
+from theory.flow import InadmissibleTheory, lambdify_numeric
 from verify.claims import (
     Claim,
     Context,
@@ -960,6 +960,31 @@ _LIMIT_DRIFT = (
     "to 6500 times either)")
 
 
+#: how far past the run's own scale a flow under test may go before it is read as escaping:
+#: the state (u, U) scales as ||Gamma||^(1/2), so 1e3 x that scale is Gamma a million times
+#: the run's, where no claimed limit near the run can be reached
+ESCAPE_FACTOR = 1e3
+
+
+def _bounded_flow(system, y0: np.ndarray, t_end: float, t_eval: list[float], norm: float
+                  ) -> np.ndarray:
+    """``system`` integrated from ``y0`` to ``t_end``, the states at ``t_eval`` [T, state].
+
+    A flow under test that leaves max |y| <= ESCAPE_FACTOR x max(1, max |y0|, norm^(1/2))
+    (``norm``: the run's own ||Gamma||, the same for check and control) stops there and
+    raises InadmissibleTheory: a wrong flow that ascends the loss blows up, and LSODA would
+    otherwise crawl towards the blow-up for as long as a mutant's time limit allows."""
+    bound = ESCAPE_FACTOR * max(1.0, float(np.max(np.abs(y0))), math.sqrt(norm))
+    sol = integrate(system, y0, t_end, t_eval=t_eval,
+                    events=(lambda t, y: bound - float(np.max(np.abs(y))),))
+    if sol.t_event is not None:
+        raise InadmissibleTheory(
+            f"the flow under test ({system.name}) leaves max |y| <= {bound:.3g} at "
+            f"t = {sol.t_event:.4g} of {t_end:.4g} (ESCAPE_FACTOR x the run's scale): it "
+            "does not settle near the run")
+    return sol.y.T
+
+
 def _limit_parts(system, y0: np.ndarray, t_end: float, sigma: sp.Matrix, n: int,
                  limit: Callable, preconditioner: Callable, norm: float, where: str = ""
                  ) -> tuple[list[Part], np.ndarray]:
@@ -968,7 +993,7 @@ def _limit_parts(system, y0: np.ndarray, t_end: float, sigma: sp.Matrix, n: int,
     Gamma, U and u (relative to ``norm``), and the split's recomposed Gamma*."""
     # Allowance: how far that flow still moves between 20 T and 40 T (it has not quite
     # arrived) + the integrator's relative tolerance (1e-10, x 1e3 headroom).
-    far = integrate(system, y0, 40 * t_end, t_eval=[20 * t_end, 40 * t_end]).y.T
+    far = _bounded_flow(system, y0, 40 * t_end, [20 * t_end, 40 * t_end], norm)
     g_far = _gamma_path(far)
     settle = float(np.linalg.norm(g_far[1] - g_far[0]) / norm) + 1e-7
     u_inf, u_mat = limit(sigma, n)
@@ -1211,8 +1236,8 @@ def _ode_vs_map(run: nl.ZFBResult, y0: np.ndarray, norm: float) -> dict[str, flo
     ``norm``: RMS over the recorded times and at T, in Gamma."""
     sys = la.balanced_flow(sp.diag(*run.lam), run.n)
     disc = _gd_map(sys, y0, run.lr, int(run.steps[-1]))[run.steps]
-    sol = integrate(sys, y0, float(run.time[-1]), t_eval=run.time)
-    gap = np.linalg.norm(_gamma_path(disc) - _gamma_path(sol.y.T), axis=(1, 2)) / norm
+    path = _bounded_flow(sys, y0, float(run.time[-1]), list(run.time), norm)
+    gap = np.linalg.norm(_gamma_path(disc) - _gamma_path(path), axis=(1, 2)) / norm
     return {"rms": float(np.sqrt(np.mean(gap**2))), "gamma_end": float(gap[-1])}
 
 
