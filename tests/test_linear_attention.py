@@ -571,3 +571,28 @@ def test_a_flow_that_ascends_the_loss_is_inadmissible_not_integrated_for_minutes
     monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: -orig(*a, **k))
     with pytest.raises(InadmissibleTheory, match="does not settle"):
         vl._bounded_flow(la.balanced_flow(lam, n), y0, 400.0, [200.0, 400.0], 1.0)
+
+
+def test_wrong_theories_in_the_floor_and_curvature_fail_parts_not_checks(monkeypatch):
+    """The exception defects of tdcheck mutate linear_attention on 5fce341: a non-finite
+    Hessian of a wrong gd_loss (LinAlgError in multilayer_floor), a one_layer_loss or moment
+    that disagrees with the full model's expansion (ValueError in balanced_flow), and a
+    mutated curvature state (sympy's ValueError) now raise InadmissibleTheory, which the
+    runner reads as a failed part with its reason."""
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    nan_hess = lambda x: np.full((2, 2), np.nan)  # noqa: E731
+    with pytest.raises(InadmissibleTheory, match="not finite"):
+        vl.segment_curvature(nan_hess, np.zeros(2), np.ones(2))
+    assert vl.segment_curvature(lambda x: np.eye(2), np.zeros(2), np.ones(2)) == 1.0
+    orig = la.one_layer_loss
+    monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: orig(*a, **k) * 1.05)
+    with pytest.raises(InadmissibleTheory, match="not one_layer_loss / 2"):
+        la.balanced_off_block_curvature(sp.diag(1, 2, 3), 20)
+    monkeypatch.setattr(la, "one_layer_loss", orig)
+    curv = la.balanced_off_block_curvature
+    monkeypatch.setattr(la, "balanced_off_block_curvature",
+                        lambda *a: ((2 * curv(*a)[0][0], *curv(*a)[0][1:]), curv(*a)[1]))
+    with pytest.raises(InadmissibleTheory, match="must be symbols"):
+        la.balanced_off_block_curvature_numeric.__wrapped__((1.0, 2.0, 3.0), 20)

@@ -36,7 +36,7 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from theory.flow import Equation, ReducedSystem, gradient_flow
+from theory.flow import Equation, InadmissibleTheory, ReducedSystem, gradient_flow
 
 __all__ = [
     "balanced_flow",
@@ -313,10 +313,13 @@ def balanced_off_block_curvature(Lambda, n) -> tuple[tuple[sp.Symbol, ...], sp.M
     cond = ((c.T * second * c)[0] - 2 * (c.T * L * e)[0] * w.dot(xq) + w.dot(xq) ** 2) / 2
     normals = [(s, sp.S.One) for s in w] + [(s, L[i, i]) for i, s in enumerate(xq)]
     order = {k[0]: v for k, v in sp.Poly(_gauss_mean(cond, normals), t).terms()}
+    # consistency checks between theory functions: under a wrong theory (one_layer_loss,
+    # sample_cov_second_moment, moment4 off) they fail, which is a failed part, not a crash
     if sp.expand(order.get(0, 0) - one_layer_loss(u * U.T, L, n) / 2) != 0:
-        raise ValueError("the full model's loss at o = 0 is not one_layer_loss / 2")
+        raise InadmissibleTheory("the full model's loss at o = 0 is not one_layer_loss / 2")
     if any(sp.expand(order.get(k, 0)) != 0 for k in (1, 3)):
-        raise ValueError("the full model's loss has odd terms in the off-block entries")
+        raise InadmissibleTheory("the full model's loss has odd terms in the off-block "
+                                 "entries")
     return tuple(system.state), sp.hessian(order.get(2, sp.S.Zero), [*a, *b])
 
 
@@ -327,6 +330,8 @@ def balanced_off_block_curvature_numeric(lam: tuple[float, ...], n: int
     (A(y), dA/dy(y)) lambdified on the state y = (u, U row-major), [2d, 2d] and
     [state, 2d, 2d]."""
     state, A = balanced_off_block_curvature(sp.diag(*[sp.nsimplify(x) for x in lam]), n)
+    if not all(isinstance(s, sp.Symbol) for s in state):
+        raise InadmissibleTheory(f"the curvature's state must be symbols, got {state}")
     dA = sp.Array([[[sp.diff(A[i, j], s) for j in range(A.cols)] for i in range(A.rows)]
                    for s in state])
     return sp.lambdify([list(state)], A, "numpy"), sp.lambdify([list(state)], dA, "numpy")

@@ -1261,9 +1261,20 @@ def _floor_paper(layers: int) -> tuple[float, tuple[float, ...]]:
 
 def segment_curvature(hess: Callable, start: np.ndarray, end: np.ndarray) -> float:
     """Smallest Hessian eigenvalue of the exact loss on the segment start -> end (11 points):
-    f(end) - f(start) >= (min curvature / 2) |end - start|^2 at a stationary ``start``."""
-    return min(float(np.linalg.eigvalsh(np.array(hess(start + s * (end - start)), float)).min())
-               for s in np.linspace(0, 1, 11))
+    f(end) - f(start) >= (min curvature / 2) |end - start|^2 at a stationary ``start``.
+    A Hessian that is not finite (a wrong loss) is InadmissibleTheory, a failed part."""
+    out = math.inf
+    for s in np.linspace(0, 1, 11):
+        h = np.array(hess(start + s * (end - start)), float)
+        if not np.all(np.isfinite(h)):
+            raise InadmissibleTheory(f"the claimed loss's Hessian is not finite at "
+                                     f"{start + s * (end - start)}")
+        try:
+            out = min(out, float(np.linalg.eigvalsh(h).min()))
+        except np.linalg.LinAlgError as exc:
+            raise InadmissibleTheory(f"the claimed loss's Hessian has no eigenvalues: {exc}"
+                                     ) from exc
+    return out
 
 
 # The evaluation prompts of the floor claim's torch-loss part (a power calculation), per
