@@ -1981,8 +1981,10 @@ def check_initial_output(params: dict, ctx: Context, *, theory) -> Evidence:
     worst = float(run.max_abs_F.max())
     lo, hi = _wilson(over, F0_DRAWS)
     # part kinds: the observed side is the model's forward pass at initialisation (a
-    # Monte-Carlo estimate over F0_DRAWS draws, no training, no run function), an independent
-    # computation of the distribution the theory's formulas give: symbolic, not simulation
+    # Monte-Carlo estimate over F0_DRAWS draws, no training: run_initial_outputs is declared
+    # full_model=False), an independent computation of the distribution the theory's
+    # formulas give: symbolic, not simulation.  The draws run on ctx.device in float64 (a
+    # CUDA run can differ from the CPU's at rounding level; the device is in the run's key)
     return Evidence((
         Part.bounded("lemma_d8_violations", 0.0, over / F0_DRAWS, over / F0_DRAWS, lo, hi,
                      delta, "Lemma D.8: the fraction of initialisations with some |F_i(0)| above "
