@@ -87,7 +87,7 @@ def integrate(
         hits = [te for te in sol.t_events if len(te)]
         if hits:
             t_event = float(min(te[0] for te in hits))
-    y = sol.y
+    y = np.asarray(sol.y, dtype=float).reshape(np.size(y0), -1)  # [] -> (d, 0), as sol.t
     if sol.status == 1 and t_eval is None:
         # include the state at the event
         y_ev = [ye[0] for ye in sol.y_events if len(ye)]

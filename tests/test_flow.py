@@ -69,6 +69,16 @@ def test_integrate_linear_flow_matches_closed_form_and_t0():
         integrate(sys, (2.0,), 1.0)
 
 
+def test_a_terminal_event_before_the_first_requested_time_gives_empty_arrays():
+    """scipy hands back lists for t and y when a terminal event fires before t_eval's first
+    point; integrate gives arrays of shape (0,) and (d, 0) and the event time."""
+    sys = gradient_flow(-k * x**2 / 2, (x,), (k,))  # ascent: x grows like e^(k t)
+    sol = integrate(sys, (1.0,), 10.0, {k: 1.0}, t_eval=[5.0, 10.0],
+                    events=(lambda t, y: 2.0 - y[0],))
+    assert sol.t.shape == (0,) and sol.y.shape == (1, 0)
+    assert sol.t_event == pytest.approx(np.log(2.0), rel=1e-6)
+
+
 def test_latex_and_shape_validation():
     sys = gradient_flow(x**2, (x,))
     assert r"\dot{x}" in sys.latex()
