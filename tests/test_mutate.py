@@ -12,7 +12,7 @@ import sympy as sp
 
 from theory import example as te
 from theory.flow import ReducedSystem
-from verify.mutate import Mutant, apply_mutation, leaves, mutants_for, mutate_row
+from verify.mutate import Mutant, _mutant_kinds, apply_mutation, leaves, mutants_for, mutate_row
 
 
 def test_leaves_and_mutations_of_each_kind():
@@ -165,6 +165,26 @@ def test_permutation_mutants_for_index_valued_functions():
     assert leaves(np.array([2, 0, 1])) == [((), "integer")]
     assert mutants_for("f", leaves(np.array([2, 0, 1])), 0.05) == []
     assert len(mutants_for("g", None, 0.05, index=True)) == 3
+
+
+def test_set_mutants_for_token_sets_held_as_sequences():
+    """A function registered "set" (a token set as a sorted tuple, e.g. scan_snap's G_DT(n))
+    gets drop/add mutants on each set, never permutations (a permuted set is the same set)."""
+    from theory import scan_snap
+
+    dts = ((1, 2, 5), (3,), ())
+    structure = leaves(dts, index="set")
+    assert structure == [((("idx", 0),), "set"), ((("idx", 1),), "set")]
+    muts = mutants_for("distinct_tokens", structure, 0.05, index="set")
+    assert [(m.path, m.op) for m in muts] == [((("idx", 0),), "drop"), ((("idx", 0),), "add"),
+                                              ((("idx", 1),), "drop"), ((("idx", 1),), "add")]
+    got = [apply_mutation(dts, m.path, m.op, m.delta) for m in muts]
+    assert got == [((1, 2), (3,), ()), ((1, 2, 5, 6), (3,), ()), ((1, 2, 5), (), ()),
+                   ((1, 2, 5), (3, 4), ())]
+    assert [m.op for m in mutants_for("common_tokens", None, 0.05, index="set")] == [
+        "drop", "add"]
+    assert scan_snap.MUTANT_KINDS["distinct_tokens"] == "set"
+    assert _mutant_kinds(scan_snap)["common_tokens"] == "set"
 
 
 def test_whole_output_scale_scales_every_numeric_leaf():

@@ -93,11 +93,14 @@ __all__ = [
 ]
 
 #: Index-valued functions: ``tdcheck mutate`` gives them permutation mutants (swap the first
-#: two entries, reverse, rotate by one; a token set loses or gains a member) instead of
-#: scale mutants, which would make non-integer indices (verify.mutate, MUTANT_KINDS).
+#: two entries, reverse, rotate by one) instead of scale mutants, which would make
+#: non-integer indices (verify.mutate, MUTANT_KINDS).  The token sets G_CT and G_DT(n) are
+#: sets held as sorted tuples: a permutation of one is the same set (9 equivalent mutants,
+#: all survivors, in tdcheck mutate scan_snap on 5cf6d85), so they get set mutants instead
+#: (the largest token dropped, max + 1 added).
 MUTANT_KINDS = {
-    "common_tokens": "permutation",
-    "distinct_tokens": "permutation",
+    "common_tokens": "set",
+    "distinct_tokens": "set",
     "predicted_drift_signs": "permutation",
     "scan_order": "permutation",
     "winners": "permutation",

@@ -21,7 +21,9 @@ measures that, row by row:
 
    **Index-valued functions** (an ordering, a winner, a token set) would get scale mutants
    that are no longer indices, or (integer arrays) no mutants at all.  A row registers them
-   in its theory module: ``MUTANT_KINDS = {"function_name": "permutation"}``.  Their integer
+   in its theory module: ``MUTANT_KINDS = {"function_name": "permutation"}`` (or ``"set"``
+   for a token set held as a sorted tuple: its sequences then get the set mutants below,
+   since a permuted set is the same set).  Their integer
    leaves then get index mutants instead: a sequence of integers (tuple, list, integer
    array along its first axis) of length >= 3 has its entries 0 and 1 swapped, is reversed,
    and is rotated by one; of length 2, swapped; a scalar integer becomes ``k + 1`` and
@@ -170,7 +172,7 @@ INDEX_OPS: Mapping[str, tuple[str, ...]] = {
     "index": ("next", "prev"), "set": ("drop", "add")}
 OPS_BY_KIND: Mapping[str, tuple[str, ...]] = {
     "numeric": NUMERIC_OPS, "label": ("swap",), "integer": (), **INDEX_OPS}
-MUTANT_KIND_CHOICES = ("permutation",)
+MUTANT_KIND_CHOICES = ("permutation", "set")
 LADDER = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 RESOLUTION_BUDGET = 1200.0
 #: the rung the headline counts ("resolution <= 5 % for k of n simulation claims")
@@ -197,11 +199,17 @@ def _seq_kind(n: int) -> str:
     return "permutation" if n >= 3 else "transposition"
 
 
-def _index_leaves(value: Any, path: Path_) -> list[tuple[Path_, str]] | None:
-    """The index leaf ``value`` is, for a ``MUTANT_KINDS`` function (``None``: not one)."""
+def _index_leaves(value: Any, path: Path_, as_set: bool = False
+                  ) -> list[tuple[Path_, str]] | None:
+    """The index leaf ``value`` is, for a ``MUTANT_KINDS`` function (``None``: not one);
+    ``as_set`` (a function registered ``"set"``): a sequence of integers is a set, whose
+    order carries no meaning, so it gets set mutants (drop, add), not permutations (a
+    permuted set is the same set: an equivalent mutant no check can kill)."""
     if _is_int(value):
         return [(path, "index")]
     if isinstance(value, (tuple, list)) and value and all(_is_int(v) for v in value):
+        if as_set:
+            return [(path, "set")]
         return [(path, _seq_kind(len(value)))] if len(value) >= 2 else \
             [((*path, ("idx", 0)), "index")]
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
@@ -213,12 +221,12 @@ def _index_leaves(value: Any, path: Path_) -> list[tuple[Path_, str]] | None:
     return None
 
 
-def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool = False
+def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool | str = False
            ) -> list[tuple[Path_, str]]:
     """The mutable leaves of ``value``: (path, kind), kind ``numeric``, ``label``,
     ``integer`` (an integer array: no mutants unless the function is registered), or, with
     ``index`` (a ``MUTANT_KINDS`` function), ``permutation``, ``transposition``, ``index``
-    or ``set``."""
+    or ``set`` (``index="set"``: sequences of integers are sets)."""
     from theory.flow import ReducedSystem
 
     if depth > 6:
@@ -228,7 +236,7 @@ def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool = False
     if isinstance(value, (bool, np.bool_)):
         return [(path, "label")]
     if index:
-        found = _index_leaves(value, path)
+        found = _index_leaves(value, path, as_set=index == "set")
         if found is not None:
             return found
     if _is_number(value):
@@ -312,6 +320,13 @@ def _permute(value: Any, op: str) -> Any:
         if op == "add":
             return type(value)(set(value) | {max(value) + 1})
         return value
+    if isinstance(value, (tuple, list)) and value and op in ("drop", "add"):
+        items = list(value)  # a set held as a sequence (a "set" MUTANT_KINDS function)
+        if op == "drop":
+            items.remove(max(items))
+        else:
+            items.append(max(items) + 1)
+        return type(value)(items)
     scalar = _is_int(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
     if scalar and op in ("next", "prev"):
         k = int(value)
@@ -437,12 +452,14 @@ class Mutant:
 
 
 def mutants_for(function: str, structure: Sequence[tuple[Path_, str]] | None, delta: float,
-                cap: int = MAX_MUTANTS, *, index: bool = False) -> list[Mutant]:
+                cap: int = MAX_MUTANTS, *, index: bool | str = False) -> list[Mutant]:
     """The function's mutants: every (leaf, op) pair, at most ``cap``, evenly chosen.  A
     function the map never saw called gets three whole-output mutants (scale +/-, sign; a
     ``MUTANT_KINDS`` function, ``index``: swap, reverse, rotate)."""
     if structure is None:  # never called: whole-output mutants
-        cands = [((), op) for op in (INDEX_OPS["permutation"] if index else NUMERIC_OPS)]
+        ops = (INDEX_OPS["set" if index == "set" else "permutation"] if index
+               else NUMERIC_OPS)
+        cands = [((), op) for op in ops]
     else:
         cands = [(path, op) for path, kind in structure for op in OPS_BY_KIND.get(kind, ())]
     if cap and len(cands) > cap:
@@ -689,7 +706,7 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
             if _name not in structures:
                 with contextlib.suppress(Exception):
                     structures[_name] = [[list(map(list, p)), k]
-                                         for p, k in leaves(out, index=_name in kinds)]
+                                         for p, k in leaves(out, index=kinds.get(_name, False))]
             return out
 
         recorder.__wrapped__ = original  # type: ignore[attr-defined]
@@ -1136,7 +1153,8 @@ def _score_mutants(row: RowResult, mp: Mapping, map_root: str, paper: str, profi
         sims = [c for c in judged if c in sim_all]
         d, reason = mp["delta"].get(name, (delta, ""))
         structure = _structure(mp, name)
-        muts = mutants_for(name, structure, float(d), max_mutants, index=name in kinds)
+        muts = mutants_for(name, structure, float(d), max_mutants,
+                           index=kinds.get(name, False))
         row.functions[name] = {
             "roles": roles, "consumed_by": consumers, "judged_by": judged,
             "simulation": bool(sims), "simulation_claims": sims,
