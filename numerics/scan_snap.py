@@ -56,7 +56,7 @@ from numerics.ensemble import OptimizerConfig, TrainConfig, train
 from numerics.ode import integrate
 from numerics.threads import threads
 from theory import scan_snap as theory
-from theory.flow import ReducedSystem
+from theory.flow import InadmissibleTheory, ReducedSystem
 
 __all__ = [
     "PUBLISHED_FIG6",
@@ -696,16 +696,61 @@ class ReducedResult:
     step_y: np.ndarray | None = None
 
 
+#: a flow under test is read as escaping when a state entry leaves |y| <= ESCAPE_STATE (a
+#: logit 20 above another puts the other token's attention at e^-20 = 2e-9 of the winner's:
+#: a complete snap, where Theorem 4's logits, growing as 1/4 ln(1 + 4 Gamma/C0), arrive only
+#: at Gamma ~ e^80) or when its speed would move it by ESCAPE_RATE times its own size within
+#: the run's horizon (max |y'| t_end > ESCAPE_RATE (1 + max |y|): a finite-time blow-up such
+#: as z' ~ e^{4z}, which a state bound alone cannot catch, since the solver's steps collapse
+#: long before a logarithmic singularity reaches any bound).  Both are properties of the
+#: integration, the same for check and control; a wrong reduced or snap system (a sign
+#: flipped) crosses them within seconds, where DOP853 or LSODA would otherwise crawl towards
+#: the blow-up for as long as a mutant's time limit allows.
+ESCAPE_STATE = 20.0
+ESCAPE_RATE = 1e6
+
+
+def _escape_events(f, t_end: float) -> tuple:
+    """Terminal events for ``solve_ivp`` on ``y' = f(t, y)`` over [0, t_end]: the state bound
+    and the speed bound of :data:`ESCAPE_STATE` and :data:`ESCAPE_RATE`."""
+
+    def state(t, y):
+        return ESCAPE_STATE - float(np.max(np.abs(y)))
+
+    def rate(t, y):
+        speed = float(np.max(np.abs(np.asarray(f(t, y), dtype=float))))
+        size = 1.0 + float(np.max(np.abs(y)))
+        return ESCAPE_RATE * size - t_end * speed if math.isfinite(speed) else -1.0
+
+    for ev in (state, rate):
+        ev.terminal = True
+    return state, rate
+
+
+def _escaped(name: str, t: float, y: np.ndarray, f, t_end: float) -> InadmissibleTheory:
+    speed = float(np.max(np.abs(np.asarray(f(t, y), dtype=float))))
+    return InadmissibleTheory(
+        f"the flow under test ({name}) escapes at t = {t:.4g} of {t_end:.4g}: max |y| = "
+        f"{float(np.max(np.abs(y))):.3g} (bound {ESCAPE_STATE:g}), max |y'| t_end / (1 + "
+        f"max |y|) = {t_end * speed / (1.0 + float(np.max(np.abs(y)))):.3g} (bound "
+        f"{ESCAPE_RATE:g}): it blows up or snaps completely where the paper's flow moves "
+        "its logits as ln t")
+
+
 def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     sys = theory.reduced_system(config.probs, config.M, config.eta_Y, config.eta_Z)
     f = sys.lambdify("numpy")
     L = len(config.probs[0])
     t_eval = np.asarray(config.t_eval, dtype=float)
+    t_end = float(t_eval[-1])
     # dense_output only to read the accepted steps' ends (sol.sol.ts); the values at t_eval
     # come from the same per-step interpolants either way
-    sol = solve_ivp(lambda t, y: f(t, y), (0.0, float(t_eval[-1])), np.zeros(L + 1),
+    sol = solve_ivp(lambda t, y: f(t, y), (0.0, t_end), np.zeros(L + 1),
                     method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol,
-                    dense_output=True)
+                    dense_output=True, events=_escape_events(f, t_end))
+    if sol.status == 1:
+        raise _escaped(sys.name or "reduced system", float(sol.sol.ts[-1]),
+                       sol.sol(sol.sol.ts[-1]), f, t_end)
     if not sol.success:
         raise RuntimeError(f"reduced ODE failed: {sol.message}")
     steps = np.asarray(sol.sol.ts)
@@ -742,8 +787,13 @@ def run_snap_system(config: SnapConfig) -> tuple[np.ndarray, np.ndarray, np.ndar
     c = config
     sys = theory.snap_system(c.M, c.K, c.eta_Y, c.eta_Z, c.C0)
     t_eval = np.asarray(c.t_eval, dtype=float)
-    sol = integrate(sys, (0.0, 0.0), float(t_eval[-1]), t_eval=t_eval, method="LSODA",
-                    rtol=1e-12, atol=1e-14)
+    f = sys.lambdify("numpy")
+    t_end = float(t_eval[-1])
+    sol = integrate(sys, (0.0, 0.0), t_end, t_eval=t_eval, method="LSODA",
+                    rtol=1e-12, atol=1e-14, events=_escape_events(f, t_end))
+    if sol.t_event is not None:
+        y_ev = sol.y[:, -1] if sol.y.shape[1] else np.zeros(2)
+        raise _escaped(sys.name or "snap system", sol.t_event, y_ev, f, t_end)
     if not sol.success:
         raise RuntimeError(f"snap system failed: {sol.message}")
     return sol.t, sol.y[0], -sol.y[1]

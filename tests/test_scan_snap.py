@@ -600,9 +600,9 @@ def test_lemma8_crossing_is_lemma6_at_the_larger_root(M):
     assert math.exp(x) == pytest.approx((M - 1) * x, rel=1e-9)
     assert x > math.log(M)
     assert t == pytest.approx(K * (2 * (M - 1) * x - 1) / (M * eY), rel=1e-9)
-    assert ts.snap_delta(M) == pytest.approx(math.log(math.log(M)) / math.log(M))
+    assert ts.snap_delta(M) == pytest.approx(t / (2 * K * math.log(M) / eY) - 1, rel=1e-10)
     with pytest.raises(ValueError, match="M"):
-        ts.snap_delta(2)
+        ts.snap_delta(3)
 
 
 # (claim, theory function sign-flipped in theory.scan_snap): each raised from numpy, math or
@@ -628,3 +628,40 @@ def test_a_sign_flipped_time_or_speed_fails_a_part(claim_id, fn, monkeypatch):
     res = run_claim(claim, "test")
     assert res.outcome == "refuted", (res.outcome, res.error_message)
     assert res.error_message is None and res.control_error is None
+
+
+def test_a_flow_under_test_that_blows_up_fails_with_the_reason(monkeypatch):
+    """The reduced and snap runs integrate the theory under test with escape bounds
+    (ESCAPE_STATE, ESCAPE_RATE): the paper's flows finish inside them; a sign-flipped
+    equation (a mutant of tdcheck mutate, which timed out at 767 s and 79 s before the
+    bounds) raises InadmissibleTheory, which fails a part with the reason."""
+    from theory.flow import InadmissibleTheory
+    from verify.mutate import apply_mutation
+
+    P = ((0.5, 0.25, 0.25, 0.0), (0.5, 0.0, 0.0, 0.5))
+    t_red = tuple(np.r_[0.0, np.geomspace(1e-2, 300.0, 8)])
+    red = ns.run_reduced(ns.ReducedConfig(P, 300, 10.0, 10.0, t_red))
+    assert np.max(np.abs(red.z)) < ns.ESCAPE_STATE
+    snap_cfg = ns.SnapConfig(1000, 10, 1.0, 0.5, 0.1,
+                             tuple(np.r_[0.0, np.geomspace(1e-2, 1e3, 8)]))
+    _, h, B = ns.run_snap_system(snap_cfg)
+    assert np.all(np.isfinite(B)) and np.max(np.abs(B)) < ns.ESCAPE_STATE
+    original_red, original_snap = ts.reduced_system, ts.snap_system
+    monkeypatch.setattr(ts, "reduced_system", lambda *a: apply_mutation(
+        original_red(*a), (("rhs", 1),), "sign", 0.0))
+    with pytest.raises(InadmissibleTheory, match="escapes"):  # uncached: the mutant's own run
+        ns.run_reduced.__wrapped__(ns.ReducedConfig(P, 300, 10.0, 10.0, t_red))
+    monkeypatch.setattr(ts, "snap_system", lambda *a: apply_mutation(
+        original_snap(*a), (("rhs", 1),), "sign", 0.0))
+    with pytest.raises(InadmissibleTheory, match="escapes"):
+        ns.run_snap_system.__wrapped__(snap_cfg)
+
+
+def test_snap_delta_has_the_papers_order():
+    """Theorem 4's delta' = Theta(ln ln M/ln M): the exact crossing (snap_delta) against its
+    expansion ln L/L (1 + 1/L + O(ln L/L^2)), L = ln M, over M = 300 ... 1e6: the remainder
+    shrinks like ln L/L^2 relative."""
+    for M in (300, 1000, 5000, 10**5, 10**6):
+        L = math.log(M)
+        lead = math.log(L) / L * (1 + 1 / L)
+        assert abs(ts.snap_delta(M) / lead - 1) < 2 * math.log(L) / L**2

@@ -350,16 +350,23 @@ def snap_time(M, K, eta_Y) -> float:
 
 
 def snap_delta(M) -> float:
-    """delta' of Theorem 4's ``t0 (1 + delta')`` to leading order: ``ln ln M / ln M``
-    (our derivation; the paper gives Theta(ln ln M / ln M) with no constant).
+    """delta' of Theorem 4's ``t0 (1 + delta')``: where Lemma 8's ``e^{M h} <= (M-1) M h``
+    ends on Lemma 6's h, relative to t0 (our derivation; the paper gives only
+    delta' = Theta(ln ln M / ln M)).
 
-    The late stage starts where Lemma 8's ``e^{M h} <= (M-1) M h`` ends, at the larger root
-    x* of ``e^x = (M-1) x`` (x = M h); Lemma 6 puts that at
-    ``t* = K (2 (M-1) x* - 1)/(M eta_Y)``, so ``t*/t0 = ((M-1) x* - 1/2)/(M ln M)``.  With
-    L = ln M, x* = L + ln L + ln L/L + ..., hence ``t*/t0 - 1 = ln L/L (1 + 1/L + O(ln L/L^2))``
-    : the leading term is returned, its relative correction is about 1/ln M.  M >= 3."""
-    M = _integer("M", M, 3)
-    return math.log(math.log(M)) / math.log(M)
+    The late stage starts at the larger root x* of ``e^x = (M-1) x`` (x = M h); Lemma 6
+    (``e^x - 1 + (M-1) x = M eta_Y t/K``) puts it at ``t* = K (2 (M-1) x* - 1)/(M eta_Y)``, so
+    ``delta' = t*/t0 - 1 = ((M-1) x* - 1/2)/(M ln M) - 1`` exactly, with t0 = 2 K ln M/eta_Y
+    (K and eta_Y cancel).  With L = ln M, x* = L + ln L + ln L/L + ..., hence
+    ``delta' = ln L/L (1 + 1/L + O(ln L/L^2))``: the paper's order, with constant 1.  x* by
+    Newton from 3 L on ``e^x - (M-1) x`` (convex, increasing past ln(M-1)), in the form
+    ``x - ln((M-1) x)`` whose step ``(x - ln((M-1) x)) x/(x - 1)`` cannot overflow.  M >= 4
+    (for M - 1 < e, e^x = (M-1) x has no root: Lemma 8's condition never holds)."""
+    M = _integer("M", M, 4)
+    L = math.log(M)
+    x_star = _newton_down(lambda x: (x - math.log((M - 1) * x)) * x / (x - 1), 3.0 * L,
+                          floor=1.0)
+    return ((M - 1) * x_star - 0.5) / (M * L) - 1.0
 
 
 def speed_peak_scale(M) -> float:
@@ -505,7 +512,8 @@ def unnormalised_attention(probs, z):
     ``probs`` and ``z`` numpy arrays that broadcast (e.g. P(.|n) [L] against z [T, L]).
 
     c~ enters the theory only through ratios and squares (c~_l/c~_l', f = c~/|c~| in f f^T
-    and f_l^2, 1/c~^2): its overall sign is a gauge, which no claim can see."""
+    and f_l^2, 1/c~^2), so its overall sign moves no prediction; it is a weight (>= 0), and
+    the checks read it through that domain (verify.scan_snap._attention)."""
     return np.asarray(probs, dtype=float) * np.exp(z)
 
 
