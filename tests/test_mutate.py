@@ -465,3 +465,18 @@ def test_a_mutant_stops_at_its_first_detecting_claim(tmp_path, monkeypatch):
     assert first.killed == every.killed == 2
     assert all(len(m["by"]) == 1 for m in first.functions["saddle_eigenvalues"]["mutants"])
     assert all(len(m["by"]) == 2 for m in every.functions["saddle_eigenvalues"]["mutants"])
+
+
+def test_leaves_exactly_zero_get_no_mutants():
+    """With zeros=True (the map pass) a numeric leaf that is exactly 0 has kind "zero" and
+    no mutants: scaling or flipping a 0 is the function itself (cooccurrence's
+    initial_rates[2] = 0 was counted twice as a survivor before); a nonzero leaf, a sympy
+    expression that is not the number 0 and a nonzero array keep their three mutants."""
+    x = sp.Symbol("x")
+    value = (sp.Rational(1, 6), sp.S.Zero, 0.0, x - x + 1, np.zeros(3), np.array([0.0, 1.0]))
+    kinds = [k for _, k in leaves(value, zeros=True)]
+    assert kinds == ["numeric", "zero", "zero", "numeric", "zero", "numeric"]
+    assert [k for _, k in leaves(value)] == ["numeric"] * 6  # without zeros: unchanged
+    muts = mutants_for("rates", leaves(value, zeros=True), 0.05, cap=0)
+    assert {m.path for m in muts} == {(("idx", 0),), (("idx", 3),), (("idx", 5),)}
+    assert len(muts) == 9

@@ -30,7 +30,10 @@ measures that, row by row:
    ``k - 1`` (``k + 1`` again when ``k = 0``, to stay a valid index); a set of integers
    loses its largest member or gains ``max + 1``.  Float leaves of the same output keep
    their numeric mutants.  An unregistered function's integer arrays are listed as
-   "integer leaves, not mutated" in ``mutation.md``.
+   "integer leaves, not mutated" in ``mutation.md``.  A numeric leaf that is exactly 0 at every call of
+   the map run gets no mutants either (its scale and sign mutants would be the function
+   itself: equivalent mutants no check can kill); ``mutation.md`` lists them as "leaves
+   exactly 0 at every call".
 3. **Each mutant runs in a fresh process**, the patch applied before the row's claims are
    built, only the claims that consume the function, with its own empty run cache for what
    it computes; it may read the map's cache only for runs during whose computation the map
@@ -171,7 +174,7 @@ INDEX_OPS: Mapping[str, tuple[str, ...]] = {
     "permutation": ("swap01", "reverse", "rotate"), "transposition": ("swap01",),
     "index": ("next", "prev"), "set": ("drop", "add")}
 OPS_BY_KIND: Mapping[str, tuple[str, ...]] = {
-    "numeric": NUMERIC_OPS, "label": ("swap",), "integer": (), **INDEX_OPS}
+    "numeric": NUMERIC_OPS, "label": ("swap",), "integer": (), "zero": (), **INDEX_OPS}
 MUTANT_KIND_CHOICES = ("permutation", "set")
 LADDER = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 RESOLUTION_BUDGET = 1200.0
@@ -221,18 +224,35 @@ def _index_leaves(value: Any, path: Path_, as_set: bool = False
     return None
 
 
-def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool | str = False
-           ) -> list[tuple[Path_, str]]:
+def _exact_zero(value: Any) -> bool:
+    """Whether a numeric leaf is exactly zero (a number, a sympy expression that is the
+    number 0, a float array of zeros): scaling it or flipping its sign changes nothing."""
+    with contextlib.suppress(Exception):
+        if isinstance(value, np.ndarray):
+            return bool(value.size) and not bool(np.any(value))
+        if isinstance(value, sp.Basic):
+            return value.is_zero is True and value.is_number
+        return bool(value == 0)
+    return False
+
+
+def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool | str = False,
+           zeros: bool = False) -> list[tuple[Path_, str]]:
     """The mutable leaves of ``value``: (path, kind), kind ``numeric``, ``label``,
     ``integer`` (an integer array: no mutants unless the function is registered), or, with
     ``index`` (a ``MUTANT_KINDS`` function), ``permutation``, ``transposition``, ``index``
-    or ``set`` (``index="set"``: sequences of integers are sets)."""
+    or ``set`` (``index="set"``: sequences of integers are sets).  With ``zeros``, a numeric
+    leaf that is exactly 0 has kind ``zero`` (the map pass: a leaf that is 0 at every call
+    gets no mutants, since its scale and sign mutants are the function itself)."""
     from theory.flow import ReducedSystem
+
+    def num(p: Path_, v: Any) -> tuple[Path_, str]:
+        return (p, "zero" if zeros and _exact_zero(v) else "numeric")
 
     if depth > 6:
         return []
     if isinstance(value, ReducedSystem):
-        return [((*path, ("rhs", i)), "numeric") for i in range(value.rhs.shape[0])]
+        return [num((*path, ("rhs", i)), value.rhs[i]) for i in range(value.rhs.shape[0])]
     if isinstance(value, (bool, np.bool_)):
         return [(path, "label")]
     if index:
@@ -240,32 +260,33 @@ def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool | str = 
         if found is not None:
             return found
     if _is_number(value):
-        return [(path, "numeric")]
+        return [num(path, value)]
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "fc":
-            return [(path, "numeric")]
+            return [num(path, value)]
         return [(path, "integer")] if value.dtype.kind in "iu" and value.size else []
     if isinstance(value, sp.MatrixBase):
-        return [((*path, ("entry", i)), "numeric") for i in range(len(value))]
+        return [num((*path, ("entry", i)), value[i]) for i in range(len(value))]
     if isinstance(value, sp.Expr):
-        return [(path, "numeric")]
+        return [num(path, value)]
     if isinstance(value, str):
         return [(path, "label")] if value in LABEL_SWAPS else []
     if isinstance(value, (tuple, list)):
         out = []
         for i, v in enumerate(value):
-            out += leaves(v, (*path, ("idx", i)), depth + 1, index=index)
+            out += leaves(v, (*path, ("idx", i)), depth + 1, index=index, zeros=zeros)
         return out
     if isinstance(value, Mapping):
         out = []
         for k in sorted(value, key=repr):
-            out += leaves(value[k], (*path, ("key", k)), depth + 1, index=index)
+            out += leaves(value[k], (*path, ("key", k)), depth + 1, index=index,
+                          zeros=zeros)
         return out
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = []
         for f in dataclasses.fields(value):
             out += leaves(getattr(value, f.name), (*path, ("field", f.name)), depth + 1,
-                          index=index)
+                          index=index, zeros=zeros)
         return out
     if callable(value) and not isinstance(value, type):
         return [((*path, ("call",)), "numeric")]
@@ -705,8 +726,16 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
             observer.called(_name)
             if _name not in structures:
                 with contextlib.suppress(Exception):
-                    structures[_name] = [[list(map(list, p)), k]
-                                         for p, k in leaves(out, index=kinds.get(_name, False))]
+                    structures[_name] = [[list(map(list, p)), k] for p, k in leaves(
+                        out, index=kinds.get(_name, False), zeros=True)]
+            elif any(k == "zero" for _, k in structures[_name]):
+                # a leaf stays "zero" only while it is 0 at every call
+                with contextlib.suppress(Exception):
+                    now = {tuple(map(tuple, p)): k for p, k in leaves(
+                        out, index=kinds.get(_name, False), zeros=True)}
+                    for entry in structures[_name]:
+                        if entry[1] == "zero" and now.get(tuple(map(tuple, entry[0]))) != "zero":
+                            entry[1] = "numeric"
             return out
 
         recorder.__wrapped__ = original  # type: ignore[attr-defined]
@@ -1084,6 +1113,8 @@ class RowResult:
                 "details_only": sorted(n for n, f in self.functions.items() if f["details_only"]),
                 "integer_leaves": {n: f["integer_leaves"] for n, f in self.functions.items()
                                    if f.get("integer_leaves")},
+                "zero_leaves": {n: f["zero_leaves"] for n, f in self.functions.items()
+                                if f.get("zero_leaves")},
                 "baseline_not_ok": sorted(c for c, r in self.baseline.items() if not r["ok"]),
                 "functions": self.functions}
 
@@ -1160,6 +1191,7 @@ def _score_mutants(row: RowResult, mp: Mapping, map_root: str, paper: str, profi
             "simulation": bool(sims), "simulation_claims": sims,
             "mutant_kind": kinds.get(name),
             "integer_leaves": sum(k == "integer" for _, k in structure or ()),
+            "zero_leaves": sum(k == "zero" for _, k in structure or ()),
             "delta": float(d), "delta_reason": reason,
             "unjudged": mp["unjudged"].get(name), "details_only": False,
             "mutants": [{"label": m.label, "killed": False, "status": "survived", "by": {},
@@ -1660,6 +1692,9 @@ def to_markdown(data: Mapping) -> str:
             if f.get("integer_leaves"):
                 note += (f" ({f['integer_leaves']} integer leaves, not mutated: declare "
                          "MUTANT_KINDS)")
+            if f.get("zero_leaves"):
+                note += (f" ({f['zero_leaves']} leaves exactly 0 at every call, not mutated: "
+                         "their scale and sign mutants are equivalent)")
             sim = "-"
             if f.get("simulation"):
                 rej = sum(m.get("simulation") == "rejected" for m in f["mutants"])
