@@ -20,13 +20,15 @@ class OdeError(RuntimeError):
 
 @dataclass(frozen=True)
 class OdeSolution:
-    """``t`` [T], ``y`` [d, T]; ``t_event`` is the time a terminal event stopped it (or None)."""
+    """``t`` [T], ``y`` [d, T]; ``t_event`` is the time a terminal event stopped it (or None)
+    and ``y_event`` [d] the state there."""
 
     t: np.ndarray
     y: np.ndarray
     success: bool
     message: str
     t_event: float | None = None
+    y_event: np.ndarray | None = None
 
 
 def integrate(
@@ -81,12 +83,14 @@ def integrate(
             f"integration of {system.name or 'system'} failed at t = "
             f"{float(sol_t[-1]) if sol_t.size else 0.0:.6g} of {float(t_end):.6g}: {sol.message}"
         )
-    t_event = None
+    t_event, y_event = None, None
     if sol.status == 1:
         t_event = float(sol_t[-1]) if sol_t.size else None
-        hits = [te for te in sol.t_events if len(te)]
+        hits = [(te[0], ye[0]) for te, ye in zip(sol.t_events, sol.y_events, strict=True)
+                if len(te)]
         if hits:
-            t_event = float(min(te[0] for te in hits))
+            te, ye = min(hits, key=lambda h: h[0])
+            t_event, y_event = float(te), np.asarray(ye, dtype=float)
     y = np.asarray(sol.y, dtype=float).reshape(np.size(y0), -1)  # [] -> (d, 0), as sol.t
     if sol.status == 1 and t_eval is None:
         # include the state at the event
@@ -94,5 +98,6 @@ def integrate(
         if y_ev:
             y = np.concatenate([sol.y, np.asarray(y_ev[0])[:, None]], axis=1)
             t = np.append(sol.t, t_event)
-            return OdeSolution(t, y, bool(sol.success), str(sol.message), t_event)
-    return OdeSolution(sol_t, np.asarray(y), bool(sol.success), str(sol.message), t_event)
+            return OdeSolution(t, y, bool(sol.success), str(sol.message), t_event, y_event)
+    return OdeSolution(sol_t, np.asarray(y), bool(sol.success), str(sol.message), t_event,
+                       y_event)

@@ -53,7 +53,7 @@ from numerics.cache import run_function
 from numerics.context import Context, SizeTable
 from numerics.device import select_device
 from numerics.ensemble import OptimizerConfig, TrainConfig, train
-from numerics.ode import integrate
+from numerics.ode import OdeError, integrate
 from numerics.threads import threads
 from theory import scan_snap as theory
 from theory.flow import InadmissibleTheory, ReducedSystem
@@ -699,28 +699,37 @@ class ReducedResult:
 #: a flow under test is read as escaping when a state entry leaves |y| <= ESCAPE_STATE (a
 #: logit 20 above another puts the other token's attention at e^-20 = 2e-9 of the winner's:
 #: a complete snap, where Theorem 4's logits, growing as 1/4 ln(1 + 4 Gamma/C0), arrive only
-#: at Gamma ~ e^80) or when its speed would move it by ESCAPE_RATE times its own size within
-#: the run's horizon (max |y'| t_end > ESCAPE_RATE (1 + max |y|): a finite-time blow-up such
-#: as z' ~ e^{4z}, which a state bound alone cannot catch, since the solver's steps collapse
-#: long before a logarithmic singularity reaches any bound).  Both are properties of the
-#: integration, the same for check and control; a wrong reduced or snap system (a sign
-#: flipped) crosses them within seconds, where DOP853 or LSODA would otherwise crawl towards
-#: the blow-up for as long as a mutant's time limit allows.
+#: at Gamma ~ e^80) or when it moves faster than ESCAPE_RATE per unit of ln t relative to its
+#: size, t max |y'| / (1 + max |y|) > ESCAPE_RATE.  The paper's flows move at most as ln t:
+#: on the snap system h is concave with h(0) = 0, so t h' <= h, t Gamma' <= 2 Gamma and
+#: t |z'| = t Gamma'/(C0 + 4 Gamma) < 1/2; h's own t h' <= h <= |y|; the reduced system's
+#: logits follow the same gamma (measured in the test beside it).  A finite-time blow-up
+#: such as z' ~ e^{4z}, z = -1/4 ln(T - t), has t z' = t/(4 (T - t)), past 100 once T - t <
+#: T/400, long before its logarithmic singularity reaches any state bound and while the
+#: solver can still step.  The criterion does not depend on the horizon and is 0 at t = 0.
+#: Both bounds are properties of the integration, the same for check and control; a wrong
+#: reduced or snap system (a sign flipped) crosses them within seconds, where DOP853 or LSODA
+#: would otherwise crawl towards the blow-up for as long as a mutant's time limit allows.
 ESCAPE_STATE = 20.0
-ESCAPE_RATE = 1e6
+ESCAPE_RATE = 100.0
 
 
-def _escape_events(f, t_end: float) -> tuple:
-    """Terminal events for ``solve_ivp`` on ``y' = f(t, y)`` over [0, t_end]: the state bound
-    and the speed bound of :data:`ESCAPE_STATE` and :data:`ESCAPE_RATE`."""
+def _log_speed(f, t: float, y: np.ndarray) -> float:
+    """t max |y'| / (1 + max |y|): the flow's speed per unit of ln t relative to its size
+    (inf where y' is not finite)."""
+    speed = float(np.max(np.abs(np.asarray(f(t, y), dtype=float))))
+    return t * speed / (1.0 + float(np.max(np.abs(y)))) if math.isfinite(speed) else math.inf
+
+
+def _escape_events(f) -> tuple:
+    """Terminal events for ``solve_ivp`` on ``y' = f(t, y)``: the state bound
+    :data:`ESCAPE_STATE` and the speed bound :data:`ESCAPE_RATE`."""
 
     def state(t, y):
         return ESCAPE_STATE - float(np.max(np.abs(y)))
 
     def rate(t, y):
-        speed = float(np.max(np.abs(np.asarray(f(t, y), dtype=float))))
-        size = 1.0 + float(np.max(np.abs(y)))
-        return ESCAPE_RATE * size - t_end * speed if math.isfinite(speed) else -1.0
+        return ESCAPE_RATE - _log_speed(f, t, y) if t > 0 else 1.0
 
     for ev in (state, rate):
         ev.terminal = True
@@ -728,13 +737,19 @@ def _escape_events(f, t_end: float) -> tuple:
 
 
 def _escaped(name: str, t: float, y: np.ndarray, f, t_end: float) -> InadmissibleTheory:
-    speed = float(np.max(np.abs(np.asarray(f(t, y), dtype=float))))
     return InadmissibleTheory(
         f"the flow under test ({name}) escapes at t = {t:.4g} of {t_end:.4g}: max |y| = "
-        f"{float(np.max(np.abs(y))):.3g} (bound {ESCAPE_STATE:g}), max |y'| t_end / (1 + "
-        f"max |y|) = {t_end * speed / (1.0 + float(np.max(np.abs(y)))):.3g} (bound "
-        f"{ESCAPE_RATE:g}): it blows up or snaps completely where the paper's flow moves "
-        "its logits as ln t")
+        f"{float(np.max(np.abs(y))):.3g} (bound {ESCAPE_STATE:g}), t max |y'|/(1 + max |y|) "
+        f"= {_log_speed(f, t, y):.3g} (bound {ESCAPE_RATE:g}): it blows up or snaps "
+        "completely where the paper's flow moves as ln t")
+
+
+def _check_start(name: str, f, y0: np.ndarray) -> None:
+    """A flow under test whose right-hand side at the start is not finite fails at once (an
+    event already crossed at t = 0 would never fire)."""
+    if not np.all(np.isfinite(np.asarray(f(0.0, y0), dtype=float))):
+        raise InadmissibleTheory(f"the flow under test ({name}) has a non-finite right-hand "
+                                 "side at its start")
 
 
 def _reduced_compute(config: ReducedConfig) -> ReducedResult:
@@ -745,14 +760,17 @@ def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     t_end = float(t_eval[-1])
     # dense_output only to read the accepted steps' ends (sol.sol.ts); the values at t_eval
     # come from the same per-step interpolants either way
+    name = sys.name or "reduced system"
+    _check_start(name, f, np.zeros(L + 1))
     sol = solve_ivp(lambda t, y: f(t, y), (0.0, t_end), np.zeros(L + 1),
                     method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol,
-                    dense_output=True, events=_escape_events(f, t_end))
+                    dense_output=True, events=_escape_events(f))
     if sol.status == 1:
-        raise _escaped(sys.name or "reduced system", float(sol.sol.ts[-1]),
-                       sol.sol(sol.sol.ts[-1]), f, t_end)
-    if not sol.success:
-        raise RuntimeError(f"reduced ODE failed: {sol.message}")
+        k = next(i for i, te in enumerate(sol.t_events) if len(te))
+        raise _escaped(name, float(sol.t_events[k][0]), sol.y_events[k][0], f, t_end)
+    if not sol.success:  # the theory's own flow: a failure is the theory's, with the reason
+        raise InadmissibleTheory(f"the flow under test ({name}) could not be integrated "
+                                 f"to t = {t_end:.4g}: {sol.message}")
     steps = np.asarray(sol.sol.ts)
     # each step's interpolant at its own right end is the step's end value (up to rounding)
     ends = np.stack([np.zeros(L + 1)] + [q(q.t) for q in sol.sol.interpolants])
@@ -789,13 +807,19 @@ def run_snap_system(config: SnapConfig) -> tuple[np.ndarray, np.ndarray, np.ndar
     t_eval = np.asarray(c.t_eval, dtype=float)
     f = sys.lambdify("numpy")
     t_end = float(t_eval[-1])
-    sol = integrate(sys, (0.0, 0.0), t_end, t_eval=t_eval, method="LSODA",
-                    rtol=1e-12, atol=1e-14, events=_escape_events(f, t_end))
+    name = sys.name or "snap system"
+    _check_start(name, f, np.zeros(2))
+    try:
+        sol = integrate(sys, (0.0, 0.0), t_end, t_eval=t_eval, method="LSODA",
+                        rtol=1e-12, atol=1e-14, events=_escape_events(f))
+    except OdeError as e:  # the theory's own flow: a failure is the theory's
+        raise InadmissibleTheory(f"the flow under test ({name}): {e}") from None
     if sol.t_event is not None:
-        y_ev = sol.y[:, -1] if sol.y.shape[1] else np.zeros(2)
-        raise _escaped(sys.name or "snap system", sol.t_event, y_ev, f, t_end)
+        raise _escaped(name, sol.t_event, sol.y_event if sol.y_event is not None
+                       else sol.y[:, -1], f, t_end)
     if not sol.success:
-        raise RuntimeError(f"snap system failed: {sol.message}")
+        raise InadmissibleTheory(f"the flow under test ({name}) could not be integrated to "
+                                 f"t = {t_end:.4g}: {sol.message}")
     return sol.t, sol.y[0], -sol.y[1]
 
 

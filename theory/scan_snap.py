@@ -343,9 +343,10 @@ def scan_time(M, K, eta_Y) -> float:
 def snap_time(M, K, eta_Y) -> float:
     """t0 = 2 K ln M / eta_Y, the snap (Theorem 4; the (1 + delta') factor dropped).
 
-    Theorem 4 fixes t0 only up to ``1 + delta'`` with ``delta' = Theta(ln ln M / ln M)``, an
-    unstated constant: a time scale, not a sharp prediction; the claims use it to place their
-    time grids and regions, and a 5 % change of it is inside that factor."""
+    Theorem 4 fixes the late stage's start only up to ``1 + delta'`` with ``delta' =
+    Theta(ln ln M / ln M)``; the claims use t0 to place their time grids and regions, and
+    snap_reduced judges it: t0 (1 + delta') against Lemma 8's crossing on Lemma 6's h with
+    our closed form of delta' (:func:`snap_delta`), and t*/t0 - 1 against the paper's order."""
     return 2.0 * _positive("t0' (scan_time)", scan_time(M, K, eta_Y))
 
 

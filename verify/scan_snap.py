@@ -744,7 +744,9 @@ def _fine_reduced(res: ns.ReducedResult) -> tuple[np.ndarray, np.ndarray, np.nda
         sol = solve_ivp(lambda t, x: f(t, x), (float(a), float(b)), y, method="DOP853",
                         rtol=cfg.rtol / FINE_FACTOR, atol=cfg.atol / FINE_FACTOR)
         if not sol.success:
-            raise RuntimeError(f"a-posteriori re-solve failed: {sol.message}")
+            # the theory's own flow, which the run integrated: its failure is the theory's
+            raise InadmissibleTheory(f"a-posteriori re-solve of the flow under test failed: "
+                                     f"{sol.message}")
         y = sol.y[:, -1]
         outs.append(y)
         ends.extend(sol.y[:, 1:].T)
@@ -1569,6 +1571,12 @@ def _check_scan_order_sgd(params: dict, ctx: Context, *, order: Callable,
 
 
 # ---------------------------------------------------------------------- 12. snap (reduced)
+def _paper_delta_order(M: int) -> float:
+    """ln ln M/ln M: the order Theorem 4 prints for delta' (Theta(ln ln M/ln M)), quoted as
+    the paper's published statement (no constant; snap_reduced's third part adds ours)."""
+    return math.log(math.log(M)) / math.log(M)
+
+
 #: relative allowance of snap_reduced's t0 (1 + delta') part (its derivation beside the part)
 _CROSSING_TOL = 1e-10
 
@@ -1633,8 +1641,12 @@ def _lemma8_crossing(M: int, K: int, eta_Y: float) -> float:
           "1.5/ln M: tdcheck mutate on 5cf6d85 left its x 1.05, x 0.95 and sign mutants and "
           "t0's x 1.05 alive (the allowance was ~20 % of delta' and the error's denominator "
           "was the signed delta'); the leading order is now a theory test (the closed form "
-          "against ln L/L (1 + 1/L) over M = 300 ... 1e6), not a part, since the paper gives no "
-          "constant to compare with.",
+          "against ln L/L (1 + 1/L) over M = 300 ... 1e6).  The third part (session 45, "
+          "from a referee read: the second tests our closed form's consistency, which a t0 "
+          "changed together with snap_delta would pass) judges t*/t0 - 1, computed from t0 "
+          "and the root finders only, against the paper's printed order ln ln M/ln M with "
+          "our expansion's constant 1 + 1/L and its remainder bound 2 ln L/L^2: a t0 5 % "
+          "off moves the ratio by ~0.2 against a band of 0.08-0.11 in the region.",
 )
 def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     P = np.array(params["probs"])
@@ -1660,22 +1672,35 @@ def _check_snap_reduced(params: dict, ctx: Context, *, power: int) -> Evidence:
     predicted = driver(t0 / 2) / driver(10 * t0)
     err = max(0.0, predicted / observed - 1.0)
     cross = _lemma8_crossing(M, K, eY)
-    delta = ts.snap_delta(M)
+    delta = admissible("delta' (theory.scan_snap.snap_delta)", ts.snap_delta(M), lower=-1.0)
     d_obs = cross / t0 - 1.0
+    L = math.log(M)
+    order = _paper_delta_order(M)
+    band = 2 * math.log(L) / L**2
     return Evidence((Part(
         "rate fall t0/2 -> 10 t0 >= t gamma fall", predicted, observed, err, 1e-3,
         "a lower bound (one-sided): error = predicted/observed - 1 where positive; 1e-3 for "
         "the +-5 % finite-difference slopes (the driver varies by < 1e-3 relative across "
         "them on the exact ODE)", kind="symbolic"),
         Part(
-        "t0 (1 + delta') vs Lemma 8's crossing e^{M h} = (M-1) M h", delta, d_obs,
-        abs(d_obs - delta) / max(abs(delta), 1e-300), _CROSSING_TOL,
-        "exact closed form against root finders: the crossing t* from brentq on x* "
-        "(rtol 4 eps) and on Lemma 6's h (rtol 4 eps), each with relative error ~ 1e-15 x "
-        "its condition number (t* is linear in x*, so ~ 1); delta' = t*/t0 - 1 ~ 0.3 "
-        "divides it by delta', x 1e4 headroom: 1e-10.  A t0 or delta' 5 % off fails by "
-        "orders of magnitude", details={"crossing": cross, "t0": t0}, kind="symbolic"),
-    ), {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
+        "t0 (1 + delta') vs Lemma 8's crossing e^{M h} = (M-1) M h", t0 * (1 + delta), cross,
+        abs(t0 * (1 + delta) - cross) / cross, _CROSSING_TOL,
+        "our closed form against root finders: the crossing t* from brentq on x* (rtol 4 "
+        "eps) and on Lemma 6's h (rtol 4 eps); t* is linear in x* and its root in t has "
+        "condition ~ (x* + 1)/2 ~ 4, so ~ 1e-15 relative; x 1e5 headroom: 1e-10.  A t0 or "
+        "delta' 5 % off fails by orders of magnitude",
+        details={"crossing": cross, "t0": t0, "delta'": delta}, kind="symbolic"),
+        Part(
+        "t*/t0 - 1 vs the paper's order ln ln M/ln M", 1 + 1 / L, d_obs / order,
+        abs(d_obs / order - (1 + 1 / L)), band,
+        "Theorem 4's delta' = Theta(ln ln M/ln M), with our constant: the crossing's "
+        "expansion gives (t*/t0 - 1)/(ln ln M/ln M) = 1 + 1/L + O(ln L/L^2), L = ln M, and "
+        "2 ln L/L^2 bounds the remainder over M = 300 ... 1e6 (theory test "
+        "test_snap_delta_has_the_papers_order).  The observed side uses t0 "
+        "(theory.scan_snap.snap_time) and the root finders, not snap_delta, so t0 is "
+        "judged against the paper's order even where snap_delta were changed with it",
+        details={"delta' observed": d_obs, "ln ln M/ln M": order}, kind="published"),
+        ), {"t0": t0, "slopes": [slope_early, slope_late], "observed_ratio": observed,
          "driver_ratio": predicted})
 
 
