@@ -480,3 +480,20 @@ def test_leaves_exactly_zero_get_no_mutants():
     muts = mutants_for("rates", leaves(value, zeros=True), 0.05, cap=0)
     assert {m.path for m in muts} == {(("idx", 0),), (("idx", 3),), (("idx", 5),)}
     assert len(muts) == 9
+
+
+def test_kills_by_the_domain_check_alone_are_counted_apart():
+    """A kill whose every killing claim moved only the "theory admissible" part (a mutant
+    outside its function's domain) is counted in domain_only; a kill that moved a
+    prediction's part is not."""
+    from verify.mutate import RowResult
+    from verify.runner import INADMISSIBLE_PART
+
+    def entry(moved):
+        return {"label": "f: output sign flip", "killed": True, "status": "kill",
+                "by": {"c": "refutation"}, "moved": {"c": moved}}
+
+    row = RowResult("p", "quick", functions={"f": {"mutants": [
+        entry([INADMISSIBLE_PART]), entry(["Eqn 11 exponent"]),
+        entry([INADMISSIBLE_PART, "Eqn 11 exponent"])]}})
+    assert row.domain_only == 1

@@ -978,6 +978,14 @@ def _moved(base: Mapping, mut: Mapping) -> list[str]:
 _STATUS_RANK = {"kill": 4, "weak": 3, "defect": 2, "timeout": 1, "survived": 0}
 
 
+def _domain_only(entry: Mapping) -> bool:
+    """Whether every claim that killed the mutant moved only the admissibility part."""
+    from verify.runner import INADMISSIBLE_PART
+
+    by = entry.get("by", {})
+    return bool(by) and all(entry.get("moved", {}).get(c) == [INADMISSIBLE_PART] for c in by)
+
+
 def _judge(entry: dict, ids: Sequence[str], out: Mapping, baseline: Mapping[str, Mapping],
            sim_claims: Sequence[str]) -> None:
     """Fill a mutant's ``entry`` from its process's output ``out``."""
@@ -1066,6 +1074,13 @@ class RowResult:
         return self._count("weak")
 
     @property
+    def domain_only(self) -> int:
+        """Kills whose every killing claim moved only the "theory admissible" part: the
+        mutant left the function's domain (a negative weight, a blown-up flow) and no
+        prediction was compared (an honest kill, but not one a prediction made)."""
+        return sum(bool(m["killed"]) and _domain_only(m) for m in self._all())
+
+    @property
     def exceptions(self) -> int:
         """Mutants that made some consuming check, control or positive control raise."""
         return sum(bool(m.get("defects")) for m in self._all())
@@ -1094,6 +1109,7 @@ class RowResult:
                 by[why] = by.get(why, 0) + 1
         return {"score": self.score, "killed": self.killed, "mutants": self.mutants,
                 "strong": self.killed - self.weak, "weak": self.weak,
+                "domain_only": self.domain_only,
                 "exceptions": self.exceptions, "timeouts": self.timeouts,
                 "by_status": {s: self._count(s) for s in _STATUS_RANK},
                 "simulation": self.simulation(),
@@ -1667,6 +1683,10 @@ def to_markdown(data: Mapping) -> str:
             lines += [f"Map pass {r.get('map_seconds')} s.  Claim seconds summed over the "
                       "mutants (where the row's mutation time goes): "
                       + ", ".join(f"`{c}` {v:.0f} s" for c, v in slow), ""]
+        if r.get("domain_only"):
+            lines += [f"Of the {r.get('killed')} kills, {r['domain_only']} moved only the "
+                      "\"theory admissible\" part of every claim that killed them: the mutant "
+                      "left its function's domain and no prediction was compared.", ""]
         lines += _simulation_md(r)
         if r.get("functions"):
             lines += ["| function | consumed by (check) | other roles | simulation | killed "
