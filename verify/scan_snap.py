@@ -23,7 +23,7 @@ ours, not the paper's.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -158,6 +158,21 @@ def _token_sets(value, K: int, size: int, what: str) -> tuple[tuple[int, ...], .
     if len(sets) != K:
         raise _InvalidTheory(f"{what}: {len(sets)} token sets for {K} classes")
     return sets
+
+
+def _token_partition(P: np.ndarray, dt_ids: Sequence[int], ct_ids: Sequence[int]) -> None:
+    """Section 3.2's token types partition the context tokens with mass: each is a DT (of
+    the one class it appears in) or a CT, never both, never neither.  Token sets from the
+    theory under test that do not (a CT left out, a token with no mass added) are not the
+    paper's types, and the part fails with the reason (_InvalidTheory)."""
+    support = set(int(j) for j in np.nonzero((np.asarray(P) > 0).any(axis=0))[0])
+    dts, cts = set(dt_ids), set(ct_ids)
+    problems = {"in both": dts & cts, "in neither": support - dts - cts,
+                "without mass": (dts | cts) - support}
+    bad = {k: sorted(v) for k, v in problems.items() if v}
+    if bad:
+        raise _InvalidTheory("distinct_tokens and common_tokens do not partition the context "
+                             f"tokens with mass (Section 3.2): {bad}")
 
 
 def _winner_list(value, K: int, size: int, what: str) -> tuple[int | None, ...]:
@@ -1240,6 +1255,7 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
                                          K, L, "distinct_tokens") for j in d]
         ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"), L,
                                "common_tokens"))
+        _token_partition(P, dt_ids, ct_ids)
     except _InvalidTheory as e:
         return _invalid(e)
     eta_Z = 1.0
