@@ -468,32 +468,41 @@ def test_a_mutant_stops_at_its_first_detecting_claim(tmp_path, monkeypatch):
 
 
 def test_leaves_exactly_zero_get_no_mutants():
-    """With zeros=True (the map pass) a numeric leaf that is exactly 0 has kind "zero" and
-    no mutants: scaling or flipping a 0 is the function itself (cooccurrence's
-    initial_rates[2] = 0 was counted twice as a survivor before); a nonzero leaf, a sympy
-    expression that is not the number 0 and a nonzero array keep their three mutants."""
+    """With zeros=True (the map pass) an exact zero leaf (sympy 0, integer 0) has kind
+    "zero" and no mutants: scaling or flipping it is the function itself; a float 0 keeps
+    its mutants (its sign flip is -0.0), as do nonzero leaves and sympy expressions that
+    are not the number 0."""
     x = sp.Symbol("x")
-    value = (sp.Rational(1, 6), sp.S.Zero, 0.0, x - x + 1, np.zeros(3), np.array([0.0, 1.0]))
+    value = (sp.Rational(1, 6), sp.S.Zero, 0.0, x - x + 1, np.zeros(3), 0)
     kinds = [k for _, k in leaves(value, zeros=True)]
-    assert kinds == ["numeric", "zero", "zero", "numeric", "zero", "numeric"]
+    assert kinds == ["numeric", "zero", "numeric", "numeric", "numeric", "zero"]
     assert [k for _, k in leaves(value)] == ["numeric"] * 6  # without zeros: unchanged
     muts = mutants_for("rates", leaves(value, zeros=True), 0.05, cap=0)
-    assert {m.path for m in muts} == {(("idx", 0),), (("idx", 3),), (("idx", 5),)}
-    assert len(muts) == 9
+    assert {m.path for m in muts} == {(("idx", i),) for i in (0, 2, 3, 4)}
 
 
 def test_kills_by_the_domain_check_alone_are_counted_apart():
-    """A kill whose every killing claim moved only the "theory admissible" part (a mutant
-    outside its function's domain) is counted in domain_only; a kill that moved a
-    prediction's part is not."""
-    from verify.mutate import RowResult
-    from verify.runner import INADMISSIBLE_PART
+    """A refutation in which only a non-prediction part (admissibility, unusable output)
+    fails and no other part's worst status over the examples moved is a domain kill; one
+    where a prediction's part also moved, or a control kill, is not; the row counts a
+    mutant whose every killing claim is a domain kill."""
+    from verify.mutate import NON_PREDICTION_PARTS, RowResult, _domain_kill
 
-    def entry(moved):
+    adm = NON_PREDICTION_PARTS[0]
+    base = {"kinds": {"Eqn 11": ["symbolic", "pass"], "run": ["simulation", "pass"]}}
+    only_domain = {"kinds": {adm: ["symbolic", "fail"], "Eqn 11": ["symbolic", "pass"],
+                             "run": ["simulation", "pass"]}}
+    also_prediction = {"kinds": {adm: ["symbolic", "fail"], "Eqn 11": ["symbolic", "fail"],
+                                 "run": ["simulation", "pass"]}}
+    assert _domain_kill(base, only_domain, "refutation")
+    assert not _domain_kill(base, also_prediction, "refutation")
+    assert not _domain_kill(base, only_domain, "control")
+    assert not _domain_kill(base, {"kinds": {"Eqn 11": ["symbolic", "fail"]}}, "refutation")
+
+    def entry(domain):
         return {"label": "f: output sign flip", "killed": True, "status": "kill",
-                "by": {"c": "refutation"}, "moved": {"c": moved}}
+                "by": {"c": "refutation", "d": "refutation"}, "domain": domain}
 
     row = RowResult("p", "quick", functions={"f": {"mutants": [
-        entry([INADMISSIBLE_PART]), entry(["Eqn 11 exponent"]),
-        entry([INADMISSIBLE_PART, "Eqn 11 exponent"])]}})
+        entry({"c": True, "d": True}), entry({"c": True, "d": False}), entry({})]}})
     assert row.domain_only == 1

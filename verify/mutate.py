@@ -140,6 +140,7 @@ import numpy as np
 import sympy as sp
 
 from numerics.threads import thread_count
+from verify.runner import INADMISSIBLE_PART
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -159,6 +160,7 @@ __all__ = [
     "run_mutate",
     "write_mutation_reports",
 ]
+
 
 DEFAULT_DELTA = 0.05
 MAX_MUTANTS = 6
@@ -225,14 +227,14 @@ def _index_leaves(value: Any, path: Path_, as_set: bool = False
 
 
 def _exact_zero(value: Any) -> bool:
-    """Whether a numeric leaf is exactly zero (a number, a sympy expression that is the
-    number 0, a float array of zeros): scaling it or flipping its sign changes nothing."""
+    """Whether a numeric leaf is an exact zero (a sympy expression that is the number 0, an
+    integer 0): scaling it or flipping its sign changes nothing.  A float 0 is not: its sign
+    flip is -0.0, which 1/x, atan2 or a complex branch cut can tell apart."""
     with contextlib.suppress(Exception):
-        if isinstance(value, np.ndarray):
-            return bool(value.size) and not bool(np.any(value))
         if isinstance(value, sp.Basic):
             return value.is_zero is True and value.is_number
-        return bool(value == 0)
+        if _is_int(value):
+            return int(value) == 0
     return False
 
 
@@ -729,13 +731,16 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
                     structures[_name] = [[list(map(list, p)), k] for p, k in leaves(
                         out, index=kinds.get(_name, False), zeros=True)]
             elif any(k == "zero" for _, k in structures[_name]):
-                # a leaf stays "zero" only while it is 0 at every call
-                with contextlib.suppress(Exception):
+                # a leaf stays "zero" only while it is 0 at every call (a call whose leaves
+                # cannot be read counts as nonzero)
+                try:
                     now = {tuple(map(tuple, p)): k for p, k in leaves(
                         out, index=kinds.get(_name, False), zeros=True)}
-                    for entry in structures[_name]:
-                        if entry[1] == "zero" and now.get(tuple(map(tuple, entry[0]))) != "zero":
-                            entry[1] = "numeric"
+                except Exception:
+                    now = {}
+                for entry in structures[_name]:
+                    if entry[1] == "zero" and now.get(tuple(map(tuple, entry[0]))) != "zero":
+                        entry[1] = "numeric"
             return out
 
         recorder.__wrapped__ = original  # type: ignore[attr-defined]
@@ -978,12 +983,29 @@ def _moved(base: Mapping, mut: Mapping) -> list[str]:
 _STATUS_RANK = {"kill": 4, "weak": 3, "defect": 2, "timeout": 1, "survived": 0}
 
 
-def _domain_only(entry: Mapping) -> bool:
-    """Whether every claim that killed the mutant moved only the admissibility part."""
-    from verify.runner import INADMISSIBLE_PART
+#: parts that say a theory output is unusable or outside its domain, not a prediction's
+#: comparison: the runner's admissibility part and a row's own (scan_snap's invalid indices)
+NON_PREDICTION_PARTS = (INADMISSIBLE_PART, "theory output usable (token indices, signs)")
 
-    by = entry.get("by", {})
-    return bool(by) and all(entry.get("moved", {}).get(c) == [INADMISSIBLE_PART] for c in by)
+
+def _domain_kill(base: Mapping, mut: Mapping, why: str) -> bool:
+    """Whether a claim's kill came from a non-prediction part alone: a refutation in which a
+    NON_PREDICTION_PARTS part fails over the examples run and no other part's worst status
+    (over every example) differs from the map run's."""
+    if why != "refutation":
+        return False
+    now, was = mut.get("kinds") or {}, base.get("kinds") or {}
+    if not any(now.get(p, ("", ""))[1] == "fail" for p in NON_PREDICTION_PARTS):
+        return False
+    return all(status == (was.get(name) or ("", status))[1]
+               for name, (_, status) in now.items() if name not in NON_PREDICTION_PARTS)
+
+
+def _domain_only(entry: Mapping) -> bool:
+    """Whether every claim that killed the mutant killed it by a non-prediction part alone
+    (:func:`_domain_kill`, recorded per claim by :func:`_judge`)."""
+    by, dom = entry.get("by", {}), entry.get("domain", {})
+    return bool(by) and all(dom.get(c, False) for c in by)
 
 
 def _judge(entry: dict, ids: Sequence[str], out: Mapping, baseline: Mapping[str, Mapping],
@@ -1010,6 +1032,7 @@ def _judge(entry: dict, ids: Sequence[str], out: Mapping, baseline: Mapping[str,
             if strength in ("kill", "weak"):
                 entry["by"][cid] = why
                 entry["strength"][cid] = strength
+                entry.setdefault("domain", {})[cid] = _domain_kill(base, mut, why)
             elif strength == "timeout":
                 entry["timeouts"].append({"claim": cid, "message": why})
             if _STATUS_RANK[strength] > _STATUS_RANK[status]:
