@@ -668,17 +668,18 @@ def test_snap_delta_has_the_papers_order():
 
 
 def test_token_sets_must_partition_the_tokens_with_mass():
-    """theorem2_signs reads G_CT and G_DT(n) as Section 3.2's partition: the theory's sets
-    pass; a CT left out (tdcheck mutate's surviving 'largest member dropped' on b89259e), a
-    token in both or one without mass fails that part, with the tokens, beside the
-    simulation parts (which still run)."""
+    """theorem2_signs reads G_DT(n) and G_CT as Section 3.2's types of P's support: the
+    theory's sets pass; a CT left out (tdcheck mutate's surviving 'largest member dropped'
+    on b89259e), a DT in the other class's set, a CT listed as a DT or a token without mass
+    fails that part, naming the tokens, beside the simulation parts (which still run)."""
     from verify import scan_snap as vs
 
-    P = np.array([[0.5, 0.25, 0.25, 0.0, 0.0], [0.4, 0.0, 0.0, 0.3, 0.3]])
-    dts = [j for d in ts.distinct_tokens(P) for j in d]
+    P = np.array([[0.5, 0.25, 0.25, 0.0, 0.0, 0.0], [0.4, 0.0, 0.0, 0.3, 0.3, 0.0]])
+    dts = ts.distinct_tokens(P)
     cts = list(ts.common_tokens(P))
+    assert dts == ((1, 2), (3, 4)) and cts == [0]
     assert vs._token_partition(P, dts, cts).status == "pass"
-    for bad_dts, bad_cts in ((dts, []), (dts + [0], cts), (dts, cts + [4]),
-                             (dts + [5], cts)):
-        part = vs._token_partition(np.c_[P, np.zeros(2)], bad_dts, bad_cts)
-        assert part.status == "fail" and "break it: {" in part.error_model
+    for bad_dts, bad_cts in ((dts, []), (((1,), (2, 3, 4)), cts), (((0, 1, 2), (3, 4)), []),
+                             (dts, cts + [5])):
+        part = vs._token_partition(P, bad_dts, bad_cts)
+        assert part.status == "fail" and "misplaced: {" in part.error_model

@@ -160,22 +160,28 @@ def _token_sets(value, K: int, size: int, what: str) -> tuple[tuple[int, ...], .
     return sets
 
 
-def _token_partition(P: np.ndarray, dt_ids: Sequence[int], ct_ids: Sequence[int]
+def _token_partition(P: np.ndarray, dt_sets: Sequence[Sequence[int]], ct_ids: Sequence[int]
                      ) -> Part:
-    """Section 3.2's token types partition the context tokens with mass: each is a DT (of
-    the one class it appears in) or a CT, never both, never neither.  The part fails, with
-    the tokens that break it, where the theory's sets do not (a CT left out, a token with no
-    mass added); it sits beside the simulation parts, which still judge the sets."""
-    support = set(int(j) for j in np.nonzero((np.asarray(P) > 0).any(axis=0))[0])
-    dts, cts = set(dt_ids), set(ct_ids)
-    problems = {"in both": dts & cts, "in neither": support - dts - cts,
-                "without mass": (dts | cts) - support}
-    bad = {k: sorted(v) for k, v in problems.items() if v}
-    return Part("token types partition the context tokens (Section 3.2)", 0.0,
-                float(sum(len(v) for v in bad.values())),
-                float(sum(len(v) for v in bad.values())), 0.0,
-                "exact: distinct_tokens and common_tokens against the support of P; "
-                + (f"tokens that break it: {bad}" if bad else "none breaks it"),
+    """Section 3.2's token types from the support of P: with Omega(l) the classes whose
+    P(l|n) > 0, G_DT(n) = {l : Omega(l) = {n}} for each class and G_CT = {l : |Omega(l)| >
+    1}.  The part fails, naming the tokens, where the theory's sets differ (a CT left out,
+    a DT in another class's set, a token with no mass); it sits beside the simulation
+    parts, which still judge the sets."""
+    support = np.asarray(P) > 0
+    count = support.sum(axis=0)
+    bad: dict[str, list[int]] = {}
+    for n, d in enumerate(dt_sets):
+        want = {int(j) for j in np.nonzero(support[n] & (count == 1))[0]}
+        diff = sorted(want ^ {int(j) for j in d})
+        if diff:
+            bad[f"G_DT({n})"] = diff
+    diff = sorted({int(j) for j in np.nonzero(count > 1)[0]} ^ {int(j) for j in ct_ids})
+    if diff:
+        bad["G_CT"] = diff
+    wrong = float(sum(len(v) for v in bad.values()))
+    return Part("token types partition the context tokens (Section 3.2)", 0.0, wrong, wrong,
+                0.0, "exact: distinct_tokens and common_tokens against the token types of "
+                "P's support; " + (f"tokens misplaced: {bad}" if bad else "none misplaced"),
                 kind="symbolic")
 
 
@@ -1255,13 +1261,14 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     L = P.shape[1]
     try:
         pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), L, "drift signs")
-        dt_ids = [j for d in _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"),
-                                         K, L, "distinct_tokens") for j in d]
+        dt_sets = _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"), K, L,
+                              "distinct_tokens")
+        dt_ids = [j for d in dt_sets for j in d]
         ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"), L,
                                "common_tokens"))
     except _InvalidTheory as e:
         return _invalid(e)
-    partition = _token_partition(P, dt_ids, ct_ids)
+    partition = _token_partition(P, dt_sets, ct_ids)
     eta_Z = 1.0
     eta_Y = params["ratio"] * eta_Z
     t0 = _t0(facts.M, K, eta_Y)
