@@ -30,7 +30,7 @@ measures that, row by row:
    ``k - 1`` (``k + 1`` again when ``k = 0``, to stay a valid index); a set of integers
    loses its largest member or gains ``max + 1``.  Float leaves of the same output keep
    their numeric mutants.  An unregistered function's integer arrays are listed as
-   "integer leaves, not mutated" in ``mutation.md``.  A numeric leaf that is exactly 0 at every call of
+   "integer leaves, not mutated" in ``mutation.md``.  A numeric leaf that is an exact 0 (sympy or integer) at every call of
    the map run gets no mutants either (its scale and sign mutants would be the function
    itself: equivalent mutants no check can kill); ``mutation.md`` lists them as "leaves
    exactly 0 at every call".
