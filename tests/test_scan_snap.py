@@ -556,8 +556,10 @@ _INDEX_CONSUMERS = [
     ("scan_order_sgd", "order"), ("scan_order_sgd", "winners"),
     ("snap_reduced", "winners"), ("snap_reduced", "distinct_tokens"),
     ("winner_sgd", "rule"), ("winner_sgd", "distinct_tokens"),
-    ("residual_open", "signs"), ("residual_open", "common_tokens"),
+    ("residual_open", "signs"),
 ]
+# residual_open reads its CTs off P's support (Section 3.2's types), not from common_tokens:
+# that function reaches it only through the sign rule, whose output is validated above
 
 
 @pytest.mark.parametrize("how", sorted(_WRONG))
@@ -683,3 +685,24 @@ def test_token_sets_must_partition_the_tokens_with_mass():
                              (dts, cts + [5])):
         part = vs._token_partition(P, bad_dts, bad_cts)
         assert part.status == "fail" and "misplaced: {" in part.error_model
+
+
+@pytest.mark.parametrize("wrong", ["drop", "add"])
+def test_theorem2_signs_judges_every_token_of_a_type_in_the_flow(wrong, monkeypatch):
+    """The CT-sign simulation part judges every CT of P's support, not the tokens the theory
+    calls CTs: a common_tokens that drops its largest member (so the sign rule predicts 0
+    there) or adds a DT fails that simulation part, not only the partition part."""
+    from verify import scan_snap as vs
+
+    claim = next(c for c in vs.claims() if c.id == "scan_snap.theorem2_signs")
+    right = ts.common_tokens
+
+    def mutated(probs):
+        cts = tuple(right(probs))
+        return cts[:-1] if wrong == "drop" else cts + (max(cts) + 1,)
+
+    monkeypatch.setattr(ts, "common_tokens", mutated)
+    ev = claim.function(claim.examples[0].params, Context(profile="test"), **claim.theory)
+    status = {p.name: p.status for p in ev.parts}
+    assert status["CT sign"] == "fail"
+    assert status["token types partition the context tokens (Section 3.2)"] == "fail"

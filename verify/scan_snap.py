@@ -160,6 +160,17 @@ def _token_sets(value, K: int, size: int, what: str) -> tuple[tuple[int, ...], .
     return sets
 
 
+def _support_types(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Section 3.2's token types read off the support of P (a definition, not the theory
+    under test): with Omega(l) the classes whose P(l|n) > 0, a (K, L) mask whose row n marks
+    G_DT(n) = {l : Omega(l) = {n}}, and an (L,) mask of G_CT = {l : |Omega(l)| > 1}.  The
+    simulation parts judge the theory's sign for every token of a type, so a theory that
+    leaves a token out of its sets cannot shrink its own test."""
+    support = np.asarray(P) > 0
+    count = support.sum(axis=0)
+    return support & (count == 1)[None, :], count > 1
+
+
 def _token_partition(P: np.ndarray, dt_sets: Sequence[Sequence[int]], ct_ids: Sequence[int]
                      ) -> Part:
     """Section 3.2's token types from the support of P: with Omega(l) the classes whose
@@ -167,15 +178,14 @@ def _token_partition(P: np.ndarray, dt_sets: Sequence[Sequence[int]], ct_ids: Se
     1}.  The part fails, naming the tokens, where the theory's sets differ (a CT left out,
     a DT in another class's set, a token with no mass); it sits beside the simulation
     parts, which still judge the sets."""
-    support = np.asarray(P) > 0
-    count = support.sum(axis=0)
+    dt_types, ct_type = _support_types(P)
     bad: dict[str, list[int]] = {}
     for n, d in enumerate(dt_sets):
-        want = {int(j) for j in np.nonzero(support[n] & (count == 1))[0]}
+        want = {int(j) for j in np.nonzero(dt_types[n])[0]}
         diff = sorted(want ^ {int(j) for j in d})
         if diff:
             bad[f"G_DT({n})"] = diff
-    diff = sorted({int(j) for j in np.nonzero(count > 1)[0]} ^ {int(j) for j in ct_ids})
+    diff = sorted({int(j) for j in np.nonzero(ct_type)[0]} ^ {int(j) for j in ct_ids})
     if diff:
         bad["G_CT"] = diff
     wrong = float(sum(len(v) for v in bad.values()))
@@ -1263,12 +1273,13 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
         pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), L, "drift signs")
         dt_sets = _token_sets(_theory(ts.distinct_tokens, P, what="distinct_tokens"), K, L,
                               "distinct_tokens")
-        dt_ids = [j for d in dt_sets for j in d]
         ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"), L,
                                "common_tokens"))
     except _InvalidTheory as e:
         return _invalid(e)
     partition = _token_partition(P, dt_sets, ct_ids)
+    dt_types, ct_mask = _support_types(P)
+    dt_mask = dt_types.any(axis=0)
     eta_Z = 1.0
     eta_Y = params["ratio"] * eta_Z
     t0 = _t0(facts.M, K, eta_Y)
@@ -1279,16 +1290,15 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     zdot = flow.zdot[1:, 0, : facts.n_context]
     scale = np.max(np.abs(zdot), axis=1, keepdims=True)
     tol_abs = 1e-9 * scale  # solver noise floor on a vanishing derivative
-    ct_mask = pred == -1
-    # every DT (the token types of Section 3.2) must be predicted +1 and move up: a DT whose
-    # predicted sign is not +1, or whose dz/dt is not above the noise floor, counts as wrong
-    dt_mask = np.zeros(len(pred), dtype=bool)
-    dt_mask[dt_ids] = True
+    # the token types come from P's support (Section 3.2), not from the theory's own sets:
+    # every DT must be predicted +1 and move up, every CT must be predicted -1 and move down;
+    # a token whose predicted sign differs from the type's, or whose dz/dt is not beyond the
+    # noise floor in the type's direction, counts as wrong
     wrong_dt = float(np.mean((zdot[:, dt_mask] <= tol_abs)
                              | (pred[dt_mask] != 1)[None, :])) if dt_mask.any() else 0.0
     wrong_ct = float(np.mean(zdot[:, ct_mask] * -1 <= tol_abs)) if ct_mask.any() else 0.0
-    cts = list(np.nonzero(ct_mask)[0]) or ct_ids
-    wrong_ct_pred = float(np.mean(np.sign(zdot[:, cts]) != pred[cts]))
+    wrong_ct_pred = float(np.mean(np.sign(zdot[:, ct_mask]) != pred[ct_mask])) \
+        if ct_mask.any() else 0.0
     return Evidence((
         Part("DT gain (dz > 0)", 0.0, wrong_dt, wrong_dt, 0.0,
              "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
@@ -2449,15 +2459,12 @@ def _check_residual(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     try:
         pred = _sign_list(_theory(signs, P, what="the drift-sign rule"), P.shape[1],
                           "drift signs")
-        ct_ids = list(_indices(_theory(ts.common_tokens, P, what="common_tokens"),
-                               P.shape[1], "common_tokens"))
     except _InvalidTheory as e:
         return _invalid(e)
     res = _sgd(ns.residual_config(_size(ctx, "fig4_seeds"), residual), ctx)
     early = 10  # first 10 % of the 100 iterations
     dz = res.zq[:, early, 0, : f.n_context] - res.zq[:, 0, 0, : f.n_context]
-    ct = np.zeros(len(pred), dtype=bool)
-    ct[ct_ids] = True  # the CTs, whatever sign the rule predicts for them
+    _, ct = _support_types(P)  # the CTs of P's support, whatever the theory calls them
     ct_right = float(np.mean(np.sign(dz[:, ct]) == pred[ct])) if ct.any() else 1.0
     c = ns.attention(res.zq[:, [0, early]], f)
     dt_mass = np.stack([c[:, :, n, list(d)].sum(-1) for n, d in enumerate(f.dts)], axis=-1)
