@@ -1099,80 +1099,41 @@ _TRACKS_WINDOW = ("Compared up to the first ReLU kink of the restriction (s = 0 
                   "basin whatever b0 (sign(w) is invariant and u >= 0 > u* there).")
 
 
-@claim(
-    id="canonical_tracks_full",
-    statement="from a rank-one init with inert attention, full-model GD (t = lr * "
-              "steps) follows the exact rank-one restriction (e, s, c1, c2, b) of its "
-              "gradient flow: the logit error is first order in the step, and the full "
-              "model's logit trajectory extrapolated to step 0 is the restriction's",
-    source="the reviewers' request for a full-vs-canonical comparison (the authors' answer: "
-           "Markov-Simple/figures/loss-comparison.py); theory.markov.rank_one_system (our "
-           "derivation)",
-    kind="reduced-vs-full",
-    strategy=_rank_one_params(),
-    theory={"theory": "rank_one"},
-    control={"theory": "rank_one_position_rate_1"},
-    control_description="the restriction with the position scalar moving at rate 1 "
-                        "instead of 1/N' (each of the N' position rows gets 1/N' of "
-                        "the gradient)",
-    cost="slow",
-    examples=_TRACKS_EXAMPLES,
-    notes=_TRACKS_WINDOW,
-)
-def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
-    """Full-model GD from a rank-one init with inert attention vs a reduced theory.
-
-    The full model's own logits (f0, f1) at x_n = 0, 1 are compared with the theory's on a
-    common time grid t = lr * steps, at steps h, h/2, h/4, h/8 (h = 0.4 or smaller).  A theory that is the
-    full model's gradient flow leaves only the discretisation error of GD (explicit Euler),
-    first order in the step: the log-log slope is 1 and the error extrapolated to step 0
-    (Richardson) vanishes.  A theory that is not leaves an error that does not shrink.
-    """
-    p, q, e0, w0, b0 = (params[k] for k in ("p", "q", "e", "w", "b"))
-    size = ctx.size(nm.SIZES, "tracks")
+def _tracks_theory_on_ladder(theory: str, p, q, e0, w0, b0, size: dict):
+    """The theory's logits on the grid of the largest GD step, with the step ladder halved
+    until the theory's smooth window (up to its first ReLU kink) holds ``min_points`` grid
+    steps (8; 4 at smoke size): the order test needs steps small against the window, else
+    it sees the pre-asymptotic error.  Returns (lrs, times, f_theory, info), or an Evidence
+    whose failed part says the window is too short (a wrong theory must fail a part)."""
     seq_len, t_cap, lrs = size["seq_len"], size["t_cap"], np.array(size["steps"])
-    # The grid step is the largest GD step (a multiple of every step).  If the theory's
-    # smooth window (up to its first ReLU kink) holds fewer than 8 largest steps (4 at smoke
-    # size), the whole step ladder is halved until it does: the order test needs steps small
-    # against the window, else it sees the pre-asymptotic error.
     min_points = size["min_points"]
     for _ in range(8):
         dt = float(lrs[0])
         times, f_theory, info = _TRACK_THEORIES[theory](p, q, e0, w0, b0, seq_len - 1,
                                                         t_cap, dt)
         if len(times) >= min_points:
-            break
+            return lrs, times, f_theory, info
         lrs = lrs / 2
-    else:
-        # the theory's own window (its first ReLU kink) is too short for the ladder: a
-        # failed part with the reason, not an exception (a wrong theory must fail a part)
-        return Evidence((Part(
-            "comparison window of the theory holds the step ladder", float(min_points),
-            float(len(times)), math.inf, 0.0,
-            f"the theory's smooth window {info['window']:.3g} (to its first ReLU kink, "
-            f"theory.markov.rank_one_kinks) holds fewer than {min_points} grid points of "
-            f"{dt:.3g} after halving the ladder 8 times: no order test is possible",
-            details={"window": info["window"], "grid_step": dt}, kind="symbolic"),),
-            {"window": info["window"]})
-    errors, off, runs = [], 0.0, []
-    for lr in lrs:
-        res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=float(lr), t_end=times[-1],
-                                            record_dt=dt, seq_len=seq_len),
-                              cache=ctx.cache, device=ctx.device)
-        n = min(len(times), len(res.time))
-        errors.append(float(np.max(np.abs(res.logits[:n] - f_theory[:n]))))
-        off = max(off, float(res.off_manifold.max()), float(res.attention.max()))
-        runs.append(res)
-    errors = np.array(errors)
-    # The trajectories themselves (issue 32, item 6): GD is explicit Euler, so on the common
-    # grid f_h(t) = f(t) + a(t) h + b(t) h^2 + O(h^3) (smooth flow, inside the window).  The
-    # Richardson combination R_h = 2 f_{h/2} - f_h removes the O(h) term and leaves
-    # -b h^2 / 2, so R at the two smallest pairs differ by 3 |b| h^2 / 8 while the best one
-    # is |b| h^2 / 8 from the flow: |R_h - R_{h/2}| bounds its error with a 3x margin.  Plus
-    # twice the solver's error (the change under 100-fold tighter tolerances) and float64
-    # rounding, 1e-12 (1 + |f|).  Designed before any run of it: a rate error delta in the
-    # restriction moves its logits by about delta times their motion over the window,
-    # O(h^2) smaller steps do not hide it, so this part, unlike the order test, sees it.
+    return Evidence((Part(
+        "comparison window of the theory holds the step ladder", float(min_points),
+        float(len(times)), math.inf, 0.0,
+        f"the theory's smooth window {info['window']:.3g} (to its first ReLU kink, "
+        f"theory.markov.rank_one_kinks) holds fewer than {min_points} grid points of "
+        f"{dt:.3g} after halving the ladder 8 times: no order test is possible",
+        details={"window": info["window"], "grid_step": dt}, kind="symbolic"),),
+        {"window": info["window"]})
+
+
+def _tracks_trajectory(times, f_theory, info: dict, runs: list) -> Part:
+    """The trajectories themselves (issue 32, item 6).  GD is explicit Euler, so on the
+    common grid f_h(t) = f(t) + a(t) h + b(t) h^2 + O(h^3) (smooth flow, inside the window).
+    The Richardson combination R_h = 2 f_{h/2} - f_h removes the O(h) term and leaves
+    -b h^2 / 2, so R at the two smallest pairs differ by 3 |b| h^2 / 8 while the best one is
+    |b| h^2 / 8 from the flow: |R_h - R_{h/2}| bounds its error with a 3x margin.  Plus twice
+    the solver's error (the change under 100-fold tighter tolerances) and float64 rounding,
+    1e-12 (1 + |f|).  Designed before any run of it: a rate error delta in the restriction
+    moves its logits by about delta times their motion over the window, O(h^2) smaller
+    steps do not hide it, so this part, unlike the order test, sees it."""
     n_common = min([len(times)] + [len(r.time) for r in runs])
     traj = [r.logits[:n_common] for r in runs]
     rich_prev, rich = 2 * traj[-2] - traj[-3], 2 * traj[-1] - traj[-2]
@@ -1180,7 +1141,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     allowance = (np.linalg.norm(rich - rich_prev, axis=-1)
                  + 2 * np.linalg.norm(f_th - info["f_tight"][:n_common], axis=-1)
                  + 1e-12 * (1 + np.linalg.norm(f_th, axis=-1)))
-    trajectory = declared_by_design(worst_member(
+    return declared_by_design(worst_member(
         "logit trajectory: full GD extrapolated to step 0 (Richardson) vs the theory",
         f_th, rich, allowance,
         "per recorded time t on the grid, |R(t) - f_theory(t)| (Euclidean over (f0, f1)) "
@@ -1196,7 +1157,13 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
         "the 1e-12 (1 + |f|) rounding, both of the order of the solver's rtol for any "
         "smooth theory, against a rate error that moves the logits by delta times their "
         "motion over the window")
-    fit = log_slope("least-squares order", lrs, errors, 1.0, 0.5, "reported, not judged", kind="simulation")
+
+
+def _tracks_order(lrs, errors) -> tuple[Part, Part]:
+    """The logit error's observed order in the step (1 for the flow GD discretises) and its
+    Richardson extrapolation to step 0 (0 for the flow, a constant for another theory)."""
+    fit = log_slope("least-squares order", lrs, errors, 1.0, 0.5, "reported, not judged",
+                    kind="simulation")
     # observed order between consecutive steps; the last pair estimates the asymptotic
     # order, and the change from the previous pair bounds what the higher-order terms can
     # still move it (they shrink at least geometrically along the ladder)
@@ -1207,26 +1174,7 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
     dev_lo = 0.0 if lo_s <= 1 <= hi_s else min(abs(lo_s - 1), abs(hi_s - 1))
     dev_hi = max(abs(lo_s - 1), abs(hi_s - 1))
     extrapolated = 2 * errors[-1] - errors[-2]
-    full_u = runs[-1].logits[: len(times), 1] - runs[-1].logits[: len(times), 0]
-    f0_init, f1_init = (float(v) for v in runs[-1].logits[0])
-    w_read, b_read = (float(v) for v in tm.canonical_from_logits(
-        float(runs[-1].state[0, 0]), f0_init, f1_init))
-    read_err = max(abs(w_read - w0), abs(b_read - b0))
-    theory_u = f_theory[:, 1] - f_theory[:, 0]
-    # The full model at its init, against the canonical model and the restriction's
-    # ingredients (runs[0]: the largest step, recorded every step).
-    first = runs[0]
-    canon = np.array([float(v) for v in tm.logits(e0, w0, b0)])
-    canon_loss = real(tm.reduced_loss(e0, w0, b0, p, q))
-    e_i, s_i, c1_i = (float(v) for v in first.state[0, :3])
-    kinks = c1_i * np.array([float(v) for v in tm.rank_one_kinks(e_i, s_i)])
-    step = (first.state[1] - first.state[0]) / float(lrs[0])
-    rhs0 = info["rhs0"]
-    # Kinds: every part's observed side is the full model of numerics.markov.run_rank_one
-    # (GD by torch autograd on its own population loss): "simulation".  The init parts read
-    # that run's first record (the full model's own logits, loss, ReLU inputs; the read-out
-    # of (w, b) passes them through theory.markov.canonical_from_logits) and are exact.
-    return Evidence((
+    return (
         Part.bounded(
             "logit error vs step: observed order", 1.0, order, dev, dev_lo, dev_hi, 0.5,
             "GD is explicit Euler on the gradient flow: global error first order in the step. "
@@ -1249,8 +1197,29 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
             "C > a h; the allowance grows with C, the extrapolation twice as fast.  The "
             "errors are max-norms, so where C and a h have opposite signs (err = |C - a h|) "
             "a window near C = 1.3 a h passes; the trajectory part, signed and per time, "
-            "covers it"),
-        trajectory,
+            "covers it"))
+
+
+def _tracks_init(runs: list, lrs, info: dict, off: float, p, q, e0, w0, b0) -> tuple[Part, ...]:
+    """The full model at its init against the canonical model and the restriction's
+    ingredients (runs[0]: the largest step, recorded every step), and the invariance of the
+    rank-one manifold.  Kinds: every part's observed side is the full model of
+    numerics.markov.run_rank_one (GD by torch autograd on its own population loss):
+    "simulation".  The init parts read that run's first record (the full model's own
+    logits, loss, ReLU inputs; the read-out of (w, b) passes them through
+    theory.markov.canonical_from_logits) and are exact."""
+    f0_init, f1_init = (float(v) for v in runs[-1].logits[0])
+    w_read, b_read = (float(v) for v in tm.canonical_from_logits(
+        float(runs[-1].state[0, 0]), f0_init, f1_init))
+    read_err = max(abs(w_read - w0), abs(b_read - b0))
+    first = runs[0]
+    canon = np.array([float(v) for v in tm.logits(e0, w0, b0)])
+    canon_loss = real(tm.reduced_loss(e0, w0, b0, p, q))
+    e_i, s_i, c1_i = (float(v) for v in first.state[0, :3])
+    kinks = c1_i * np.array([float(v) for v in tm.rank_one_kinks(e_i, s_i)])
+    step = (first.state[1] - first.state[0]) / float(lrs[0])
+    rhs0 = info["rhs0"]
+    return (
         exact("rank-one manifold and inert attention preserved", 0.0, off, 1e-9,
               "exact invariance (every gradient stays in the rank-one directions, attention "
               "gradients vanish with W_V = W_O = 0): float64 rounding over <= 1e3 steps "
@@ -1284,10 +1253,64 @@ def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
               "(theory.markov.rank_one_system): the difference quotient carries only float64 "
               "rounding of O(1) parameters divided by the step (< 1e-14); allowance 1e-9 "
               "(1 + |step|), the full model's side (the same for check and control)", details={"full": step.tolist(), "theory": rhs0.tolist()}, kind="simulation"),
-    ), {"window": info["window"], "times": times.tolist(),
-        "u_full_smallest_step": full_u.tolist(), "u_theory": theory_u.tolist(),
-        "max_abs_u_gap_smallest_step": float(np.max(np.abs(full_u - theory_u))),
-        "u_star": real(tm.optimal_gap(p, q))})
+    )
+
+
+@claim(
+    id="canonical_tracks_full",
+    statement="from a rank-one init with inert attention, full-model GD (t = lr * "
+              "steps) follows the exact rank-one restriction (e, s, c1, c2, b) of its "
+              "gradient flow: the logit error is first order in the step, and the full "
+              "model's logit trajectory extrapolated to step 0 is the restriction's",
+    source="the reviewers' request for a full-vs-canonical comparison (the authors' answer: "
+           "Markov-Simple/figures/loss-comparison.py); theory.markov.rank_one_system (our "
+           "derivation)",
+    kind="reduced-vs-full",
+    strategy=_rank_one_params(),
+    theory={"theory": "rank_one"},
+    control={"theory": "rank_one_position_rate_1"},
+    control_description="the restriction with the position scalar moving at rate 1 "
+                        "instead of 1/N' (each of the N' position rows gets 1/N' of "
+                        "the gradient)",
+    cost="slow",
+    examples=_TRACKS_EXAMPLES,
+    notes=_TRACKS_WINDOW,
+)
+def _check_tracks(params: dict, ctx: Context, *, theory: str) -> Evidence:
+    """Full-model GD from a rank-one init with inert attention vs a reduced theory.
+
+    The full model's own logits (f0, f1) at x_n = 0, 1 are compared with the theory's on a
+    common time grid t = lr * steps, at steps h, h/2, h/4, h/8 (h = 0.4 or smaller).  A theory that is the
+    full model's gradient flow leaves only the discretisation error of GD (explicit Euler),
+    first order in the step: the log-log slope is 1 and the error extrapolated to step 0
+    (Richardson) vanishes.  A theory that is not leaves an error that does not shrink.
+    """
+    p, q, e0, w0, b0 = (params[k] for k in ("p", "q", "e", "w", "b"))
+    size = ctx.size(nm.SIZES, "tracks")
+    ladder = _tracks_theory_on_ladder(theory, p, q, e0, w0, b0, size)
+    if isinstance(ladder, Evidence):
+        return ladder
+    lrs, times, f_theory, info = ladder
+    dt = float(lrs[0])
+    errors, off, runs = [], 0.0, []
+    for lr in lrs:
+        res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=float(lr), t_end=times[-1],
+                                            record_dt=dt, seq_len=size["seq_len"]),
+                              cache=ctx.cache, device=ctx.device)
+        n = min(len(times), len(res.time))
+        errors.append(float(np.max(np.abs(res.logits[:n] - f_theory[:n]))))
+        off = max(off, float(res.off_manifold.max()), float(res.attention.max()))
+        runs.append(res)
+    errors = np.array(errors)
+    full_u = runs[-1].logits[: len(times), 1] - runs[-1].logits[: len(times), 0]
+    theory_u = f_theory[:, 1] - f_theory[:, 0]
+    order, extrapolated = _tracks_order(lrs, errors)
+    return Evidence((order, extrapolated, _tracks_trajectory(times, f_theory, info, runs),
+                     *_tracks_init(runs, lrs, info, off, p, q, e0, w0, b0)),
+                    {"window": info["window"], "times": times.tolist(),
+                     "u_full_smallest_step": full_u.tolist(), "u_theory": theory_u.tolist(),
+                     "max_abs_u_gap_smallest_step": float(np.max(np.abs(full_u - theory_u))),
+                     "u_star": real(tm.optimal_gap(p, q))})
 
 
 # ---------------------------------------------------------------------- 9. canonical ODE
@@ -1336,6 +1359,126 @@ def _run_ended(time: np.ndarray, gap: np.ndarray, u_star: float, rounding: float
 def _swapped_rule(e, w, p, q):
     """Control: the basin rule of the other regime (p, q) -> (1 - p, 1 - q)."""
     return tm.basin(e, w, 1 - p, 1 - q)
+
+
+_END_CODE = {"global": 1.0, "local": 0.0, "undecided": math.nan}
+
+
+def _resemble_ode(e0, w0, b0, p, q, u_star: float, target: float, predicted: str
+                  ) -> tuple[Part, Part, Part, dict]:
+    """The (e, w, b) ODE (b trained, theory.markov.system) integrated to its limit: its end
+    set against the rule's basin, its end gap against the predicted set's, and the premise
+    of that gap's allowance; kind "symbolic" (they integrate the theory).  Also returns the
+    values the full model's parts share (u at the end, the rounding floor, the end state)."""
+    sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
+                    t_eval=(_ODE_T / 4, _ODE_T / 2, _ODE_T))
+    u_ode = real(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
+    # The ODE's end-gap allowance, derived from the solution itself (the same for check and
+    # control, which differ only in the target): (i) the motion left after T: for a
+    # geometric approach u(t) - u_inf = C exp(-lam t) with lam T/2 >= ln 2 the distance
+    # still to go, |u(T) - u_inf|, is at most the change over the second half,
+    # |u(T) - u(T/2)|; (ii) the solver's own error, estimated a posteriori as twice the
+    # change when the tolerances are tightened 100-fold (LSODA at rtol 1e-12, atol 1e-14).
+    u_quarter, u_half = (real(tm.gap_twin(sol.y[0, i], sol.y[1, i])) for i in (0, 1))
+    tight = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
+                      t_eval=(_ODE_T,), rtol=1e-12, atol=1e-14)
+    u_tight = real(tm.gap_twin(tight.y[0, -1], tight.y[1, -1]))
+    # (iii) float64 rounding of the closed-form u* against the integrated state, 1e-12 (1 +
+    # |u*|), a 1e3 margin on the ~1e-15 seen where the flow has converged.
+    rounding = 1e-12 * (1 + abs(u_star))
+    ode_tol = abs(u_ode - u_half) + 2 * abs(u_ode - u_tight) + rounding
+    # The premise of (i), measured: a geometric approach with lam T/4 >= ln 2 moves u over
+    # [T/2, T] at most half as much as over [T/4, T/2]; the excess over that (beyond the
+    # rounding floor) is how far the premise fails.
+    premise = max(0.0, abs(u_ode - u_half) - 0.5 * abs(u_half - u_quarter))
+    seen = _end_set(u_ode, u_star)
+    end_set = Part(
+        "(e, w, b) ODE: end set vs the rule's basin", _END_CODE[predicted], _END_CODE[seen],
+        0.0 if seen == predicted else 1.0, 0.0,
+        "discrete outcome at the ODE's limit: the end point's gap is nearer u* (Gamma*) or "
+        "0 (the unigram line)", details={"u_end": u_ode, "u_star": u_star}, kind="symbolic")
+    end_gap = exact(
+        "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, ode_tol,
+        "the ODE integrated to T = 1e5 (the slowest approach, e -> 0 on the unigram line, "
+        "is exponential at rate 4 l'(0)(1 + 2w|w|) in u); allowance from the solution: the "
+        "change of u over [T/2, T] (what a geometric approach can still move) plus twice the "
+        "change under 100-fold tighter solver tolerances (the solver's error), plus float64 "
+        "rounding 1e-12 (1 + u*).  The full "
+        "model's end gap is its own part (the same allowance, from its run)",
+        details={"u_at_half_T": u_half, "u_tight_tolerances": u_tight}, kind="symbolic")
+    geometric = exact(
+        "(e, w, b) ODE: geometric-approach premise of the end-gap allowance", 0.0, premise,
+        rounding,
+        "the motion over [T/2, T] beyond half the motion over [T/4, T/2] (0 for a geometric "
+        "approach at rate >= 4 ln 2 / T, which the remaining-motion bound assumes); "
+        "allowance: the same float64 rounding floor",
+        details={"u_at_quarter_T": u_quarter}, kind="symbolic")
+    return end_set, end_gap, geometric, {"u_ode": u_ode, "rounding": rounding,
+                                         "ode_end": sol.y[:, -1].tolist()}
+
+
+def _resemble_full_end_set(res, predicted: str, p, q, u_star: float, u_full: float,
+                           ended: bool) -> Part:
+    """Full GD's end set against the rule's basin (kind "simulation": run_rank_one is GD by
+    torch autograd).  Full GD at t_end need not have ended (the position scalar moves at
+    rate 1/N'): a run that has ended is read at the critical set nearest its gap; otherwise
+    from what it can still reach: GD descends (measured below), the unigram line has loss
+    H(pi) everywhere, so a run below H(pi) can no longer end there ("global"); a run on the
+    unigram line (|u| within the gap allowance, loss not below H(pi)) is "local"; anything
+    else has not decided by t_end.  Where both readings are available they must agree (else:
+    undecided, with both)."""
+    unigram = real(tm.unigram_loss(p, q))
+    loss_end = float(res.loss[-1])
+    if loss_end < unigram - 1e-12:
+        by_descent = "global"
+    elif abs(u_full) <= _END_GAP_TOL:
+        by_descent = "local"
+    else:
+        by_descent = "undecided"
+    nearest = _end_set(u_full, u_star)
+    if not ended:
+        seen_full = by_descent
+    elif by_descent in ("undecided", nearest):
+        seen_full = nearest
+    else:
+        seen_full = "undecided"
+    # The reading's premise, measured: GD descends over the records since the loss first fell
+    # below H(pi) (the segment the "global" reading rests on).  Where it rose there, the
+    # reading is not available: the part is not decided (inconclusive, with the rise), since
+    # a failed premise of our reading refutes the reading, not the paper's statement.
+    steps_up = np.diff(res.loss)
+    below = np.flatnonzero(res.loss < unigram - 1e-12)
+    after = steps_up[below[0]:] if below.size and below[0] < steps_up.size else steps_up[:0]
+    rise_after = float(max(0.0, np.max(after))) if after.size else 0.0
+    descent_holds = rise_after <= 1e-12
+    end_err = 0.0 if seen_full == predicted else (math.inf if seen_full == "undecided" else 1.0)
+    end_model = (
+        "discrete outcome: where the run has ended (the end-gap part's premise over every "
+        "record of [T/2, T], and u(T) within its remaining motion of a critical set), the "
+        "critical set nearest its gap at t_end, as for the ODE, if the descent reading does "
+        "not contradict it (else not decided); otherwise read from what it can still "
+        "reach: below the unigram loss H(pi) at t_end "
+        "(a descending run can no longer reach the unigram line, where the loss is H(pi)) is "
+        "Gamma*'s basin; on the unigram line (|u| <= 0.05, loss >= H(pi)) the local one; "
+        "neither: not decided.  "
+        "A start already below H(pi) (details: below_unigram_at_start) settles a 'global' "
+        "reading by the start and the descent alone, not by the dynamics")
+    end_details = {"u_end": u_full, "loss_end": loss_end, "unigram_loss": unigram,
+                   "u_star": u_star, "loss_start": float(res.loss[0]),
+                   "largest_rise_after_below_unigram": rise_after,
+                   "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12),
+                   "ended": ended, "end_set_nearest": nearest, "end_set_by_descent": by_descent,
+                   "read_from": "nearest critical set (run ended)" if ended else "descent"}
+    name = "full-model GD: end set vs the rule's basin"
+    if seen_full == "global" and not descent_holds and not ended:
+        return Part.bounded(
+            name, _END_CODE[predicted], _END_CODE[seen_full], end_err, 0.0,
+            max(1.0, end_err), 0.0,
+            end_model + ".  Not decided here: the descent premise fails (the loss rose by "
+            f"{rise_after:.3g} after falling below H(pi)), so the 'global' reading is not "
+            "available", details=end_details, kind="simulation")
+    return Part(name, _END_CODE[predicted], _END_CODE[seen_full], end_err, 0.0, end_model,
+                details=end_details, kind="simulation")
 
 
 @claim(
@@ -1415,103 +1558,17 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     predicted = rule(e0, w0, p, q)
     u_star = real(tm.optimal_gap(p, q))
     target = u_star if predicted == "global" else 0.0
-    sol = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
-                    t_eval=(_ODE_T / 4, _ODE_T / 2, _ODE_T))
-    u_ode = real(tm.gap_twin(sol.y[0, -1], sol.y[1, -1]))
-    # The ODE's end-gap allowance, derived from the solution itself (the same for check and
-    # control, which differ only in the target): (i) the motion left after T: for a
-    # geometric approach u(t) - u_inf = C exp(-lam t) with lam T/2 >= ln 2 the distance
-    # still to go, |u(T) - u_inf|, is at most the change over the second half,
-    # |u(T) - u(T/2)|; (ii) the solver's own error, estimated a posteriori as twice the
-    # change when the tolerances are tightened 100-fold (LSODA at rtol 1e-12, atol 1e-14).
-    u_quarter, u_half = (real(tm.gap_twin(sol.y[0, i], sol.y[1, i])) for i in (0, 1))
-    tight = integrate(_flow("trained"), (e0, w0, b0), _ODE_T, _pq_values(p, q),
-                      t_eval=(_ODE_T,), rtol=1e-12, atol=1e-14)
-    u_tight = real(tm.gap_twin(tight.y[0, -1], tight.y[1, -1]))
-    # (iii) float64 rounding of the closed-form u* against the integrated state, 1e-12 (1 +
-    # |u*|), a 1e3 margin on the ~1e-15 seen where the flow has converged.
-    ode_tol = abs(u_ode - u_half) + 2 * abs(u_ode - u_tight) + 1e-12 * (1 + abs(u_star))
-    # The premise of (i), measured: a geometric approach with lam T/4 >= ln 2 moves u over
-    # [T/2, T] at most half as much as over [T/4, T/2]; the excess over that (beyond the
-    # rounding floor) is how far the premise fails.
-    rounding = 1e-12 * (1 + abs(u_star))
-    premise = max(0.0, abs(u_ode - u_half) - 0.5 * abs(u_half - u_quarter))
+    ode_set, ode_gap, ode_premise, ode = _resemble_ode(e0, w0, b0, p, q, u_star, target,
+                                                       predicted)
+    rounding = ode["rounding"]
     res = nm.run_rank_one(nm.RankOneRun(p, q, e0, w0, b0, lr=lr, t_end=t_end,
                                         record_dt=lr * max(1, math.floor(t_end / (20 * lr))),
                                         seq_len=size["seq_len"]),
                           cache=ctx.cache, device=ctx.device)
     u_full = float(res.logits[-1, 1] - res.logits[-1, 0])
-    code = {"global": 1.0, "local": 0.0, "undecided": math.nan}
-    # Kinds: the ODE's parts integrate theory.markov.system ("symbolic"); the full-model
-    # parts read run_rank_one (GD by torch autograd: "simulation").
-    seen_ode = _end_set(u_ode, u_star)
-    parts = [Part(
-        "(e, w, b) ODE: end set vs the rule's basin", code[predicted], code[seen_ode],
-        0.0 if seen_ode == predicted else 1.0, 0.0,
-        "discrete outcome at the ODE's limit: the end point's gap is nearer u* (Gamma*) or "
-        "0 (the unigram line)", details={"u_end": u_ode, "u_star": u_star}, kind="symbolic")]
-    # Full GD at t_end need not have ended (the position scalar moves at rate 1/N'), so
-    # its end set is read from what it can still reach: GD descends (measured below), the
-    # unigram line has loss H(pi) everywhere, so a run below H(pi) can no longer end there
-    # ("global"); a run on the unigram line (|u| within the gap allowance, loss not below
-    # H(pi)) is "local"; anything else has not decided by t_end.
-    unigram = real(tm.unigram_loss(p, q))
-    loss_end = float(res.loss[-1])
     u_q, u_h, moved, full_premise, ended, window = _run_ended(
         res.time, res.logits[:, 1] - res.logits[:, 0], u_star, rounding)
-    # Otherwise the end set is read from what the run can still reach (below), and where
-    # both readings are available they must agree (else: undecided, with both).
-    if loss_end < unigram - 1e-12:
-        by_descent = "global"
-    elif abs(u_full) <= _END_GAP_TOL:
-        by_descent = "local"
-    else:
-        by_descent = "undecided"
-    nearest = _end_set(u_full, u_star)
-    if not ended:
-        seen_full = by_descent
-    elif by_descent in ("undecided", nearest):
-        seen_full = nearest
-    else:
-        seen_full = "undecided"
-    # The reading's premise, measured: GD descends over the records since the loss first fell
-    # below H(pi) (the segment the "global" reading rests on).  Where it rose there, the
-    # reading is not available: the part is not decided (inconclusive, with the rise), since
-    # a failed premise of our reading refutes the reading, not the paper's statement.
-    steps_up = np.diff(res.loss)
-    below = np.flatnonzero(res.loss < unigram - 1e-12)
-    after = steps_up[below[0]:] if below.size and below[0] < steps_up.size else steps_up[:0]
-    rise_after = float(max(0.0, np.max(after))) if after.size else 0.0
-    descent_holds = rise_after <= 1e-12
-    end_err = 0.0 if seen_full == predicted else (math.inf if seen_full == "undecided" else 1.0)
-    end_model = (
-        "discrete outcome: where the run has ended (the end-gap part's premise over every "
-        "record of [T/2, T], and u(T) within its remaining motion of a critical set), the "
-        "critical set nearest its gap at t_end, as for the ODE, if the descent reading does "
-        "not contradict it (else not decided); otherwise read from what it can still "
-        "reach: below the unigram loss H(pi) at t_end "
-        "(a descending run can no longer reach the unigram line, where the loss is H(pi)) is "
-        "Gamma*'s basin; on the unigram line (|u| <= 0.05, loss >= H(pi)) the local one; "
-        "neither: not decided.  "
-        "A start already below H(pi) (details: below_unigram_at_start) settles a 'global' "
-        "reading by the start and the descent alone, not by the dynamics")
-    end_details = {"u_end": u_full, "loss_end": loss_end, "unigram_loss": unigram,
-                   "u_star": u_star, "loss_start": float(res.loss[0]),
-                   "largest_rise_after_below_unigram": rise_after,
-                   "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12),
-                   "ended": ended, "end_set_nearest": nearest, "end_set_by_descent": by_descent,
-                   "read_from": "nearest critical set (run ended)" if ended else "descent"}
-    if seen_full == "global" and not descent_holds and not ended:
-        parts.append(Part.bounded(
-            "full-model GD: end set vs the rule's basin", code[predicted], code[seen_full],
-            end_err, 0.0, max(1.0, end_err), 0.0,
-            end_model + ".  Not decided here: the descent premise fails (the loss rose by "
-            f"{rise_after:.3g} after falling below H(pi)), so the 'global' reading is not "
-            "available", details=end_details, kind="simulation"))
-    else:
-        parts.append(Part(
-            "full-model GD: end set vs the rule's basin", code[predicted], code[seen_full],
-            end_err, 0.0, end_model, details=end_details, kind="simulation"))
+    parts = [ode_set, _resemble_full_end_set(res, predicted, p, q, u_star, u_full, ended)]
     # The full model's end gap, judged (issue 32, item 6: a start already below H(pi) reads
     # "global" by the descent alone).  The same allowance as the ODE's, from the run itself:
     # for a geometric approach with rate lam, lam T/4 >= ln 2, the distance still to go at T
@@ -1523,46 +1580,33 @@ def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     # motion is unbounded, and there is no end gap to judge: the part is not built and the
     # evidence says so (details.full_end_gap_undecided), rather than an unmeasured part that
     # no profile's budget would measure (no rate of full GD's approach is derived here).
-    end_gap = exact(
-        "full-model GD: end gap vs the predicted set's gap", target, u_full, moved + rounding,
-        "GD integrated to t_end (SIZES resemble); allowance from the run: the change of u over "
-        "[T/2, T] (what a geometric approach can still move) plus float64 rounding 1e-12 (1 + "
-        "|u*|); judged only where the geometric premise holds (the change over [T/2, T] at "
-        "most half that over [T/4, T/2]), else reported (the run has not reached its "
-        "asymptotic approach)",
-        details={"u_at_quarter_T": u_q, "u_at_half_T": u_h, "premise_holds": full_premise,
-                 "largest_move_in_last_half": window,
-                 "below_unigram_at_start": bool(res.loss[0] < unigram - 1e-12)},
-        kind="simulation")
     undecided = None
     if full_premise:
-        parts.append(end_gap)
+        parts.append(exact(
+            "full-model GD: end gap vs the predicted set's gap", target, u_full,
+            moved + rounding,
+            "GD integrated to t_end (SIZES resemble); allowance from the run: the change of u "
+            "over [T/2, T] (what a geometric approach can still move) plus float64 rounding "
+            "1e-12 (1 + |u*|); judged only where the geometric premise holds (the change over "
+            "[T/2, T] at most half that over [T/4, T/2]), else reported (the run has not "
+            "reached its asymptotic approach)",
+            details={"u_at_quarter_T": u_q, "u_at_half_T": u_h, "premise_holds": full_premise,
+                     "largest_move_in_last_half": window,
+                     "below_unigram_at_start": bool(res.loss[0] < real(tm.unigram_loss(p, q))
+                                                    - 1e-12)},
+            kind="simulation"))
     else:
         undecided = {"reason": "full GD has not reached a geometric approach by t_end (the "
                                "change of u over [T/2, T] is more than half that over "
                                "[T/4, T/2]): the remaining motion is not bounded",
                      "u_at_quarter_T": u_q, "u_at_half_T": u_h, "u_end": u_full,
                      "target": target}
-    parts.append(exact(
-        "(e, w, b) ODE: end gap vs the predicted set's gap", target, u_ode, ode_tol,
-        "the ODE integrated to T = 1e5 (the slowest approach, e -> 0 on the unigram line, "
-        "is exponential at rate 4 l'(0)(1 + 2w|w|) in u); allowance from the solution: the "
-        "change of u over [T/2, T] (what a geometric approach can still move) plus twice the "
-        "change under 100-fold tighter solver tolerances (the solver's error), plus float64 "
-        "rounding 1e-12 (1 + u*).  The full "
-        "model's end gap is its own part (the same allowance, from its run)",
-        details={"u_full_end": u_full, "full_gap_to_target": abs(u_full - target),
-                 "u_at_half_T": u_half, "u_tight_tolerances": u_tight}, kind="symbolic"))
-    parts.append(exact(
-        "(e, w, b) ODE: geometric-approach premise of the end-gap allowance", 0.0, premise,
-        rounding,
-        "the motion over [T/2, T] beyond half the motion over [T/4, T/2] (0 for a geometric "
-        "approach at rate >= 4 ln 2 / T, which the remaining-motion bound assumes); "
-        "allowance: the same float64 rounding floor",
-        details={"u_at_quarter_T": u_quarter}, kind="symbolic"))
+    parts += [replace(ode_gap, details={"u_full_end": u_full,
+                                        "full_gap_to_target": abs(u_full - target),
+                                        **ode_gap.details}), ode_premise]
     return Evidence(tuple(parts), {"predicted": predicted, "t_end": t_end, "lr": lr,
                                    "full_end_gap_undecided": undecided,
-                                   "ode_end": sol.y[:, -1].tolist(),
+                                   "ode_end": ode["ode_end"],
                                    "full_loss_end": float(res.loss[-1])})
 
 
