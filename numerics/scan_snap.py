@@ -602,6 +602,22 @@ class FlowConfig:
     residual: bool | str = False
     rtol: float = 1e-9
     atol: float = 1e-11
+    y_update: str = "gradient"
+
+    def __post_init__(self) -> None:
+        if self.y_update not in Y_UPDATES:
+            raise ValueError(f"y_update must be one of {Y_UPDATES}, got {self.y_update!r}")
+        if self.y_update == "eqn26" and self.residual:
+            raise ValueError("Eqn 26's modified Y update is stated for the model without "
+                             "a residual connection")
+
+
+#: The decoder's update in :class:`FlowConfig`: ``"gradient"``, the model's own population
+#: gradient (autograd); ``"eqn26"``, Lemma 3's modified update (Eqn 26) with P(n) = 1/K,
+#: ``Y' = eta_Y sum_n (1/K) (f_n - F E' e_n)(e_n - alpha_n)^T`` with E' = I - (I + E)^{-1},
+#: i.e. ``eta_Y/K F (F^T F)^{-1} R`` (R's rows e_n - alpha_n), under which W = F^T Y moves
+#: exactly as Lemma 3 says; Z keeps its autograd gradient in both.
+Y_UPDATES = ("gradient", "eqn26")
 
 
 @dataclass(frozen=True, eq=False)
@@ -614,6 +630,34 @@ class FlowResult:
     zq: np.ndarray
     Y: np.ndarray
     zdot: np.ndarray
+
+
+def class_features(Z: torch.Tensor, facts: Facts) -> torch.Tensor:
+    """F's rows f_n [K, M]: class n's attended bag c_n = P(.|n) e^{z_psi(n)} / sum, divided
+    by its L2 norm (the model's normalised input at T -> infinity, Lemma 2)."""
+    P = torch.as_tensor(facts.probs, dtype=Z.dtype)
+    zq = Z[torch.as_tensor(facts.query)]
+    w = P * torch.exp(zq - zq.max(dim=1, keepdim=True).values)
+    c = w / w.sum(dim=1, keepdim=True)
+    return c / c.norm(dim=1, keepdim=True)
+
+
+def decoder_residuals(Y: torch.Tensor, Z: torch.Tensor, facts: Facts) -> torch.Tensor:
+    """R's rows e_n - alpha_n [K, M] (alpha_n = softmax(Y^T f_n)): the population gradient
+    of the class-averaged loss in Y is -(1/K) F^T R with F's rows f_n."""
+    F_rows = class_features(Z, facts)
+    alpha = torch.softmax(F_rows @ Y, dim=1)
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(facts.label), facts.M).to(Y.dtype)
+    return onehot - alpha
+
+
+def eqn26_update(Y: torch.Tensor, Z: torch.Tensor, facts: Facts) -> torch.Tensor:
+    """Lemma 3's modified decoder update per unit eta_Y (Eqn 26, class probability 1/K):
+    (1/K) sum_n (f_n - F E' e_n)(e_n - alpha_n)^T = (1/K) F (I + E)^{-1} R, since
+    I - E' = (I + E)^{-1} and F^T F = I + E.  Then F^T Y' = R / K: Lemma 3's W dynamics."""
+    F_rows = class_features(Z, facts)
+    R = decoder_residuals(Y, Z, facts)
+    return F_rows.T @ torch.linalg.solve(F_rows @ F_rows.T, R) / facts.K
 
 
 def _flow_compute(config: FlowConfig) -> FlowResult:
@@ -630,7 +674,9 @@ def _flow_compute(config: FlowConfig) -> FlowResult:
         Z = torch.zeros(M, M, dtype=torch.float64).index_put((full_rows,), zr)
         loss = population_loss({"Y": Yt, "Z": Z}, facts, config.residual)
         gY, gz = torch.autograd.grad(loss, (Yt, zr))
-        return np.concatenate([-config.eta_Y * gY.numpy().ravel(),
+        dY = (eqn26_update(Yt.detach(), Z.detach(), facts) if config.y_update == "eqn26"
+              else -gY)
+        return np.concatenate([config.eta_Y * dY.numpy().ravel(),
                                -config.eta_Z * gz.numpy().ravel()])
 
     y0 = np.zeros(M * M + n_rows * M)
@@ -659,6 +705,25 @@ def _flow_smoke() -> FlowConfig:
 @run_function("scan_snap.population_flow", full_model=True, smoke=_flow_smoke)
 def run_population_flow(config: FlowConfig) -> FlowResult:
     """Integrate the exact population flow (CPU, float64); call with ``cache=ctx.cache``."""
+    if config.y_update != "gradient":
+        raise ValueError("run_population_flow is the model's own gradient flow; Eqn 26's "
+                         "modified update is run_eqn26_flow")
+    with one_thread():
+        return _flow_compute(config)
+
+
+def _eqn26_smoke() -> FlowConfig:
+    return replace(_flow_smoke(), y_update="eqn26")
+
+
+# not the full model: the decoder moves by Lemma 3's modified update (Eqn 26), the paper's
+# own device for Theorem 1, while Z keeps the model's autograd gradient; it judges whether
+# Theorem 1 follows from its modification, not whether the model obeys it
+@run_function("scan_snap.eqn26_flow", full_model=False, smoke=_eqn26_smoke)
+def run_eqn26_flow(config: FlowConfig) -> FlowResult:
+    """The population flow with Eqn 26's decoder update (CPU, float64)."""
+    if config.y_update != "eqn26":
+        raise ValueError("run_eqn26_flow integrates Eqn 26's update: y_update='eqn26'")
     with one_thread():
         return _flow_compute(config)
 
