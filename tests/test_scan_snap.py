@@ -706,3 +706,40 @@ def test_theorem2_signs_judges_every_token_of_a_type_in_the_flow(wrong, monkeypa
     status = {p.name: p.status for p in ev.parts}
     assert status["CT sign"] == "fail"
     assert status["token types partition the context tokens (Section 3.2)"] == "fail"
+
+
+def test_eqn26_update_is_lemma3_and_the_residuals_give_the_gradient():
+    """The population gradient of the class-averaged loss in Y is -(1/K) F^T R (autograd
+    against numerics.scan_snap.decoder_residuals), and Eqn 26's modified update moves
+    W = F^T Y by exactly R / K (Lemma 3), at a random (Y, Z)."""
+    import torch
+
+    facts = ns.make_facts(ns.DataConfig(num_unique_per_next=4, num_common=3))
+    gen = torch.Generator().manual_seed(0)
+    Y = torch.randn(facts.M, facts.M, generator=gen, dtype=torch.float64, requires_grad=True)
+    Z = 0.3 * torch.randn(facts.M, facts.M, generator=gen, dtype=torch.float64)
+    (gY,) = torch.autograd.grad(ns.population_loss({"Y": Y, "Z": Z}, facts), Y)
+    F_rows = ns.class_features(Z, facts)
+    R = ns.decoder_residuals(Y.detach(), Z, facts)
+    assert torch.allclose(-gY, F_rows.T @ R / facts.K, rtol=0, atol=1e-14)
+    U = ns.eqn26_update(Y.detach(), Z, facts)
+    assert torch.allclose(F_rows @ U, R / facts.K, rtol=0, atol=1e-14)
+    assert not torch.allclose(U, -gY, rtol=0, atol=1e-6)  # the modification is not a no-op
+
+
+def test_eqn26_flow_is_its_own_run():
+    """The Eqn 26 flow is not the model's gradient flow: each run function refuses the
+    other's update, and Eqn 26 is not defined with a residual connection."""
+    cfg = ns.FlowConfig(data=ns.DataConfig(num_unique_per_next=3, num_common=2),
+                        t_eval=(0.0, 0.1), y_update="eqn26")
+    with pytest.raises(ValueError):
+        ns.run_population_flow(cfg)
+    with pytest.raises(ValueError):
+        ns.run_eqn26_flow(ns.FlowConfig(t_eval=(0.0, 0.1)))
+    with pytest.raises(ValueError):
+        ns.FlowConfig(y_update="eqn26", residual=True)
+    with pytest.raises(ValueError):
+        ns.FlowConfig(y_update="modified")
+    a = ns.run_eqn26_flow(cfg)
+    b = ns.run_population_flow(ns.FlowConfig(data=cfg.data, t_eval=cfg.t_eval))
+    assert np.all(np.isfinite(a.zq)) and not np.allclose(a.Y[-1], b.Y[-1])
