@@ -743,3 +743,13 @@ def test_eqn26_flow_is_its_own_run():
     a = ns.run_eqn26_flow(cfg)
     b = ns.run_population_flow(ns.FlowConfig(data=cfg.data, t_eval=cfg.t_eval))
     assert np.all(np.isfinite(a.zq)) and not np.allclose(a.Y[-1], b.Y[-1])
+
+
+@pytest.mark.parametrize("M", [2, 7, 253])
+def test_zeta_overlaps_are_the_dot_products_of_zeta(M):
+    """q_1 and q_0 (theory.scan_snap.zeta_overlaps) against the explicit vectors
+    zeta_n = M/(M-1)(e_n - 1/M): q_1 = M/(M-1), q_0 = -M/(M-1)^2."""
+    zeta = np.stack([M / (M - 1) * (np.eye(M)[i] - 1 / M) for i in range(2)])
+    q1, q0 = ts.zeta_overlaps(M)
+    assert q1 == pytest.approx(zeta[0] @ zeta[0], rel=1e-13)
+    assert q0 == pytest.approx(zeta[0] @ zeta[1], rel=1e-13)

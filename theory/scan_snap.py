@@ -90,6 +90,7 @@ __all__ = [
     "speed_peak_time",
     "unnormalised_attention",
     "winners",
+    "zeta_overlaps",
 ]
 
 #: Index-valued functions: ``tdcheck mutate`` gives them permutation mutants (swap the first
@@ -230,6 +231,29 @@ def decoder_scale_steps(s, M, eta_Y) -> float:
     for _ in range(s):
         h += eta_Y / ((M - 1) + math.exp(M * h))
     return h
+
+
+@lru_cache(maxsize=1)
+def _zeta_overlap_exprs() -> tuple[sp.Expr, sp.Expr]:
+    """q_1 = zeta_i . zeta_i and q_0 = zeta_i . zeta_j (i != j) from zeta_n = M/(M-1)
+    (e_n - 1/M 1), summed over the M coordinates by kind: zeta_n has 1 entry
+    a = M/(M-1) (1 - 1/M) and M - 1 entries b = -1/(M-1); two distinct zetas share M - 2
+    b-entries and cross a with b twice."""
+    M = M_SYM
+    a = M / (M - 1) * (1 - 1 / M)
+    b = M / (M - 1) * (-1 / M)
+    return sp.simplify(a**2 + (M - 1) * b**2), sp.simplify(2 * a * b + (M - 2) * b**2)
+
+
+def zeta_overlaps(M) -> tuple[float, float]:
+    """(q_1, q_0) of Section 2's notation for vocabulary size M: the overlaps of Lemma 5's
+    directions zeta_n (w_n = (M-1) h zeta_n), which Theorem 1's exact coefficients carry
+    (its leading order, and :func:`reduced_system`, take q_1 = 1 and q_0 = 0).  With f
+    frozen and orthonormal classes, Y(e_n - alpha_n) = gamma (q_1 f_n + q_0 sum_{n' != n}
+    f_n') exactly."""
+    M = _integer("M", M, 2)
+    q1, q0 = _zeta_overlap_exprs()
+    return float(q1.subs(M_SYM, M)), float(q0.subs(M_SYM, M))
 
 
 def decoder_gap_bound(M, eta_Y) -> float:
@@ -665,6 +689,8 @@ def equations() -> list[Equation]:
                  sp.Eq(hstar(s), hstar(s - 1) + eY / ((M - 1) + sp.exp(M * hstar(s - 1)))),
                  "Lemma 5, Eqn 33"),
         Equation("Lemma 7 gap bound", 2 * eY / M, "Lemma 7"),
+        Equation("q_1 = zeta_i . zeta_i", _zeta_overlap_exprs()[0], "Section 2 notation"),
+        Equation("q_0 = zeta_i . zeta_j", _zeta_overlap_exprs()[1], "Section 2 notation"),
         Equation("speed control gamma(t)", gamma, "Theorem 1, Eqn 9 (continuous t/K)"),
         Equation("Gamma(t) = eta_Z int gamma", Gamma, "Eqn 118-129 (sympy-checked)"),
         Equation("B(t) (Thm 4, corrected)", sp.log(1 + 4 * Gamma / C0) / 4,
