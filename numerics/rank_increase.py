@@ -73,6 +73,8 @@ __all__ = [
     "diagonal_head",
     "full_head_data",
     "full_head_loss_torch",
+    "gd_limit_flow",
+    "gd_limit_ladders",
     "head_loss_torch",
     "head_problem",
     "initial_weight_bound",
@@ -345,6 +347,12 @@ class LogFlowConfig:
     v0: tuple[float, ...] = ()
     tau_max: float = 3.2
     points: int = 1601
+    t_grid: tuple[float, ...] = ()
+    rtol: float = 1e-10
+
+    def __post_init__(self) -> None:
+        if self.t_grid and len(self.alphas) != 1:
+            raise ValueError("t_grid (flow times) is for one alpha: tau = t / log(1/alpha)")
 
 
 @dataclass(frozen=True)
@@ -404,8 +412,10 @@ def _log_start(u0, v0, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
     """The log-form flow from α θ_0 for every α of the config, on its τ grid."""
     problem = config.problem
-    tau = np.linspace(0.0, config.tau_max, config.points)
+    tau = (np.asarray(config.t_grid, dtype=float) / math.log(1 / config.alphas[0])
+           if config.t_grid else np.linspace(0.0, config.tau_max, config.points))
     loss = problem_loss(problem)
+    tol = config.rtol
     ws, bs, ls = [], [], []
     starts = [_log_start(config.u0, config.v0, alpha) for alpha in config.alphas]
     for alpha, (sigma0, kappa) in zip(config.alphas, starts, strict=True):
@@ -418,8 +428,8 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
             # tiny alpha (trial steps overflow e^{2kappa - 2sigma}); Radau then redoes it.
             for method in ("LSODA", "Radau"):
                 with np.errstate(over="ignore", invalid="ignore"):  # rejected trial steps
-                    sol = integrate(system, sigma0, config.tau_max * L, values,
-                                    t_eval=tau * L, method=method, rtol=1e-10, atol=1e-10,
+                    sol = integrate(system, sigma0, float(tau[-1]) * L, values,
+                                    t_eval=tau * L, method=method, rtol=tol, atol=tol,
                                     events=(_escape(kappa),))
                 if sol.t_event is not None:
                     raise _diverged(alpha, sol.t_event / L)
@@ -429,7 +439,7 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
             if sig is None:
                 raise RuntimeError(f"log flow failed at alpha={alpha:g}")
         else:
-            sig = _integrate_numeric(problem_gradient(problem), sigma0, kappa, tau * L)
+            sig = _integrate_numeric(problem_gradient(problem), sigma0, kappa, tau * L, tol)
         w = theory.weights_from_log(sig, kappa[None, :])
         ws.append(w)
         bs.append((sig - sigma0[None, :]) / L)
@@ -469,7 +479,7 @@ def _diverged(alpha: float, tau: float) -> InadmissibleTheory:
         "to the problem's minimiser stays at |w| = O(1)")
 
 
-def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
+def _integrate_numeric(grad, sigma0, kappa, t_eval, tol: float = 1e-10) -> np.ndarray:
     """σ̇ = -∇g(w(σ, κ)) for a numeric gradient (the head), LSODA."""
     from scipy.integrate import solve_ivp
 
@@ -484,7 +494,7 @@ def _integrate_numeric(grad, sigma0, kappa, t_eval) -> np.ndarray:
     escape = _escape(kappa)
     escape.terminal = True
     sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), sigma0, method="LSODA", t_eval=t_eval,
-                    rtol=1e-10, atol=1e-10, events=escape)
+                    rtol=tol, atol=tol, events=escape)
     if sol.status == 1:
         raise InadmissibleTheory(
             f"the theory's log flow diverges: log|u +- v| reaches {ESCAPE_LOG:g} at flow time "
@@ -767,6 +777,7 @@ SIZES = SizeTable({
         "thorough": {"lr": 0.01, "steps_override": 0},
     },
     "imbalance": {"test": {"tau_max": 1.5}, "quick": {"tau_max": 3.0}},
+    "gd_limit": {"test": {"alpha": 1e-2, "records": 25}, "quick": {"alpha": 1e-2, "records": 100}},
     "perturbation": {"test": {"alpha": 1e-16, "points": 401},
                      "quick": {"alpha": 1e-24, "points": 1201}},
 })
@@ -794,6 +805,25 @@ def standard_imbalance_run(name: str, profile: str = "quick") -> LadderConfig:
     ladder of ``name``, recorded at every step, for the imbalance claim."""
     tau = SIZES.at("imbalance", profile)["tau_max"] * (1.0 if name == "head" else 2.0)
     return replace(standard_ladder(name, profile), alphas=(1e-2,), record_every=1, tau_max=tau)
+
+
+def gd_limit_ladders(name: str, profile: str = "quick") -> tuple[LadderConfig, ...]:
+    """GD of ``name`` from alpha theta_0 at one alpha (SIZES ``gd_limit``) with steps h, h/2,
+    h/4 (h and tau_max those of :func:`standard_ladder`), recorded every R, 2R, 4R steps so
+    that the three share the record times t = h R j (about ``records`` of them)."""
+    base = standard_ladder(name, profile)
+    size = SIZES.at("gd_limit", profile)
+    alpha = size["alpha"]
+    R = max(1, round(base.tau_max * math.log(1 / alpha) / (base.lr * size["records"])))
+    return tuple(replace(base, alphas=(alpha,), lr=base.lr / m, record_every=R * m)
+                 for m in (1, 2, 4))
+
+
+def gd_limit_flow(name: str, alpha: float, times, rtol: float = 1e-10) -> LogFlowConfig:
+    """The log-form flow of ``name`` from alpha theta_0 sampled at the flow times ``times``."""
+    problem, (u0, v0) = _problem_and_init(name)
+    return LogFlowConfig(problem, alphas=(alpha,), u0=u0, v0=v0,
+                         t_grid=tuple(float(t) for t in times), rtol=rtol)
 
 
 def standard_log_flow(name: str, profile: str = "quick") -> LogFlowConfig:
