@@ -593,7 +593,12 @@ _EX_GD_LIMIT = (Example({"problem": "quadratic"},
           "b(t) h^2 + O(h^3); steps h, h/2, h/4 (h the row's ladder step) and the "
           "Richardson allowance of markov.canonical_tracks_full.  Designed before any run "
           "of it; alpha = 1e-2 keeps the records' w above float64 rounding and the run "
-          "short (tau L steps of h).",
+          "short (tau L steps of h).  Two changes after runs, both to the harness: the "
+          "first quick run compared the trainer's final-step records, which ceil(tau L/lr) "
+          "puts at t = 12.9 for h and 12.895 for h/2 and h/4 (the head then sat at 0.99 of "
+          "its allowance; 0.41 once that record is dropped); and, from the referee read, "
+          "the Richardson term is the largest over each record and its neighbours, since "
+          "it dips to 0 where b(t) changes sign.",
 )
 def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable) -> Evidence:
     name = params["problem"]
@@ -623,7 +628,7 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable)
     # plus twice the flow solver's error (the change under 100-fold tighter tolerances) and
     # float64 rounding 1e-12 (1 + |w|)
     rich_prev, rich = 2 * traj[1] - traj[0], 2 * traj[2] - traj[1]
-    allowance = (np.linalg.norm(rich - rich_prev, axis=-1)
+    allowance = (_local_max(np.linalg.norm(rich - rich_prev, axis=-1))
                  + 2 * np.linalg.norm(flows[0].w[0] - w_tight, axis=-1)
                  + 1e-12 * (1 + np.linalg.norm(rich, axis=-1)))
     part = declared_by_design(worst_member(
@@ -648,6 +653,15 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable)
                                    "w_gd_end": rich[-1].tolist()})
 
 
+def _local_max(a: np.ndarray) -> np.ndarray:
+    """The largest of each record's value and its two neighbours': the Richardson estimate
+    |R_h - R_{h/2}| is 3|b(t)| h^2/8 and dips to 0 where b(t) changes sign, while the error
+    it bounds, |b(t)| h^2/8 plus O(h^3), need not (the referee read of this stop found a dip
+    to 5.7e-6 between 3.9e-5 and 2.6e-5 on the head)."""
+    padded = np.pad(a, 1, mode="edge")
+    return np.maximum(np.maximum(padded[:-2], padded[1:-1]), padded[2:])
+
+
 def _uv_flow_part(ladder: nr.LadderConfig, times: np.ndarray, rich: np.ndarray,
                   rich_prev: np.ndarray) -> Part:
     """The same limit against theory.diagonal_flow, the flow in (u, v) itself (quadratic:
@@ -661,7 +675,7 @@ def _uv_flow_part(ladder: nr.LadderConfig, times: np.ndarray, rich: np.ndarray,
     sols = [integrate(system, y0, float(times[-1]), t_eval=times, rtol=tol, atol=tol * a * a)
             for tol in (1e-10, 1e-12)]
     uv = [s_.y[:p].T * s_.y[p:].T for s_ in sols]
-    allowance = (np.linalg.norm(rich - rich_prev, axis=-1)
+    allowance = (_local_max(np.linalg.norm(rich - rich_prev, axis=-1))
                  + 2 * np.linalg.norm(uv[0] - uv[1], axis=-1)
                  + 1e-12 * (1 + np.linalg.norm(rich, axis=-1)))
     return worst_member(

@@ -368,59 +368,69 @@ def _wrong_speed_control(t, M, K, eta_Y) -> float:
 
 def _decoder_readouts(flow: ns.FlowResult, facts: ns.Facts, q1: float, q0: float
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """From the model's Y at each saved time: h read through Lemma 5's w_n = (M-1) h zeta_n,
-    (w_n[label] - w_n[j]) / M for every class n and output j != label [T, K, M-1]; gamma
-    read through f_n . Y(e_n - alpha_n) = w_n . (e_n - alpha_n) = gamma q_1 [T, K]; and
-    gamma read through the cross-class coefficient f_n' . Y(e_n - alpha_n) = gamma q_0,
-    n' != n [T, K (K-1)] (the coefficient Theorem 1's leading order sets to 0)."""
+    """From the model's Y at each saved time: h read through Lemma 5's w_n = (M-1) h zeta_n
+    entry by entry, w_n[n] / (M-1) at the class's own output and -w_n[j] at every other
+    (zeta_n's entries are 1 and -1/(M-1)) [T, K, M]; gamma read through f_n . Y(e_n -
+    alpha_n) = w_n . (e_n - alpha_n) = gamma q_1 [T, K]; and gamma read through the
+    cross-class coefficient f_n' . Y(e_n - alpha_n) = gamma q_0, n' != n [T, K (K-1)] (the
+    coefficient Theorem 1's leading order sets to 0)."""
     Z = torch.zeros(facts.M, facts.M, dtype=torch.float64)
     F_rows = ns.class_features(Z, facts)
     off = ~np.eye(facts.K, dtype=bool)
+    own = np.zeros((facts.K, facts.M), dtype=bool)
+    own[np.arange(facts.K), facts.label] = True
     hs, gammas, cross = [], [], []
     for Y in flow.Y:
         Yt = torch.as_tensor(Y)
         W = (F_rows @ Yt).numpy()
         R = ns.decoder_residuals(Yt, Z, facts).numpy()
-        lab = facts.label
-        diff = W[np.arange(facts.K), lab][:, None] - W
-        keep = np.ones_like(W, dtype=bool)
-        keep[np.arange(facts.K), lab] = False
-        hs.append(diff[keep].reshape(facts.K, facts.M - 1) / facts.M)
+        hs.append(np.where(own, W / (facts.M - 1), -W))
         gammas.append(np.sum(W * R, axis=1) / q1)
         cross.append((W @ R.T)[off] / q0)  # entry (n', n): f_n' . Y(e_n - alpha_n)
     return np.array(hs), np.array(gammas), np.array(cross)
 
 
 def _relative_part(name: str, pred: np.ndarray, seen: np.ndarray, loose: np.ndarray,
-                   times: np.ndarray, model: str) -> Part:
-    """The relative error |seen - pred| / |seen| at every (time, entry) in units of that
-    entry's allowance 2 |seen - loose| / |seen| + 1e-10; the part's error is the largest
-    such ratio against 1 (so the tolerance is the same whatever entry a theory makes the
-    worst), with the relative error and the allowance at that entry in its details."""
-    rel = (np.abs(seen - pred) / np.abs(seen)).reshape(len(times), -1)
-    allow = (2 * np.abs(seen - loose) / np.abs(seen) + 1e-10).reshape(len(times), -1)
+                   times: np.ndarray, floor: float, model: str) -> Part:
+    """The relative error |seen - pred| / |seen| at every (time, entry) in units of the
+    allowance at that time: the largest 2 |seen - loose| / |seen| over the entries at that
+    time and its neighbours (the solver's a-posteriori error, not left to a chance agreement
+    of the two solves at one entry) + ``floor`` (rounding).  The part's error is the largest
+    ratio against 1, so the tolerance does not move with the entry a theory makes worst."""
+    T = len(times)
+    rel = (np.abs(seen - pred) / np.abs(seen)).reshape(T, -1)
+    est = np.max((2 * np.abs(seen - loose) / np.abs(seen)).reshape(T, -1), axis=1)
+    local = np.array([est[max(0, i - 1): i + 2].max() for i in range(T)])
+    allow = (local + floor)[:, None]
     ratio = np.where(np.isfinite(rel), rel / allow, np.inf)
     ti, ei = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-    return Part(name, float(pred.reshape(len(times), -1)[ti, ei]),
-                float(seen.reshape(len(times), -1)[ti, ei]), float(ratio[ti, ei]), 1.0,
-                "in units of the allowance at each saved time and entry: " + model,
+    return Part(name, float(pred.reshape(T, -1)[ti, ei]), float(seen.reshape(T, -1)[ti, ei]),
+                float(ratio[ti, ei]), 1.0, "in units of the allowance at each saved time: " + model,
                 details={"t_worst": float(times[ti]), "relative_error": float(rel[ti, ei]),
-                         "allowance": float(allow[ti, ei]),
+                         "allowance": float(allow[ti, 0]),
                          "max_relative_error": float(np.nanmax(rel)),
-                         "largest_allowance": float(np.max(allow))}, kind="simulation")
+                         "allowance_per_time": allow[:, 0].tolist()}, kind="simulation")
 
 
-_DECODER_TOL = ("allowance: twice the change of the model's value "
-                "between the flow at rtol 1e-9 / atol 1e-11 and at rtol 1e-11 / atol 1e-13 "
-                "(the a-posteriori error of the tighter run, with a 2x margin on the looser "
-                "run's, which the difference estimates), relative, + 1e-10 (float64 rounding "
-                "of the read-out, ~M eps, with a 1e3 margin); no model mismatch is allowed: "
-                "with f frozen and F^T F = I the reduction is exact")
+_DECODER_TOL = ("allowance: twice the relative change of the model's read-outs between the "
+                "flow at rtol 1e-9 / atol 1e-11 and at rtol 1e-11 / atol 1e-13 (the "
+                "a-posteriori error of the tighter run, with a 2x margin on the looser run's, "
+                "which the difference estimates), its largest over the entries at the time "
+                "and its neighbours, + 1e-9, the looser solve's rtol: at the first saved "
+                "times the two solves share their first RK45 step and agree exactly, so "
+                "their difference says nothing there, while the error of that step's dense "
+                "output is held near the requested rtol (measured with the flows of commit 73bf4a5: the "
+                "tight solve 3.1e-12 from a 40-digit root of Lemma 6 at t = 0.02, M = 23); "
+                "64 M eps of rounding in the read-outs (sums of at most M products) is "
+                "below it.  No model mismatch is allowed: with f frozen and F^T F = I the "
+                "reduction is exact")
 
 
 @claim(
     id="decoder_full_model",
-    statement="With f frozen (eta_Z = 0, Assumption 1c's limit, the setting of Section 4) "
+    statement="The exact algebra of Lemmas 3-6 in the model (small M, outside Theorem 1's "
+              "M >> 100, which these lemmas do not need): "
+              "with f frozen (eta_Z = 0, Assumption 1c's limit, the setting of Section 4) "
               "and classes whose attended bags are orthogonal (Dataset2 without CTs, so "
               "F^T F = I and Lemma 3 holds for the true update), the model's own population "
               "gradient flow of Y gives W = F^T Y with rows w_n = (M-1) h(t/K) zeta_n, h from "
@@ -451,8 +461,18 @@ _DECODER_TOL = ("allowance: twice the change of the model's value "
           "F^T F = I, where Eqn 26's modification is the true update (reduced_magnitude "
           "and reduced_magnitude_eqn26 cover F^T F != I).  Times: K/eta_Y times "
           "geomspace(1e-2, 10 M, 10), from h ~ eta_Y t/(M K) to x = M h of about 3 ln M, "
-          "fixed by the data, not by the theory.  A relative slip of a few 1e-7 in h or "
-          "gamma exceeds the allowance, so the part resolves the theory's own closed forms.",
+          "fixed by the data, not by the theory.  A relative slip of 1e-7 in h or gamma "
+          "exceeds every time's allowance (largest 2.8e-8 on the example M = 64 at quick, "
+          "commit 73bf4a5's flows; details.allowance_per_time), so the parts resolve the "
+          "theory's own closed forms.  Referee read (this stop): h is read entry by entry "
+          "(w_n[n]/(M-1) and -w_n[j]), not as differences, so a shift of w_n along 1 "
+          "would show; the allowance is the solver's estimate taken over the time's "
+          "entries and neighbours plus the looser solve's rtol.  The first design (the "
+          "per-entry estimate + 1e-10, a floor without a derivation) held at 0.21; a "
+          "second, with only the rounding floor 64 M eps, failed at the first saved time "
+          "(3.1e-12 against 3.3e-13 relative), where the two solves agree exactly and "
+          "the difference estimates nothing; hence the rtol floor, derived above, not "
+          "fitted to that run.",
 )
 def _check_decoder_full(params: dict, ctx: Context, *, root: Callable, gamma: Callable,
                         overlaps: Callable) -> Evidence:
@@ -466,20 +486,26 @@ def _check_decoder_full(params: dict, ctx: Context, *, root: Callable, gamma: Ca
                                                  t_eval=tuple(float(t) for t in times),
                                                  rtol=rtol, atol=atol), cache=ctx.cache)
             for rtol, atol in ((1e-9, 1e-11), (1e-11, 1e-13))]
-    q1, q0 = (float(q) for q in overlaps(M))
+    try:
+        q1, q0 = _theory(lambda: tuple(float(q) for q in overlaps(M)), what="zeta_overlaps")
+        h_pred = np.array([_theory(lambda t=t: float(root(t / K, M, eta_Y)),
+                                   what="decoder_scale") for t in times])[:, None, None]
+        g_pred = np.array([_theory(lambda t=t: float(gamma(t, M, K, eta_Y)),
+                                   what="speed_control") for t in times])[:, None]
+    except _InvalidTheory as e:
+        return _invalid(e)
     (h_loose, g_loose, c_loose), (h_seen, g_seen, c_seen) = (
         _decoder_readouts(r, facts, q1, q0) for r in runs)
-    h_pred = np.array([float(root(t / K, M, eta_Y)) for t in times])[:, None, None]
-    g_pred = np.array([float(gamma(t, M, K, eta_Y)) for t in times])[:, None]
+    floor = max(1e-9, 64 * M * _EPS)
     return Evidence((
-        _relative_part("h(t/K) of Lemma 6 vs the model's (w_n[n] - w_n[j]) / M",
-                       np.broadcast_to(h_pred, h_seen.shape), h_seen, h_loose, times,
-                       "Lemmas 3 and 5 make every j != n give h; " + _DECODER_TOL),
+        _relative_part("h(t/K) of Lemma 6 vs the model's w_n[n]/(M-1) and -w_n[j]",
+                       np.broadcast_to(h_pred, h_seen.shape), h_seen, h_loose, times, floor,
+                       "Lemmas 3 and 5 make every entry of w_n give h; " + _DECODER_TOL),
         _relative_part("gamma(t) vs the model's f_n . Y(e_n - alpha_n) / q_1",
-                       np.broadcast_to(g_pred, g_seen.shape), g_seen, g_loose, times,
+                       np.broadcast_to(g_pred, g_seen.shape), g_seen, g_loose, times, floor,
                        "q_1 from theory.scan_snap.zeta_overlaps; " + _DECODER_TOL),
         _relative_part("gamma(t) vs the model's f_n' . Y(e_n - alpha_n) / q_0 (n' != n)",
-                       np.broadcast_to(g_pred, c_seen.shape), c_seen, c_loose, times,
+                       np.broadcast_to(g_pred, c_seen.shape), c_seen, c_loose, times, floor,
                        "q_0 = -M/(M-1)^2 from theory.scan_snap.zeta_overlaps (Theorem 1's "
                        "exact cross-class coefficient at E = 0); " + _DECODER_TOL),
     ), {"M": M, "K": K, "times": times.tolist(), "q_1": q1, "q_0": q0})
@@ -1333,7 +1359,7 @@ def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) ->
               "alpha_n)^T) and Z by the model's own gradient, the reduced system's dz/dt "
               "(Eqn 10 with P(n) = 1/K) matches that flow's dz/dt at its own states within "
               "Theorem 1's dropped terms, on reduced_magnitude's data (M = 252-263, K = 2, "
-              "eta_Y/eta_Z >= 5, t in [K^2, 100 K^2])",
+              "t in [K^2, 100 K^2]; Assumption 1c read as eta_Y/eta_Z >= 5, our reading)",
     source="Lemma 3 and Eqn 26 (the modified update Theorem 1 is proved under), Theorem 1 "
            "(Eqn 9, 85-89), Lemma 4 (Eqn 10); issue 34's question whether "
            "reduced_magnitude's miss is Theorem 1's or the modification's",
@@ -1377,13 +1403,17 @@ def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) ->
           "'holds'): the worst relative miss / allowance is 0.084 / 0.097 at nu = 10 and "
           "0.012 / 0.128 at 20 CTs, nu = 100 (held), but 0.181 / 0.098 at nu = 5 (t = 400), "
           "so 'refuted' on the region's edge; the expectation was changed to 'refuted' "
-          "after that run, for this reason.  Mechanism (a diagnostic run of the same flow at "
-          "the same commit, nu = 5, 10, 30, 10 CTs, at the five times): Lemma 3 itself holds, "
-          "F^T Y within 0.7 % of its (M-1) h zeta_n rows at every time; the miss grows with t "
-          "(0.030, 0.069, 0.103, 0.140, 0.181 at nu = 5) and falls with nu (0.181, 0.084, "
-          "0.016 at t = 400 for nu = 5, 10, 30), as the step from W to Y = F (I - E') W "
-          "fails once F moves: Y integrates F's history, the O(eta_Z/eta_Y) term Assumption "
-          "1c drops and Theorem 1's dropped terms do not include.  So this refutes our "
+          "after that run, for this reason.  What the miss looks like (details.per_time at "
+          "each of the five times; the same flows run at nu = 5, 10 and 30 with 10 CTs, "
+          "code of this stop's referee fixes): the miss grows with t (0.030, 0.069, 0.103, "
+          "0.140, 0.181 at nu = 5) and falls with nu (0.181, 0.084, 0.016 at t = 400 for "
+          "nu = 5, 10, 30), and so does how far W = F^T Y departs from Lemma 3 and 5's rows "
+          "read entry by entry as h (lemma3_h_error: 0.66 to 1.81 h at nu = 5, 0.48 to "
+          "1.15 h at nu = 10, 0.23 to 0.50 h at nu = 30; 43 to 45 h under the model's own "
+          "gradient); the cross-class fit stays at 0.177-0.192 gamma against E'_01.  That "
+          "is the signature of F's motion, the O(eta_Z/eta_Y) term Assumption 1c drops "
+          "and Theorem 1's dropped terms do not include (not separated further here).  "
+          "So this refutes our "
           "reading of 'eta_Y >> eta_Z' as nu >= 5, not Theorem 1's statement under its "
           "assumptions; no allowance for that term was added.  Answer to issue 34's "
           "finding 1 (reduced_magnitude): under the model's own gradient the cross-class "
@@ -1434,6 +1464,7 @@ def _magnitude_evidence(params: dict, ctx: Context, system: Callable, run: Calla
     P = facts.probs[:, : facts.n_context]
     rhs = system(P, facts.M, float(params["ratio"]), 1.0).lambdify("numpy")
     worst = (-1.0, 0.0, 0.0, 0.0, 0.0, 0)
+    per_time = []
     for i, t in enumerate(flow.t[1:], 1):
         z = flow.zq[i, 0, : facts.n_context]
         h = ts.decoder_scale(t / K, facts.M, float(params["ratio"]))
@@ -1449,9 +1480,13 @@ def _magnitude_evidence(params: dict, ctx: Context, system: Callable, run: Calla
         tol = lam**2 + 3.0 / (facts.M * beta)
         if rel / tol > worst[0] / max(worst[4], 1e-300) or worst[0] < 0:
             worst = (rel, t, lam, beta, tol, i)
+        per_time.append({
+            "t": float(t), "relative_miss": rel, "allowance": tol,
+            "lemma3_h_error": _lemma3_h_error(flow, i, facts, h),
+            "decoder_fit": _decoder_fit(flow, i, facts, ts.speed_control(
+                t, facts.M, K, float(params["ratio"]))) if K == 2 else None})
     rel, t, lam, beta, tol, i = worst
-    fit = (_decoder_fit(flow, i, facts, ts.speed_control(t, facts.M, K, float(params["ratio"])))
-           if K == 2 else None)
+    fit = per_time[i - 1]["decoder_fit"]
     # kind: the predicted side is the reduced system evaluated at the flow's states; the
     # observed side is the full model's population gradient flow ("simulation") or the flow
     # with Eqn 26's decoder update, the paper's own modification ("symbolic": not the model)
@@ -1459,9 +1494,25 @@ def _magnitude_evidence(params: dict, ctx: Context, system: Callable, run: Calla
         "|z'_reduced - z'_flow| / |z'_flow|", 0.0, rel, rel, tol,
         "Theorem 1's dropped terms at this state: |delta_2|, |delta_3| < 3/M absolute on "
         "beta ~ E'_nn' (relative 3/(M beta_min)), and E' to O(|lambda_1|^2); both computed "
-        "from the flow's state (worst time of 5 in [K^2, 100 K^2])",
+        "from the flow's state (worst time of 5 in [K^2, 100 K^2]); |delta_1|'s 1/M and "
+        "its sampling term (zero in a population flow) are left out, 1/M being below the "
+        "3/M terms",
         details={"t": t, "lambda_1": lam, "beta_min": beta, "decoder_fit": fit,
+                 "per_time": per_time,
                  "Assumption 2 at Z = 0": _assumption2(facts)}, kind=kind),))
+
+
+def _lemma3_h_error(flow: ns.FlowResult, i: int, facts: ns.Facts, h: float) -> float:
+    """How far the flow's W = F^T Y (F at the flow's own Z) is from Lemma 3 and 5's
+    w_n = (M-1) h zeta_n with Lemma 6's h (theory.scan_snap.decoder_scale): the largest
+    relative error of h read entry by entry, w_n[n]/(M-1) and -w_n[j] (reported, not
+    judged: it separates Lemma 3's step from the step W -> Y that Theorem 1 takes)."""
+    Z = np.zeros((facts.M, facts.M))
+    Z[facts.query] = flow.zq[i]
+    W = (ns.class_features(torch.as_tensor(Z), facts) @ torch.as_tensor(flow.Y[i])).numpy()
+    own = np.zeros_like(W, dtype=bool)
+    own[np.arange(facts.K), facts.label] = True
+    return float(np.max(np.abs(np.where(own, W / (facts.M - 1), -W) - h)) / h)
 
 
 # ---------------------------------------------------------------------- 10. Theorem 2 signs
@@ -1531,7 +1582,7 @@ def _check_signs(params: dict, ctx: Context, *, signs: Callable) -> Evidence:
     return Evidence((
         Part("DT gain (dz > 0)", 0.0, wrong_dt, wrong_dt, 0.0,
              "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
-        Part("CT sign", 0.0, wrong_ct_pred, max(wrong_ct, wrong_ct_pred), 0.0,
+        Part("CT sign", 0.0, max(wrong_ct, wrong_ct_pred), max(wrong_ct, wrong_ct_pred), 0.0,
              "exact population flow: a wrong sign at any saved time up to t0 refutes", kind="simulation"),
         partition,
     ), {"min_dt_zdot": float(zdot[:, dt_mask].min()) if dt_mask.any() else None,
