@@ -1238,6 +1238,19 @@ def _printed_eqn10(P, M, eY, eZ):
     return ts.reduced_system(P, M, eY, len(P) * eZ)
 
 
+#: reduced_magnitude's region (and reduced_magnitude_eqn26's): Dataset2 with one query, two
+#: next tokens, 9-20 CTs and REGION_DTS DTs per class, eta_Y/eta_Z in [5, 100]
+_MAG_REGION = st.fixed_dictionaries({"num_common": st.integers(9, 20),
+                                     "num_unique": st.just(REGION_DTS),
+                                     "ratio": st.floats(5.0, 100.0)})
+_PRINTED_EQN10 = ("Eqn 10 as printed, without the class probability P(n) = 1/K (eta_Z "
+                  "multiplied by K)")
+
+#: the design reduced_magnitude and reduced_magnitude_eqn26 share (region, theory, control)
+_MAG_DESIGN = {"strategy": _MAG_REGION, "theory": {"system": ts.reduced_system},
+               "control": {"system": _printed_eqn10}, "control_description": _PRINTED_EQN10,
+               "cost": "slow", "expected": "refuted"}
+
 _MAG_NOTES_FLOW = (
     "The population flow is the exact T -> infinity gradient flow of the Y/Z model "
     "(numerics), not a theory function, so this claim judges the magnitudes of "
@@ -1256,15 +1269,7 @@ _MAG_NOTES_FLOW = (
               "1c read as eta_Y/eta_Z >= 5, as for theorem3_population)",
     source="Lemma 4 (Eqn 10), Theorem 1 (Eqn 9, 85-89), Assumption 2, Lemma 1",
     kind="reduced-vs-full",
-    strategy=st.fixed_dictionaries({"num_common": st.integers(9, 20),
-                                    "num_unique": st.just(REGION_DTS),
-                                    "ratio": st.floats(5.0, 100.0)}),
-    theory={"system": ts.reduced_system},
-    control={"system": _printed_eqn10},
-    control_description="Eqn 10 as printed, without the class probability P(n) = 1/K "
-                        "(eta_Z multiplied by K)",
-    cost="slow",
-    expected="refuted",
+    **_MAG_DESIGN,
     examples=(Example({"num_common": 10, "num_unique": REGION_DTS, "ratio": 10.0},
                       via="the authors' 10 CTs, 120 DTs per class (M = 253), Fig. 4's larger "
                           "ratio eta_Y/eta_Z = 10"),
@@ -1323,8 +1328,7 @@ _MAG_NOTES_FLOW = (
                                     "ratio": st.floats(5.0, 100.0)}),
     theory={"system": ts.reduced_system},
     control={"system": _printed_eqn10},
-    control_description="Eqn 10 as printed, without the class probability P(n) = 1/K "
-                        "(eta_Z multiplied by K)",
+    control_description=_PRINTED_EQN10,
     expected="refuted",
     examples=(Example({"num_common": 1, "ratio": 10.0},
                       via="Fig. 4's larger ratio eta_Y/eta_Z = 10 with one CT, the weakest "
@@ -1364,15 +1368,7 @@ def _check_reduced_magnitude(params: dict, ctx: Context, *, system: Callable) ->
            "(Eqn 9, 85-89), Lemma 4 (Eqn 10); issue 34's question whether "
            "reduced_magnitude's miss is Theorem 1's or the modification's",
     kind="symbolic",
-    strategy=st.fixed_dictionaries({"num_common": st.integers(9, 20),
-                                    "num_unique": st.just(REGION_DTS),
-                                    "ratio": st.floats(5.0, 100.0)}),
-    theory={"system": ts.reduced_system},
-    control={"system": _printed_eqn10},
-    control_description="Eqn 10 as printed, without the class probability P(n) = 1/K "
-                        "(eta_Z multiplied by K)",
-    cost="slow",
-    expected="refuted",
+    **_MAG_DESIGN,
     positive=Positive({"num_common": 10, "num_unique": REGION_DTS, "ratio": 30.0},
                       "the same check at eta_Y/eta_Z = 30, deeper in Assumption 1c (chosen "
                       "after the diagnostic run the notes describe, which showed 0.016 "
