@@ -498,6 +498,10 @@ def test_kills_by_the_domain_check_alone_are_counted_apart():
     assert not _domain_kill(base, also_prediction, "refutation")
     assert not _domain_kill(base, only_domain, "control")
     assert not _domain_kill(base, {"kinds": {"Eqn 11": ["symbolic", "fail"]}}, "refutation")
+    # a check with several theory inputs names one usability part per input
+    per_input = {"kinds": {"Gamma: theory output usable": ["symbolic", "fail"],
+                           "Eqn 11": ["symbolic", "pass"], "run": ["simulation", "pass"]}}
+    assert _domain_kill(base, per_input, "refutation")
 
     def entry(domain):
         return {"label": "f: output sign flip", "killed": True, "status": "kill",

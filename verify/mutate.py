@@ -986,6 +986,14 @@ _STATUS_RANK = {"kill": 4, "weak": 3, "defect": 2, "timeout": 1, "survived": 0}
 #: parts that say a theory output is unusable or outside its domain, not a prediction's
 #: comparison: the runner's admissibility part and a row's own (scan_snap's invalid indices)
 NON_PREDICTION_PARTS = (INADMISSIBLE_PART, "theory output usable (token indices, signs)")
+#: a check with several theory inputs names each input's usability part "<input>: theory
+#: output usable" (scan_snap.decoder_full_model, rank_increase.log_flow_is_gd_limit)
+NON_PREDICTION_SUFFIX = ": theory output usable"
+
+
+def _non_prediction(name: str) -> bool:
+    """Whether a part only says the theory's output left its domain or is unusable."""
+    return name in NON_PREDICTION_PARTS or name.endswith(NON_PREDICTION_SUFFIX)
 
 
 def _domain_kill(base: Mapping, mut: Mapping, why: str) -> bool:
@@ -995,10 +1003,10 @@ def _domain_kill(base: Mapping, mut: Mapping, why: str) -> bool:
     if why != "refutation":
         return False
     now, was = mut.get("kinds") or {}, base.get("kinds") or {}
-    if not any(now.get(p, ("", ""))[1] == "fail" for p in NON_PREDICTION_PARTS):
+    if not any(status == "fail" for name, (_, status) in now.items() if _non_prediction(name)):
         return False
     return all(status == (was.get(name) or ("", status))[1]
-               for name, (_, status) in now.items() if name not in NON_PREDICTION_PARTS)
+               for name, (_, status) in now.items() if not _non_prediction(name))
 
 
 def _domain_only(entry: Mapping) -> bool:

@@ -115,7 +115,7 @@ def _theory(fn: Callable, *args, what: str):
     """``fn(*args)``; an exception raised inside the theory call becomes :class:`_InvalidTheory`."""
     try:
         return fn(*args)
-    except (IndexError, KeyError, TypeError, ValueError) as e:
+    except (IndexError, KeyError, TypeError, ValueError, ArithmeticError) as e:
         raise _InvalidTheory(f"{what} raised {type(e).__name__}: {e}") from e
 
 
@@ -218,6 +218,12 @@ def _sequence(value, what: str) -> tuple:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise _InvalidTheory(f"{what}: {value!r} is not a sequence")
     return tuple(value)
+
+
+def _unusable(what: str, e: _InvalidTheory) -> Part:
+    """One part of a check with several theory inputs: ``what``'s output is unusable."""
+    return Part(f"{what}: theory output usable", 0.0, math.nan, math.inf, 0.0,
+                f"the theory's output is not what it claims: {e}", kind="symbolic")
 
 
 def _invalid(e: _InvalidTheory) -> Evidence:
@@ -445,8 +451,8 @@ def _gamma_integral_part(times: np.ndarray, g: np.ndarray, M: int, K: int, eta_Y
     K/eta_Y 1e-2 on (the other parts' first time; there the first segment [0, t_1] weighs
     nothing).  Allowance: the change when every second point is dropped (the trapezoid's
     O(d^2) error is then 4x, so that change is 3x the error at full density; on the
-    theory's own gamma at both examples the ratio is 0.34), + 1e-9 (the solve's rtol, far
-    below)."""
+    theory's own gamma at both examples the ratio is 0.34), + 1e-9, 100x the dense solve's
+    rtol 1e-11 (the relative accuracy of the model's gamma; far below the quadrature's)."""
     full = np.r_[0.0, cumulative_trapezoid(g, times)]
     half = np.r_[0.0, cumulative_trapezoid(g[::2], times[::2])]
     at = np.arange(8, len(times), 8)  # even indices, on both grids
@@ -456,7 +462,7 @@ def _gamma_integral_part(times: np.ndarray, g: np.ndarray, M: int, K: int, eta_Y
         pred = np.array([_theory(lambda t=t: float(gamma_int(t, M, K, eta_Y, 1.0)),
                                  what="integrated_speed") for t in times[at]])
     except _InvalidTheory as e:
-        return _invalid(e).parts[0]
+        return _unusable("Gamma", e)
     rel = np.abs(seen - pred) / np.abs(seen)
     allow = np.abs(seen - coarse) / np.abs(seen) + 1e-9
     ratio = np.where(np.isfinite(rel), rel / allow, np.inf)
@@ -465,8 +471,8 @@ def _gamma_integral_part(times: np.ndarray, g: np.ndarray, M: int, K: int, eta_Y
         "Gamma(t)/eta_Z vs the model's int_0^t gamma (trapezoid)", float(pred[k]),
         float(seen[k]), float(ratio[k]), 1.0,
         "in units of the allowance at each compared time: the trapezoid's change when every "
-        "second saved time is dropped (3x its error at full density) + 1e-9 (the solve's "
-        "rtol)", details={"t_worst": float(times[at][k]), "relative_error": float(rel[k]),
+        "second saved time is dropped (3x its error at full density) + 1e-9 (100x the dense "
+        "solve's rtol 1e-11)", details={"t_worst": float(times[at][k]), "relative_error": float(rel[k]),
                           "allowance": float(allow[k]),
                           "largest_allowance": float(np.max(allow))}, kind="simulation")
 
@@ -504,8 +510,9 @@ def _snap_crossing_part(times: np.ndarray, h_model: np.ndarray, M: int, K: int,
     larger root x* of e^x = (M-1) x (a root finder on the definition, no theory), read by
     linear interpolation in ln t on the dense saved times, against t0 (1 + delta')
     (theory.scan_snap.snap_time and snap_delta).  Allowance: the interpolation's error
-    bound (:func:`_crossing_log_time`, an error in ln t, so relative in t) + 1e-8 (the
-    solve's rtol 1e-11 on x, times the slope of ln t in x)."""
+    bound (:func:`_crossing_log_time`, an error in ln t, so relative in t) + 1e-8 for the
+    solve: its relative error on x (rtol 1e-11) times x* (< 3 ln M) times d ln t/dx (< 1
+    at the crossing) is below 1e-9 for every M of the strategy, so 1e-8 has a 10x margin."""
     L = math.log(M)
     x_star = brentq(lambda x: x - math.log((M - 1) * x), L, 3 * L, xtol=1e-14, rtol=4 * _EPS)
     log_tm, bound = _crossing_log_time(M * h_model[1:], np.log(times[1:]), x_star)
@@ -514,14 +521,15 @@ def _snap_crossing_part(times: np.ndarray, h_model: np.ndarray, M: int, K: int,
         pred = _theory(lambda: float(t0(M, K, eta_Y)) * (1.0 + float(delta(M))),
                        what="snap_time (1 + snap_delta)")
     except _InvalidTheory as e:
-        return _invalid(e).parts[0]
+        return _unusable("t0 (1 + delta')", e)
     rel = abs(t_m - pred) / t_m
     allow = bound + 1e-8
     return Part(
         "t0 (1 + delta') vs the time the model's M h reaches Lemma 8's x*", pred, t_m,
         rel / allow if math.isfinite(rel) else math.inf, 1.0,
         "in units of the allowance: linear interpolation's error bound (dx)^2/8 max|f''| "
-        "(f = ln t of x, f'' from divided differences, doubled) + 1e-8 for the solve",
+        "(f = ln t of x, f'' from divided differences, doubled) + 1e-8 for the solve (its "
+        "rtol 1e-11 on x times x* < 3 ln M times d ln t/dx < 1, with a 10x margin)",
         details={"x_star": x_star, "t_model": t_m, "relative_error": rel, "allowance": allow},
         kind="simulation")
 
@@ -540,8 +548,9 @@ def _snap_crossing_part(times: np.ndarray, h_model: np.ndarray, M: int, K: int,
               "Gamma(t)/eta_Z = K (M-1)^2 h(t/K)^2/(2 eta_Y) (Eqn 118-129); and M h leaves "
               "Lemma 8's window (reaches the larger root x* of e^x = (M-1) x) at Theorem "
               "4's snap time t0 (1 + delta'), with our exact delta'",
-    source="Lemma 3 (Eqn 8), Lemma 5 (Eqn 31-33), Lemma 6 (Eqn 44-45), Theorem 1 (Eqn 9); "
-           "Section 2's zeta_n, q_1",
+    source="Lemma 3 (Eqn 8), Lemma 5 (Eqn 31-33), Lemma 6 (Eqn 44-45), Theorem 1 (Eqn 9), "
+           "Eqn 118-129 (Gamma), Lemma 8 and Theorem 4 (t0 (1 + delta')); Section 2's "
+           "zeta_n, q_1, q_0",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"K": st.integers(2, 3), "num_unique": st.integers(3, 20),
                                     "eta_Y": st.floats(0.05, 1.0)}),
