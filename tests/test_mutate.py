@@ -510,3 +510,28 @@ def test_kills_by_the_domain_check_alone_are_counted_apart():
     row = RowResult("p", "quick", functions={"f": {"mutants": [
         entry({"c": True, "d": True}), entry({"c": True, "d": False}), entry({})]}})
     assert row.domain_only == 1
+
+
+def test_map_runs_record_theory_calls_hidden_behind_a_derivation_cache(monkeypatch):
+    """A run computed in the map pass starts with the derivation caches outside theory/
+    emptied, so a derivation an earlier run cached (numerics.rank_increase's
+    _quadratic_log_system) calls theory again and the run's key records the call; else a
+    mutant is served that run unmutated from the map's cache."""
+    import functools
+    import sys
+    import types
+
+    from verify.mutate import _MapObserver
+
+    fake = types.ModuleType("numerics._fake_derivations")
+
+    @functools.cache
+    def derivation(x):
+        return x + 1
+
+    fake.derivation = derivation
+    monkeypatch.setitem(sys.modules, "numerics._fake_derivations", fake)
+    derivation(1)
+    assert derivation.cache_info().currsize == 1
+    with _MapObserver().computing("key"):
+        assert derivation.cache_info().currsize == 0

@@ -540,6 +540,25 @@ def _clear_caches() -> None:
 
 
 
+def _clear_derivation_caches() -> None:
+    """Empty the functools caches outside theory/ and the run cache machinery (numerics',
+    verify's, figures' derivations).  A run computed in the map pass that took a derivation
+    from such a cache (built by an earlier run from a theory call) calls no theory function
+    itself, so its key records no call and a mutant is served the map's unmutated result:
+    rank_increase.log_flow_is_gd_limit's second log-flow run hit numerics.rank_increase.
+    _quadratic_log_system, so under a log_flow mutant its solver-error estimate (the
+    change between its two solves) took in the whole mutation and the part passed.  A
+    cache inside theory sits below a public function, whose calls are recorded anyway."""
+    for mod in _project_modules():
+        if mod.__name__.split(".")[0] == "theory" or mod.__name__ == "numerics.cache":
+            continue
+        for value in list(vars(mod).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                with contextlib.suppress(Exception):
+                    clear()
+
+
 def _summary(result) -> dict:
     def parts(ev):
         return {} if ev is None else {
@@ -611,6 +630,7 @@ class _MapObserver:
     @contextlib.contextmanager
     def computing(self, key: str) -> Iterator[None]:
         self.key_calls.setdefault(key, set())
+        _clear_derivation_caches()  # so this run's theory calls are made, and recorded
         self.stack.append(key)
         try:
             yield
