@@ -382,3 +382,46 @@ def test_initial_output_and_s_drift():
                          np.zeros((2, 2)), np.zeros((2, 2)), np.ones((2, 2)))
     assert np.allclose(v["beta"], 5.0) and v["S"] == pytest.approx(12.0)
     assert np.all(v["A"] == 0)
+
+
+def test_score_drift_with_a_members_gram_blocks():
+    """score_drift's K, Q: kappa I by default; with Gram blocks it is (I Q + K I)/S, and it
+    equals the trapezoid of the exact canonical dA/dt = Gamma Q_G + K_G Gamma on mu1..mu3
+    (theory.canonical_velocity on a real data set, the reduction's state placed on its
+    tokens) when the Gram matrices vanish off mu1..mu3."""
+    n, L, m, S = 12, 4, 16.0, 1.3
+    data = nc.make_dataset(n, L, 3)
+    d = int(data.tokens.max()) + 1
+    taus = np.linspace(0.0, 2.0, 81)
+    Y = tc.private_trajectory(taus, n, L)
+    kappa = 0.7
+    base = tc.score_drift(taus, Y, L, m, kappa, S)
+    # rounding only: (kappa x + kappa x) against 2 kappa x, O(1e-16) relative
+    assert np.allclose(base, tc.score_drift(taus, Y, L, m, kappa, S, K=kappa * np.eye(3),
+                                            Q=kappa * np.eye(3)), rtol=1e-14, atol=0)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3, 3))
+    K, Q = a @ a.T, b @ b.T  # symmetric positive semidefinite, as Gram blocks are
+    integral = tc.score_drift(taus, Y, L, m, 0.5, 1.0)  # 2 kappa / S = 1: int Gamma dtau
+    paired = tc.score_drift(taus, Y, L, m, kappa, S, K=K, Q=Q)
+    assert np.allclose(paired, (integral @ Q + K @ integral) / S, rtol=1e-13, atol=0)
+    # against the exact canonical velocity with these blocks and zeros elsewhere
+    KG, QG = np.zeros((d, d)), np.zeros((d, d))
+    KG[:3, :3], QG[:3, :3] = K, Q
+    rates = []
+    for j in range(taus.size):
+        beta = np.zeros(d)
+        beta[:3] = Y[:3, j]
+        for c in range(4):
+            rows = data.tokens[data.types == c]
+            beta[np.unique(rows[rows >= 3])] = Y[3 + c, j]
+        state = {"beta": beta, "S": S, "M": np.zeros((d, d)), "A": np.zeros((d, d)),
+                 "K_G": KG, "Q_G": QG}
+        rates.append(tc.canonical_velocity(state, data.tokens, data.labels, m, 1.0)["A"][:3, :3])
+    rates = np.array(rates)
+    exact = np.concatenate([np.zeros((1, 3, 3)), np.cumsum(
+        0.5 * (rates[1:] + rates[:-1]) * np.diff(taus)[:, None, None], axis=0)]) / S
+    # the same trapezoid on both sides: rounding of sums over samples and grid points
+    assert np.allclose(paired, exact, rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="3 x 3"):
+        tc.score_drift(taus, Y, L, m, kappa, S, K=np.eye(4))

@@ -459,17 +459,29 @@ def class_gamma(G: Sequence, L: int, m: float, weights: Sequence = _FLOAT_WEIGHT
 
 
 def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
-                weights: Sequence = _FLOAT_WEIGHTS) -> np.ndarray:
+                weights: Sequence = _FLOAT_WEIGHTS, K=None, Q=None) -> np.ndarray:
     """Predicted change of A = W_K^T W_Q on mu1..mu3 along a private-token trajectory ``Y``
-    [7, T] at times ``taus`` (our reduction): ``Delta A = (2 kappa / S) int Gamma dtau``
-    (dA/dt = Gamma Q_G + K_G Gamma with K_G ~ Q_G ~ kappa I, kappa = sigma0^2 m, dt = dtau/S;
-    Gamma from :func:`class_gamma` at the sample margins), trapezoid on the grid; [T, 3, 3]."""
+    [7, T] at times ``taus`` (our reduction): ``Delta A = (1/S) (I Q_G + K_G I)``, ``I = int
+    Gamma dtau`` (dA/dt = Gamma Q_G + K_G Gamma with K_G, Q_G frozen at their initial values,
+    dt = dtau/S; Gamma from :func:`class_gamma` at the sample margins), trapezoid on the grid;
+    [T, 3, 3].
+
+    ``K``, ``Q``: the key and query Gram blocks K_G = W_K^T W_K and Q_G = W_Q^T W_Q on
+    mu1..mu3 (3 x 3), when one initialisation's own draw is known; default ``kappa I`` each
+    (kappa = sigma0^2 m, their expectation at initialisation), which gives ``Delta A =
+    (2 kappa / S) int Gamma dtau``."""
     taus = np.asarray(taus, dtype=float)
     Y = np.asarray(Y, dtype=float)
-    Q = np.array(private_margins(list(Y), L))
-    gam = np.array([class_gamma(Y[:3, j], L, m, weights, Q[:, j]) for j in range(taus.size)])
+    Q_ = kappa * np.eye(3) if Q is None else np.asarray(Q, dtype=float)
+    K_ = kappa * np.eye(3) if K is None else np.asarray(K, dtype=float)
+    if Q_.shape != (3, 3) or K_.shape != (3, 3):
+        raise ValueError(f"K and Q must be 3 x 3, got {K_.shape} and {Q_.shape}")
+    margins = np.array(private_margins(list(Y), L))
+    gam = np.array([class_gamma(Y[:3, j], L, m, weights, margins[:, j])
+                    for j in range(taus.size)])
     steps = 0.5 * (gam[1:] + gam[:-1]) * np.diff(taus)[:, None, None]
-    return 2.0 * kappa / S * np.concatenate([np.zeros((1, 3, 3)), np.cumsum(steps, axis=0)])
+    integral = np.concatenate([np.zeros((1, 3, 3)), np.cumsum(steps, axis=0)])
+    return (integral @ Q_ + K_ @ integral) / S
 
 
 def softmax_change(dA3, tokens, m: float) -> float:

@@ -95,8 +95,8 @@ def _weights_theory(weights: tuple[float, ...], label: str) -> _Theory:
         ("private_system", lambda n, L, w=None: tc.private_system(n, L, rational)),
         ("private_trajectory", lambda taus, n, L, w=None, Y0=None:
          tc.private_trajectory(taus, n, L, weights, Y0)),
-        ("score_drift", lambda taus, Y, L, m, kappa, S, w=None:
-         tc.score_drift(taus, Y, L, m, kappa, S, weights)),
+        ("score_drift", lambda taus, Y, L, m, kappa, S, w=None, K=None, Q=None:
+         tc.score_drift(taus, Y, L, m, kappa, S, weights, K=K, Q=Q)),
         ("WEIGHTS", rational),
     ))
 
@@ -125,8 +125,9 @@ def _gamma_transposed(G, L, m, w=None, margins=None):
     return tc.class_gamma(G, L, m, margins=margins).T
 
 
-def _score_drift_transposed(taus, Y, L, m, kappa, S, w=None):
-    return np.swapaxes(tc.score_drift(taus, Y, L, m, kappa, S), -1, -2)
+def _score_drift_transposed(taus, Y, L, m, kappa, S, w=None, K=None, Q=None):
+    # int Gamma^T Q_G + K_G Gamma^T = (Q_G int Gamma + int Gamma K_G)^T (Gram blocks symmetric)
+    return np.swapaxes(tc.score_drift(taus, Y, L, m, kappa, S, K=Q, Q=K), -1, -2)
 
 
 #: a near miss of Theorem 3.2's signs through the theory: Gamma = -dL/dA read as [query, key]
@@ -719,9 +720,11 @@ def _phase1_rates(theory, run: nc.CoRun) -> tuple[Part, ...]:
     )
 
 
-def _phase1_member(theory, run: nc.CoRun, k: int) -> dict:
+def _phase1_member(theory, run: nc.CoRun, half: nc.CoRun, k: int) -> dict:
     """Member k's Phase-1 drifts at its first classification T1 against the reduction's
-    (each an (error, allowance, record) triple) and the exact identities behind them."""
+    (each an (error, allowance, record) triple) and the exact identities behind them;
+    ``half`` is the same run at half the step (:func:`_half_step`), for the paired parts
+    (:func:`_phase1_paired`)."""
     cfg = run.config
     kappa = cfg.s0 ** 2 * cfg.m  # K_G ~ Q_G ~ sigma0^2 m I at initialisation
     i = _classified(run, k)
@@ -747,6 +750,7 @@ def _phase1_member(theory, run: nc.CoRun, k: int) -> dict:
     out["dp"] = (_log_ratio(run.max_dp[k, i], dp),
                  math.log(1 + rel_tol) if 1 + rel_tol > 0 else math.nan,
                  [float(run.max_dp[k, i]), dp])
+    out.update(_phase1_paired(theory, run, half, k, i, grid, Yi, kappa))
     b2 = float(theory.private_beta_sq(Yi[:, -1], cfg.n, cfg.L))
     placed = _placed(run.data, cfg.vocabulary, Yi[:, -1])["beta"]
     out["b2"] = abs(_quotient(b2, placed @ placed) - 1)
@@ -789,6 +793,107 @@ def _phase1_member(theory, run: nc.CoRun, k: int) -> dict:
     return out
 
 
+def _half_step(config: nc.CoConfig) -> nc.CoConfig:
+    """The same data, initialisations and tau-schedule at half the GD step: every step
+    halved (dtau, and the growth per step the square root of the original's), twice the
+    steps, records at the same tau up to the schedule's rounding (tau read by interpolation)."""
+    return replace(config, dtau=config.dtau / 2, steps=2 * config.steps, warm=2 * config.warm,
+                   growth=math.sqrt(1.0 + config.growth) - 1.0,
+                   record_every=2 * config.record_every)
+
+
+def _at_tau(run: nc.CoRun, k: int, tau: float, values: np.ndarray) -> np.ndarray:
+    """Member k's recorded ``values`` [T, ...] at time ``tau``, linear in tau between records."""
+    flat = np.asarray(values, dtype=float).reshape(values.shape[0], -1)
+    out = np.array([np.interp(tau, run.tau[k], flat[:, c]) for c in range(flat.shape[1])])
+    return out.reshape(values.shape[1:])
+
+
+def _gram(run: nc.CoRun, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Member k's K_G = W_K^T W_K and Q_G = W_Q^T W_Q at initialisation [d, d], from its
+    stored initial parameters (numerics.cooccurrence.canonical)."""
+    can = nc.canonical({name: value[k] for name, value in run.initial.items()})
+    return can["K_G"].double().cpu().numpy(), can["Q_G"].double().cpu().numpy()
+
+
+def _gram_coupling(run: nc.CoRun, k: int, grid: np.ndarray, Y: np.ndarray, S0: float,
+                   K: np.ndarray, Q: np.ndarray) -> float:
+    """|what mu1..mu3's Delta A gets through the Gram entries between mu1..mu3 and the other
+    tokens| (Frobenius): (int Gamma Q_G + K_G int Gamma) on mu1..mu3 with the full [d, d]
+    Gamma and Gram matrices, minus the same with their mu1..mu3 blocks only.  Gamma is the
+    exact canonical one (theory.canonical_velocity with K_G = 0, Q_G = I, on the paper's
+    reduction ``Y`` placed on the run's tokens), integrated by the trapezoid over dt =
+    dtau/S0 on every 40th point of ``grid``: the term the reduction's mu1..mu3 system leaves
+    out, for this member's own draw."""
+    cfg = run.config
+    sub = np.arange(0, grid.size, 40)
+    if sub[-1] != grid.size - 1:
+        sub = np.append(sub, grid.size - 1)
+    gam = np.array([tc.canonical_velocity(_placed(run.data, cfg.vocabulary, Y[:, j], K=0.0,
+                                                  Q=1.0), run.data.tokens, run.data.labels,
+                                          cfg.m, cfg.m1)["A"] for j in sub])
+    gi = trapezoid(gam, grid[sub], axis=0) / S0
+    full = (gi @ Q + K @ gi)[:3, :3]
+    block = gi[:3, :3] @ Q[:3, :3] + K[:3, :3] @ gi[:3, :3]
+    return float(np.linalg.norm(full - block))
+
+
+def _phase1_paired(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np.ndarray,
+                   Yi: np.ndarray, kappa: float) -> dict:
+    """The paired Phase-1 comparisons of member k at its T1 = tau[k, i] (each an (error,
+    allowance, record) triple):
+
+    * ``dA_p``: Delta A on mu1..mu3 against theory.score_drift with the member's own
+      K_G(0), Q_G(0) blocks (the draw the run and the prediction share);
+    * ``S_law``: S/S0 - 1 against theory.s_drift of the member's own observed growth of
+      |beta|^2 (S^2 - S0^2 = 2 m1 Delta|beta|^2).
+
+    The observed side is GD's, Richardson-extrapolated to step 0 from the run and its
+    half-step twin at the same tau (2 R_{h/2} - R_h; the O(h) error cancels), so the
+    allowances carry |R_h - R_{h/2}| (the extrapolation's remainder is O(h^2), a third of it
+    if the error is first order) and, as derived in each part, what the paper's reduction
+    leaves out, computed on it (``tc``), the same for check and control."""
+    cfg = run.config
+    t1, S0 = float(run.tau[k, i]), float(run.S0[k])
+    K, Q = _gram(run, k)
+    # Delta A: observed at h and h/2, extrapolated
+    obs_h = run.A3[k, i] - run.A3[k, 0]
+    obs_2 = _at_tau(half, k, t1, half.A3[k]) - half.A3[k, 0]
+    obs_0 = 2 * obs_2 - obs_h
+    pred = theory.score_drift(grid, Yi, cfg.L, cfg.m, kappa, S0, K=K[:3, :3], Q=Q[:3, :3])[-1]
+    Y_tc = Yi if theory is tc else _private(tc, cfg, grid, _start(run, k))
+    ref = tc.score_drift(grid, Y_tc, cfg.L, cfg.m, kappa, S0, K=K[:3, :3], Q=Q[:3, :3])[-1]
+    _, spread, spread_ref = _g0_spread(
+        theory, run, k, grid, None, 0.0, reference=True,
+        stat_of=lambda th: lambda Yg: np.abs(th.score_drift(grid, Yg, cfg.L, cfg.m, kappa,
+                                                            S0)[-1]).max())
+    n_ref = float(np.linalg.norm(ref))
+    s_drift_run = abs(float(run.S[k, i] / S0) - 1.0)
+    terms = {"gram_coupling": _gram_coupling(run, k, grid, Y_tc, S0, K, Q) / n_ref,
+             "initial_G_spread": _quotient(spread, spread_ref),
+             "S_not_constant": s_drift_run,
+             "richardson": float(np.linalg.norm(obs_h - obs_2)) / n_ref}
+    e = _quotient(np.linalg.norm(obs_0 - pred), np.linalg.norm(pred))
+    out = {"dA_p": (e, float(sum(terms.values())), {"error": e, **terms})}
+    # the S law, on the member's own growth of |beta|^2 at h and h/2
+    def ratio(r: nc.CoRun, S_t: float, b_t: np.ndarray, th) -> float:
+        grow = float(b_t @ b_t - r.beta[k, 0] @ r.beta[k, 0])
+        return _quotient(S_t / float(r.S0[k]) - 1.0, float(th.s_drift(grow, cfg.m1,
+                                                                     float(r.S0[k]))))
+    r_h = ratio(run, float(run.S[k, i]), run.beta[k, i], theory)
+    r_2 = ratio(half, float(_at_tau(half, k, t1, half.S[k])), _at_tau(half, k, t1, half.beta[k]),
+                theory)
+    rt_h = r_h if theory is tc else ratio(run, float(run.S[k, i]), run.beta[k, i], tc)
+    rt_2 = r_2 if theory is tc else ratio(half, float(_at_tau(half, k, t1, half.S[k])),
+                                          _at_tau(half, k, t1, half.beta[k]), tc)
+    dropped = float(run.tau_eff[k, i] / run.tau[k, i] - 1.0)
+    e_S = abs(2 * r_2 - r_h - 1.0)
+    out["S_law"] = (e_S, abs(rt_h - rt_2) + abs(dropped),
+                    {"observed_over_predicted_h": r_h, "h_over_2": r_2,
+                     "richardson": abs(rt_h - rt_2), "m1_M_r_dropped": dropped})
+    return out
+
+
 def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
     """The worst member's drift parts and the largest exact-identity errors."""
 
@@ -803,6 +908,7 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
 
     (dA_err, dA_tol, rec_dA), (dp_err, dp_tol, rec_dp) = worst("dA"), worst("dp")
     (dS_err, dS_tol, rec_dS), (l_err, l_tol, rec_l) = worst("dS"), worst("loss")
+    (pA_err, pA_tol, rec_pA), (sl_err, sl_tol, rec_sl) = worst("dA_p"), worst("S_law")
     top = {key: float(np.max([m[key] for m in members])) for key in ("b2", "sd", "ds", "sm")}
     wrong = sum(m["wrong"] for m in members)
     return (
@@ -817,6 +923,30 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
              "softmax change of the predicted Delta A (theory.softmax_change) on the run's "
              "samples; |log(observed/predicted)|, same relative allowance as score_change",
              details={"members_observed_predicted": rec_dp}, kind="simulation"), "dp"),
+        worst_part(Part("score_change_paired", 0.0, pA_err, pA_err, pA_tol,
+             "score_change paired and extrapolated: Delta A on mu1..mu3 at T1, GD's value "
+             "Richardson-extrapolated to step 0 (2 R_{h/2} - R_h, the run and its half-step "
+             "twin at the same tau), against theory.score_drift with the member's own "
+             "K_G(0), Q_G(0) blocks (the draw the run and the prediction share; the chi-square "
+             "spread of score_change's allowance is paired out): Delta A = (I Q_G + K_G I)/S0, "
+             "I = int Gamma dtau; relative Frobenius error.  Allowance, relative to the "
+             "paper's reduction's paired value and the same for check and control, the sum of "
+             "what the reduction leaves out: the coupling through the Gram entries between "
+             "mu1..mu3 and the other tokens (exact canonical Gamma on the paper's reduction, "
+             "this member's Gram matrices); the initial-G spread (second order, as in "
+             "score_change, without its clock term, which the extrapolation replaces); S's "
+             "own change |S(T1)/S0 - 1| (the reduction's clock dt = dtau/S0 holds S at S0); "
+             "and |R_h - R_{h/2}| (the extrapolation's remainder is O(h^2))",
+             details={"members": rec_pA}, kind="simulation"), "dA_p"),
+        worst_part(Part("S_law", 0.0, sl_err, sl_err, sl_tol,
+             "Proposition E.12's mechanism, paired: S(T1)/S0 - 1 against theory.s_drift of "
+             "the member's own observed growth of |beta|^2 (S^2 - S0^2 = 2 m1 Delta|beta|^2), "
+             "the ratio observed/predicted Richardson-extrapolated to step 0 from the run and "
+             "its half-step twin; |ratio - 1|.  Allowance: |r_h - r_{h/2}| (the "
+             "extrapolation's remainder) plus the dropped m1 M r term's relative size "
+             "(tau_eff/tau - 1 at T1, measured), both with the paper's s_drift, the same for "
+             "check and control",
+             details={"members": rec_sl}, kind="simulation"), "S_law"),
         worst_part(Part("S_constant", 0.0, dS_err, dS_err, dS_tol,
              "Proposition E.12 (S changes by O~(1/m)) sharpened: S^2 - S0^2 = 2 m1 Delta|beta|^2 "
              "(theory.s_drift, |beta|^2 from theory.private_beta_sq); relative error; "
@@ -879,10 +1009,11 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
     (:func:`_phase1_timing`), the initial rates (:func:`_phase1_rates`) and each member's
     drifts to T1 (:func:`_phase1_member`, :func:`_phase1_drifts`)."""
     run = _run(_main_config(ctx, int(params.get("seed", 0))), ctx)
-    members = [_phase1_member(theory, run, k) for k in range(run.config.members)]
+    half = _run(_half_step(run.config), ctx)
+    members = [_phase1_member(theory, run, half, k) for k in range(run.config.members)]
     rates, drifts = _phase1_rates(theory, run), _phase1_drifts(members)
     return Evidence((_phase1_timing(theory, run, np.linspace(0.0, 60.0, 6001)), *rates[:2],
-                     *drifts[:5], rates[2], *drifts[5:]), {"S0": run.S0.tolist()})
+                     *drifts[:7], rates[2], *drifts[7:]), {"S0": run.S0.tolist()})
 
 
 # ---------------------------------------------------------------------- 4 hump
