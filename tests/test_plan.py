@@ -55,3 +55,27 @@ def test_noise_and_fit_runs_are_costed_not_unknown():
     assert one[1] - small[1] == pytest.approx(3 * per_gradient, rel=1e-3)
     fit = nl.run_fit.planned_cost(nl.FitConfig(prompts=100, iterations=8))
     assert fit[0] == 11 + 2 * 2 * 25 and fit[1] > 0  # L-BFGS, then the sampling law
+
+
+def test_a_benched_model_is_timed_by_its_own_flop_rate(tmp_path, monkeypatch):
+    """A run of a model the bench measured is timed by that model's own FLOP rate (so a run
+    at another size is scaled by its FLOP), not by the median over models nor by the
+    member-step rate of the bench's size; a model the bench lacks falls back to the median."""
+    import json
+
+    from numerics.cache import PlannedRun
+    from verify import plan
+
+    monkeypatch.setenv("TDCHECK_CACHE_DIR", str(tmp_path))
+    (tmp_path / "bench-cpu.json").write_text(json.dumps({"device": "cpu", "models": [
+        {"model": "markov", "k": 3, "member_steps_per_s": 100.0, "gflops": 1.0},
+        {"model": "linear_attention", "k": 3, "member_steps_per_s": 50.0, "gflops": 10.0},
+    ]}))
+    tp = plan.throughput("cpu")
+    big = PlannedRun("markov.run_full", None, (), member_steps=10.0, flops=4e9, cached=False)
+    other = PlannedRun("scan_snap.run", None, (), member_steps=10.0, flops=4e9, cached=False)
+    unknown = PlannedRun("markov.run_full", None, (), member_steps=10.0, flops=None,
+                         cached=False)
+    assert plan._seconds(big, tp) == pytest.approx(4.0)  # 4e9 FLOP at markov's 1 GFLOP/s
+    assert plan._seconds(other, tp) == pytest.approx(0.4)  # the median rate, 10 GFLOP/s
+    assert plan._seconds(unknown, tp) == pytest.approx(0.1)  # 10 member-steps at 100/s

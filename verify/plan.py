@@ -5,9 +5,11 @@ control ask for (member-steps and FLOP from each run function's ``cost=``, or me
 steps from its config), skipping runs already in the cache, so a stopped run's plan shows
 what is left, and counting a run that several claims ask for once (the cache trains it once).  Time comes from measured throughput on the device:
 
-1. the bench's stacked member-step rate for the model of the run's row, where
-   ``tdcheck bench`` measured one (``bench-<device>.json`` in the cache folder, written by
-   every bench run);
+1. where ``tdcheck bench`` measured the model of the run's row (``bench-<device>.json`` in
+   the cache folder, written by every bench run): the run's FLOP / that model's sustained
+   FLOP rate at the bench's largest member count, so that a run at another size (markov at
+   the paper's N = 1024, the bench's N = 64) is scaled by its FLOP; a run with no FLOP count,
+   its member-steps / that model's stacked member-step rate;
 2. else FLOP / the bench's sustained FLOP rate on that device (the median over its models
    at the largest member count);
 3. else, with no bench for the device, FLOP / (nominal peak x the fraction of peak the CPU
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from numerics.cache import default_cache_dir
@@ -46,6 +48,7 @@ class Throughput:
     member_steps_per_s: Mapping[str, float]
     flops_per_s: float | None
     source: str
+    flops_by_model: Mapping[str, float] = field(default_factory=dict)
 
 
 def _largest_k_rows(data: Mapping) -> dict[str, Mapping]:
@@ -67,7 +70,8 @@ def throughput(device: str, rate: float | None = None) -> Throughput:
         gflops = sorted(r["gflops"] for r in rows.values())
         median = gflops[len(gflops) // 2] * 1e9 if gflops else None
         return Throughput({m: r["member_steps_per_s"] for m, r in rows.items()}, median,
-                          f"tdcheck bench on {data.get('device', device)} ({path})")
+                          f"tdcheck bench on {data.get('device', device)} ({path})",
+                          {m: r["gflops"] * 1e9 for m, r in rows.items() if r.get("gflops")})
     cpu = bench_path("cpu")
     if device.startswith("cuda"):
         name = ""
@@ -95,6 +99,8 @@ def throughput(device: str, rate: float | None = None) -> Throughput:
 
 def _seconds(run, tp: Throughput) -> float | None:
     model = run.tag.split(".", 1)[0]
+    if run.flops is not None and model in tp.flops_by_model:
+        return run.flops / tp.flops_by_model[model]
     if run.member_steps is not None and model in tp.member_steps_per_s and run.flops is None:
         return run.member_steps / tp.member_steps_per_s[model]
     if run.flops is not None and tp.flops_per_s:
