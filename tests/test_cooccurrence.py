@@ -425,3 +425,22 @@ def test_score_drift_with_a_members_gram_blocks():
     assert np.allclose(paired, exact, rtol=1e-10, atol=1e-14)
     with pytest.raises(ValueError, match="3 x 3"):
         tc.score_drift(taus, Y, L, m, kappa, S, K=np.eye(4))
+
+
+def test_key_query_near_miss_transposes_gamma_with_gram_blocks():
+    """The KEY_QUERY control's score_drift is int Gamma^T Q_G + K_G int Gamma^T: Gamma read
+    as [query, key], the Gram roles kept (verify.cooccurrence._score_drift_transposed)."""
+    from verify import cooccurrence as vc
+
+    n, L, m, S = 12, 4, 16.0, 1.3
+    taus = np.linspace(0.0, 2.0, 41)
+    Y = tc.private_trajectory(taus, n, L)
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 3, 3))
+    K, Q = a @ a.T, b @ b.T
+    integral = tc.score_drift(taus, Y, L, m, 0.5, 1.0)  # int Gamma dtau
+    gt = np.swapaxes(integral, -1, -2)
+    expected = (gt @ Q + K @ gt) / S
+    got = vc._score_drift_transposed(taus, Y, L, m, 0.7, S, K=K, Q=Q)
+    assert np.allclose(got, expected, rtol=1e-13, atol=0)  # rounding of 3 x 3 products
+    assert not np.allclose(got, tc.score_drift(taus, Y, L, m, 0.7, S, K=K, Q=Q))
