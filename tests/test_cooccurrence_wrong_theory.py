@@ -56,3 +56,22 @@ def test_phase1_allowances_are_the_papers(tmp_path):
     ev = vc.check_phase1({"seed": 0}, ctx, theory=_flipped("initial_output_sd"))
     assert ([(p.name, p.error, p.tolerance) for p in ev.parts]
             == [(p.name, p.error, p.tolerance) for p in ref.parts])
+
+
+def test_phase1_paired_parts_fail_on_unusable_output(tmp_path):
+    """A theory whose score_drift or s_drift gives output of the wrong shape (not a shape
+    ``tdcheck mutate`` makes) fails the paired parts with an infinite error instead of
+    raising in them."""
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    scalar = vc._Theory("score_drift a scalar", (("score_drift", lambda *a, **k: 1.0),))
+    listed = vc._Theory("s_drift a pair", (("s_drift", lambda *a, **k: [1.0, 2.0]),))
+    run = vc._run(vc._main_config(ctx, 0), ctx)
+    half = vc._run(vc._half_step(run.config), ctx)
+    i = vc._classified(run, 0)
+    grid = np.linspace(0.0, float(run.tau[0, i]), 801)
+    Yi = vc._private(tc, run.config, grid, vc._start(run, 0))
+    kappa = run.config.s0 ** 2 * run.config.m
+    out = vc._phase1_paired(scalar, run, half, 0, i, grid, Yi, kappa)
+    assert out["dA_p"][0] == np.inf and np.isfinite(out["dA_p"][1])
+    out = vc._phase1_paired(listed, run, half, 0, i, grid, Yi, kappa)
+    assert out["S_law"][0] == np.inf and out["S_red"][0] == np.inf
