@@ -404,6 +404,9 @@ def test_score_drift_with_a_members_gram_blocks():
     K, Q = a @ a.T, b @ b.T  # symmetric positive semidefinite, as Gram blocks are
     integral = tc.score_drift(taus, Y, L, m, 0.5, 1.0)  # 2 kappa / S = 1: int Gamma dtau
     paired = tc.score_drift(taus, Y, L, m, kappa, S, K=K, Q=Q)
+    # the same products in another order: rounding of 3-term sums of O(1) entries, a few
+    # eps, so 1e-13 is a ~100x margin; a wrong formula (K, Q swapped, a missing term)
+    # misses by O(1)
     assert np.allclose(paired, (integral @ Q + K @ integral) / S, rtol=1e-13, atol=0)
     # against the exact canonical velocity with these blocks and zeros elsewhere
     KG, QG = np.zeros((d, d)), np.zeros((d, d))
