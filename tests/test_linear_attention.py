@@ -596,3 +596,63 @@ def test_wrong_theories_in_the_floor_and_curvature_fail_parts_not_checks(monkeyp
                         lambda *a: ((2 * curv(*a)[0][0], *curv(*a)[0][1:]), curv(*a)[1]))
     with pytest.raises(InadmissibleTheory, match="must be symbols"):
         la.balanced_off_block_curvature_numeric.__wrapped__((1.0, 2.0, 3.0), 20)
+
+
+def test_one_layer_fit_sizes_come_from_the_power_calculation():
+    """The judged one-layer fits are sized by one_layer_fit_sizes_needed (from its pilot):
+    the correlated evaluation and the sphere fit from quick on, the Gamma law's fit at
+    thorough only (below it, its parts are details, not judged)."""
+    from verify import linear_attention as vl
+
+    for law, entry, profile in (("correlated", "fit_correlated", "quick"),
+                                ("sphere", "fit_sphere", "quick"),
+                                ("gamma", "fit_gamma", "thorough")):
+        size = nl.SIZES.at(entry, profile)
+        for key, need in vl.one_layer_fit_sizes_needed(law).items():
+            assert size[key] >= need, (law, key)
+    assert nl.SIZES.at("fit_gamma", "quick")["prompts"] < vl.one_layer_fit_sizes_needed(
+        "gamma")["prompts"]
+    # a smaller power asks for fewer prompts
+    assert vl.one_layer_fit_sizes_needed("sphere", power=0.6)["prompts"] < \
+        vl.one_layer_fit_sizes_needed("sphere")["prompts"]
+
+
+def test_fitted_models_loss_is_held_to_one_layer_loss_and_a_wrong_loss_fails(monkeypatch):
+    """The correlated-Sigma fit's fresh-prompt torch loss (test size) against
+    one_layer_loss at its Gamma: within a few s.e. under our derivation, and 10 % off
+    under a loss scaled by 1.1; a loss that is not a number is InadmissibleTheory."""
+    from numerics.context import Context
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    fit = vl._correlated_fit(0, Context(profile="test"))
+    assert fit.config.eval_prompts > 0 and math.isfinite(fit.eval_loss)
+    part = vl._fitted_loss_part(fit)
+    assert part.kind == "simulation" and not part.measured  # test size: reported only
+    assert part.error < 4 * part.details["relative_se"]
+    orig = la.one_layer_loss
+    monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: orig(*a, **k) * 1.1)
+    assert vl._fitted_loss_part(fit).error > 0.05
+    monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: sp.Symbol("x"))
+    with pytest.raises(InadmissibleTheory, match="no number"):
+        vl._fitted_loss_part(fit)
+    with pytest.raises(ValueError, match="w_law"):
+        nl.FitConfig(w_law="inverse", eval_prompts=10)
+
+
+def test_rotation_fit_parts_are_details_below_power_and_see_the_gaussian_control():
+    """At test size the sphere fit is below its power calculation: no judged part, its
+    measurements in the details; the Gaussian optimum (the control) lies far outside the
+    fit's interval, the claimed gamma* inside a few s.e."""
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    ctx = Context(profile="test")
+    g_star, f1 = (float(v) for v in la.rotation_invariant_optimum(5, 20, *la.sphere_moments()))
+    parts, details = vl._rotation_fit_parts("sphere", g_star, f1, 0, ctx)
+    assert parts == [] and "prompts" in details["not_judged"]
+    claimed = details["sphere: fitted tr(Gamma)/d vs gamma*"]
+    g_wrong, f_wrong = vl._gaussian_rotation_optimum(5, 20, *la.sphere_moments())
+    _, wrong = vl._rotation_fit_parts("sphere", float(g_wrong), float(f_wrong), 0, ctx)
+    wrong = wrong["sphere: fitted tr(Gamma)/d vs gamma*"]
+    assert wrong["interval"][0] > claimed["interval"][1]

@@ -518,12 +518,163 @@ def _chi2_noncentrality(dof: int, limit: float, power: float) -> float:
     return float(_opt.brentq(lambda lam: _st.ncx2.sf(limit, dof, lam) - power, 1e-9, 1e6))
 
 
+# Pilot of the one-layer fits' sizes (``run_fit``, seed 0, 12 000 prompts, 80 iterations,
+# 100 000 evaluation prompts; run while this design was written, before the parts below
+# existed): only the relative standard errors were read, of the fitted mean diagonal
+# (tr Gamma / d over gamma*, from the fit's sandwich covariance) and of the fresh-prompt
+# loss; no part's error was computed.
+ONE_LAYER_FIT_PILOT = {
+    "sphere": {"prompts": 12_000, "scale_se": 0.0048, "eval_prompts": 100_000,
+               "eval_se": 0.0019},
+    "gamma": {"prompts": 12_000, "scale_se": 0.0535, "eval_prompts": 100_000,
+              "eval_se": 0.0134},
+    "correlated": {"eval_prompts": 100_000, "eval_se": 0.00328},
+}
+
+
+# The claim's judged fit parts once all are judged (correlated loss, and per covariate law
+# the scale and the loss): the power is joint over them.
+ONE_LAYER_FIT_PARTS = 5
+
+
+def one_layer_fit_sizes_needed(law: str, power: float = 0.9,
+                               parts: int = ONE_LAYER_FIT_PARTS) -> dict[str, int]:
+    """Fit prompts (whole thousands) and evaluation prompts (whole chunks of 20 000) at
+    which ``parts`` independent parts judged at :data:`PRECISION` with 99 % intervals all
+    pass with probability ``power`` when the theory is exact: each needs relative s.e. <=
+    PRECISION / (z_0.995 + z_p), p = power^(1/parts) one-sided, scaled from
+    :data:`ONE_LAYER_FIT_PILOT` by s.e. ~ 1 / sqrt(size)."""
+    pilot = ONE_LAYER_FIT_PILOT[law]
+    per_part = power ** (1 / parts)
+    target = PRECISION / (normal_quantile(0.99) + normal_quantile(2 * per_part - 1))
+    out = {"eval_prompts": int(math.ceil(pilot["eval_prompts"] * (pilot["eval_se"] / target)
+                                         ** 2 / 20_000) * 20_000)}
+    if "scale_se" in pilot:
+        out["prompts"] = int(math.ceil(pilot["prompts"] * (pilot["scale_se"] / target) ** 2
+                                       / 1000) * 1000)
+    return out
+
+
+def _underpowered(fit: nl.FitResult, law: str) -> str | None:
+    """Why ``fit`` is too small to judge its parts (None when it is not)."""
+    need = one_layer_fit_sizes_needed(law)
+    have = {"prompts": fit.config.prompts, "eval_prompts": fit.config.eval_prompts}
+    short = [f"{k} {have[k]} < {v}" for k, v in need.items() if have[k] < v]
+    return "; ".join(short) or None
+
+
+def _theory_float(fn: Callable, *args) -> float:
+    """``float(fn(*args))``, a theory output that is not a finite number being
+    InadmissibleTheory (a failed part with the reason, never a crash of the check)."""
+    try:
+        value = float(fn(*args))
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise InadmissibleTheory(f"{getattr(fn, '__name__', fn)} gave no number: {exc}"
+                                 ) from exc
+    if not math.isfinite(value):
+        raise InadmissibleTheory(f"{getattr(fn, '__name__', fn)} gave {value}")
+    return value
+
+
+def _fitted_loss_part(fit: nl.FitResult) -> Part:
+    """The fitted one-layer model's torch loss on fresh prompts at the correlated Sigma
+    against ``theory.linear_attention.one_layer_loss`` at the same fitted Gamma.
+
+    ``one_layer_loss`` is an exact expectation (over the prompt and w* ~ N(0, I)) through
+    E[Sigma_hat^2] (``sample_cov_second_moment``, ``moment4``); the torch side is the
+    model's own forward on ``eval_prompts`` fresh prompts, averaged exactly over w*
+    (label averaging), so the only gap is Monte Carlo noise, which the 99 % interval
+    carries.  Tolerance PRECISION (1 %), the row's precision for a loss, the same for check
+    and control; the evaluation prompts come from the power calculation
+    (:func:`one_layer_fit_sizes_needed`)."""
+    gamma = sp.Matrix(la.gd_preconditioners([fit.A[0]])[0])
+    claimed = _theory_float(la.one_layer_loss, gamma, sp.Matrix(_CORRELATED), 20)
+    part = _relative_deviation(
+        "fitted model's torch loss vs one_layer_loss at its Gamma, correlated Sigma",
+        claimed, fit.eval_loss, fit.eval_se,
+        "|torch loss of the fitted one-layer model on fresh prompts (exact over w*) - "
+        "one_layer_loss(Gamma_fit, Sigma, n)| / one_layer_loss, Sigma = AhnPGD's spectrum "
+        "rotated, n = 20; an exact expectation, so only the evaluation's noise (in the 99 % "
+        "interval); tolerance 1 % (PRECISION)", kind="simulation")
+    why = _underpowered(fit, "correlated")
+    return part if why is None else _reported(part, why)
+
+
+def _reported(part: Part, why: str) -> Part:
+    """``part`` measured below its power calculation's size: reported, not judged."""
+    return replace(part, measured=False,
+                   error_model=f"reported, not judged: below the power calculation's size "
+                               f"({why}).  {part.error_model}")
+
+
+def _rotation_fit_parts(law: str, gamma_star: float, f1: float, seed: int, ctx: Context
+                        ) -> tuple[list[Part], dict | None]:
+    """The one-layer model fitted by L-BFGS on ``law`` covariates (sphere or Setting 3's
+    Gamma law) against the claimed rotation-invariant optimum gamma* I and its loss f1*.
+
+    1. The fitted Gamma's mean diagonal tr(Gamma) / d against gamma*: the P-prompt
+       minimiser (one Newton step from L-BFGS's, exact for this quadratic loss) is normal
+       about the population one with the fit's sandwich covariance C, so tr(Gamma)/d has
+       s.e. sqrt(1^T C_diag 1) / d (details also give the chi-square over all d^2 entries
+       against gamma* I, as the correlated part judges);
+    2. the fitted model's torch loss on fresh prompts against f1*: it exceeds f1* by the
+       fit's excess loss, second order in its sampling error (relative size ~ d^2 / P,
+       under a tenth of the 1 % tolerance at the judged sizes), reported in details.
+    Both at tolerance PRECISION, the same for check and control.  Judged where the fit's
+    sizes reach :func:`one_layer_fit_sizes_needed`; below that (Gamma covariates below
+    thorough) the parts are returned as details only, so they neither pass nor block."""
+    from scipy import stats as _st
+
+    fit = nl.run_fit(nl.FitConfig(1, seed, None, "identity", covariates=law,
+                                  **ctx.size(nl.SIZES, f"fit_{law}")),
+                     cache=ctx.cache, device=ctx.device)
+    d = fit.A.shape[-1]
+    diag = [i * (d + 1) for i in range(d)]
+    newton = fit.newton.reshape(-1)
+    scale = -float(newton[diag].sum()) / d  # Gamma = -A^T: tr Gamma = -tr A
+    scale_se = math.sqrt(max(float(fit.cov[np.ix_(diag, diag)].sum()), 0.0)) / d
+    r = newton + gamma_star * np.eye(d).ravel()  # vec(A) - vec(-gamma* I)
+    stat = float(r @ np.linalg.solve(fit.cov, r))
+    parts = [
+        _relative_deviation(
+            f"{law}: fitted tr(Gamma)/d vs gamma*", gamma_star, scale, scale_se,
+            f"{law} covariates: |tr(Gamma_fit)/d - gamma*| / gamma*, Gamma_fit = -A^T of the "
+            "one-layer model fitted by L-BFGS (one Newton step: the P-prompt minimiser); "
+            "s.e. from the fit's sandwich covariance (99 % interval); tolerance 1 % "
+            "(PRECISION) in the parameter itself", kind="simulation"),
+        _relative_deviation(
+            f"{law}: fitted model's torch loss vs f1*", f1, fit.eval_loss, fit.eval_se,
+            f"{law} covariates: |torch loss of the fitted model on fresh prompts (exact over "
+            "w*) - f1*| / f1*; the fit's excess loss is second order in its sampling error "
+            "(~ d^2 / P relative); evaluation noise in the 99 % interval; tolerance 1 % "
+            "(PRECISION)", kind="simulation"),
+    ]
+    details = {"prompts": fit.config.prompts, "eval_prompts": fit.config.eval_prompts,
+               "grad_norm": fit.grad_norm, "chi2_all_entries": stat,
+               "chi2_99": float(_st.chi2.ppf(0.99, r.size)),
+               "needed": one_layer_fit_sizes_needed(law)}
+    why = _underpowered(fit, law)
+    if why is None:
+        return parts, None
+    details |= {"not_judged": why,
+                **{p.name: {"claimed": p.predicted, "observed": p.observed, "error": p.error,
+                            "interval": [p.lower, p.upper]} for p in parts}}
+    return [], details
+
+
+def _correlated_fit(seed: int, ctx: Context) -> nl.FitResult:
+    """The one-layer L-BFGS fit at the correlated Sigma (``SIZES["fit_correlated"]``)."""
+    return nl.run_fit(nl.FitConfig(1, seed, _CORRELATED, "identity",
+                                   **ctx.size(nl.SIZES, "fit_correlated")),
+                      cache=ctx.cache, device=ctx.device)
+
+
 def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> Part:
     """The trained one-layer model at a correlated Sigma against the claimed Gamma*(Sigma).
 
     Design (before any run of it): the one-layer B = 0 model fitted by L-BFGS on P fixed
-    prompts (``numerics.linear_attention.run_fit``, P from ``SIZES["fit"]``: 12 000 at
-    quick) with x ~ N(0, Sigma), Sigma = AhnPGD's spectrum (1, 1, 1/4, 1/16, 1) rotated
+    prompts (``numerics.linear_attention.run_fit``, P from ``SIZES["fit_correlated"]``:
+    12 000 at quick) with x ~ N(0, Sigma), Sigma = AhnPGD's spectrum (1, 1, 1/4, 1/16, 1) rotated
     (rotation 0, where Gamma* is not a multiple of I and its tr(Sigma)/n I term is not
     proportional to Sigma^-1), w* ~ N(0, I), n = 20.  For one layer the loss is a quadratic
     in A, so the P-prompt minimiser (one Newton step from L-BFGS's, exact for a quadratic)
@@ -535,8 +686,7 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
     power 0.9 (details ``resolves_scale_error``)."""
     from scipy import stats as _st
 
-    fit = nl.run_fit(nl.FitConfig(1, seed, _CORRELATED, "identity", **ctx.size(nl.SIZES, "fit")),
-                     cache=ctx.cache, device=ctx.device)
+    fit = _correlated_fit(seed, ctx)
     gamma_c = np.array(preconditioner(sp.Matrix(_CORRELATED), 20).evalf(), dtype=float)
     (a_claim,) = la.gd_preconditioners([gamma_c])
     a_claim = np.asarray(a_claim, dtype=float).ravel()
@@ -596,7 +746,23 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
           "is held to Gamma*(Sigma) in all d^2 entries by its own sampling law (the sandwich "
           "covariance; the loss is quadratic in A, so the law is first-order exact): a "
           "chi-square 99 % point, no constant; details give the relative scale error in "
-          "Gamma* the run resolves with power 0.9.",
+          "Gamma* the run resolves with power 0.9. The same fit's torch loss on fresh "
+          "prompts is held to one_layer_loss at the fitted Gamma (an exact expectation "
+          "through E[Sigma_hat^2], so a slip in sample_cov_second_moment or moment4 shows "
+          "in the trained model's loss). For sphere and Gamma covariates the one-layer "
+          "model is fitted the same way and its tr(Gamma)/d and fresh-prompt loss are held "
+          "to gamma* and f1* (1 %, the fit's sandwich and the evaluation's noise in the "
+          "intervals). Their sizes come from a power calculation (one_layer_fit_sizes_"
+          "needed) on a pilot written before these parts (ONE_LAYER_FIT_PILOT: only "
+          "standard errors read). The Gamma law's heavy tail (E G^2 = 11) needs 7.3e6 fit "
+          "prompts, sized only at thorough; below it those two parts are reported in the "
+          "details (fits_not_judged), not judged, and gamma* for that law is judged by the "
+          "Monte Carlo parts alone. Design change after a run (said so): the first quick "
+          "run (seed 0) sized each part for power 0.9 on its own and left both sphere "
+          "parts inconclusive (0.555 % [0, 1.23 %] and 0.655 % [0, 1.28 %] against 1 %). "
+          "Three parts at 0.9 each hold jointly with power 0.73 only, a flaw of that "
+          "calculation; the sizes now give joint power 0.9 over the claim's five fit parts "
+          "(ONE_LAYER_FIT_PARTS), and the outcome at them stands whatever it is.",
 )
 def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Callable,
                             rotation: Callable, optimum_loss: Callable,
@@ -681,9 +847,15 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
         kind="symbolic"))
     parts.append(_stationarity_correlated(preconditioner))
     parts.append(_correlated_fit_part(preconditioner, params["seed"], ctx))
+    parts.append(_fitted_loss_part(_correlated_fit(params["seed"], ctx)))
     contexts = ctx.size(nl.SIZES, "rotation_contexts")
+    unjudged = {}
     for cov, moments in (("sphere", la.sphere_moments()), ("gamma", la.gamma_moments())):
         g_star, f1 = (float(v) for v in rotation(5, n, *moments))
+        fit_parts, fit_details = _rotation_fit_parts(cov, g_star, f1, params["seed"], ctx)
+        parts.extend(fit_parts)
+        if fit_details is not None:
+            unjudged[cov] = fit_details
         losses = nl.rotation_invariant_losses((g_star, 0.9 * g_star, 1.1 * g_star), cov,
                                               contexts, params["seed"] + 7)
         k = losses.shape[1]
@@ -707,7 +879,8 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
             f"{cov}: the loss at 0.9 gamma* and 1.1 gamma* minus the loss at gamma* on the "
             "same contexts (common random numbers) must be > 0; 99 % interval",
             details={"gap_low": float(gap[0]), "gap_high": float(gap[1])}, kind="symbolic"))
-    return Evidence(tuple(parts), {"gamma_star": float(gamma_star[0, 0]), "f_star": f_star})
+    return Evidence(tuple(parts), {"gamma_star": float(gamma_star[0, 0]), "f_star": f_star,
+                                   "fits_not_judged": unjudged})
 
 
 # ---------------------------------------------------------------------- ZFB balanced flow
