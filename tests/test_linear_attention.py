@@ -656,3 +656,29 @@ def test_rotation_fit_parts_are_details_below_power_and_see_the_gaussian_control
     _, wrong = vl._rotation_fit_parts("sphere", float(g_wrong), float(f_wrong), 0, ctx)
     wrong = wrong["sphere: fitted tr(Gamma)/d vs gamma*"]
     assert wrong["interval"][0] > claimed["interval"][1]
+
+
+def test_gradient_step_is_autograds_full_batch_gradient_and_rejects_a_half_gradient():
+    """run_gradient_step's step is the gradient of prompt_loss on the same prompts (one
+    backward pass, its mean over them), its covariance is positive definite; the
+    one_layer_optimum part built on it passes the claimed gradient and fails the control's
+    f/2 gradient at test size."""
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    a0 = tuple(tuple(float(v) for v in row) for row in -vl._GRADIENT_POINT.T)
+    cfg = nl.GradientStepConfig(a0=a0, sigma=vl._CORRELATED, prompts=300, chunk=128)
+    run = nl.run_gradient_step.compute(cfg, device="cpu")
+    gen = torch.Generator().manual_seed(cfg.seed + 50_000)
+    a = torch.tensor(a0, dtype=torch.float64)[None].requires_grad_(True)
+    grads = []
+    for size in (128, 128, 44):  # the run's chunks, drawn in the same order
+        z, y = nl.sample_prompts(nl.ICLConfig(layers=1, sigma=vl._CORRELATED), gen, batch=size)
+        (g,) = torch.autograd.grad(nl.prompt_loss({"A": a}, (z, y)) * size, a)
+        grads.append(g)
+    np.testing.assert_allclose(run.step, (sum(grads) / 300)[0].numpy(), rtol=1e-10, atol=1e-12)
+    assert np.linalg.eigvalsh(run.cov).min() > 0
+    ctx = Context(profile="test")
+    right = vl._gradient_step_part(la.one_layer_gradient, 0, ctx)
+    assert right.passed and right.details["resolves_scale_error"] < 0.5
+    assert vl._gradient_step_part(vl._half_gradient, 0, ctx).failed
