@@ -162,7 +162,7 @@ __all__ = [
     "wrong_preconditioner",
 ]
 
-_SEEDS = st.integers(0, 10_000)
+_SEEDS = st.integers(0, 9_999)  # below the runs' 10 000-wide stream offsets
 _SYNTHETIC = ("a synthetic 6-seed run with the effect built in at a published size "
               "(log-normal seed noise s.d. 0.3)")
 _POWER_NOTE = (
@@ -509,34 +509,65 @@ def _stationarity_correlated(preconditioner: Callable) -> Part:
                     np.diag(gamma_c))).max())}, kind="symbolic")
 
 
-def _gradient_step_part(gradient: Callable, seed: int, ctx: Context) -> Part:
-    """The gradient the one-layer model's own GD step takes against the claimed gradient.
+def _theory_array(what: str, fn: Callable, *args, shape: tuple[int, ...]) -> np.ndarray:
+    """``fn(*args)`` as a finite float array of ``shape``; anything else (a symbol left in,
+    a wrong shape, an exception of the theory function) is InadmissibleTheory, a failed part
+    with the reason, never a crash of the check."""
+    try:
+        out = fn(*args)
+        out = out.evalf() if hasattr(out, "evalf") else out
+        value = np.array(out, dtype=float)
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"{what} is not a numeric array: {type(exc).__name__}: "
+                                 f"{exc}") from exc
+    if value.shape != shape or not np.all(np.isfinite(value)):
+        raise InadmissibleTheory(f"{what} has shape {value.shape} or non-finite entries, "
+                                 f"expected finite {shape}")
+    return value
 
-    One full-batch GD step of the one-layer B = 0 model (torch autograd on its own prompt
-    loss, ``numerics.linear_attention.run_gradient_step``) from A_0 = -Gamma_0^T, Gamma_0 the
-    fixed non-symmetric :data:`_GRADIENT_POINT`, at the correlated Sigma, n = 20.  Its step
-    (a0 - a1) / lr is the mean of P independent per-prompt gradients, whose expectation is
-    d f / dA at A_0 exactly (f the population loss): no model mismatch.  The claimed
-    d f / dGamma maps to A through Lemma 1's Gamma = -A^T (``gd_preconditioners``: the
-    chain rule gives d f / dA = -(d f / dGamma)^T).  With r the difference and C the step's
-    covariance (per-prompt gradients / P), r^T C^-1 r ~ chi-square(d^2) under the claim:
-    the tolerance is its 99 % point, derived; details give the relative scale error of the
+
+def _lemma1_gamma(a: np.ndarray) -> np.ndarray:
+    """Gamma = ``gd_preconditioners`` of one layer's A (Lemma 1), checked numeric."""
+    return _theory_array("gd_preconditioners", lambda m: la.gd_preconditioners([m])[0],
+                         np.asarray(a, dtype=float), shape=np.shape(a))
+
+
+def _lemma1_jacobian(d: int) -> np.ndarray:
+    """d vec(Gamma) / d vec(A) of Lemma 1's map (``gd_preconditioners``), column k its image
+    of the k-th unit matrix: the map is linear, so this carries a covariance of vec(A) to
+    vec(Gamma) (J C J^T) with no formula typed here."""
+    return np.stack([_lemma1_gamma(np.eye(d * d)[k].reshape(d, d)).ravel()
+                     for k in range(d * d)], axis=1)
+
+
+# The fixed A of the gradient part's step: a non-symmetric point (so a transpose slip
+# shows) whose Gamma is far from Gamma* (so the gradient is O(1)); data, no theory.
+_STEP_POINT = _GRADIENT_POINT
+
+
+def _gradient_step_part(g_claimed: np.ndarray, seed: int, ctx: Context) -> Part:
+    """The one-layer model's autograd gradient (Monte Carlo, one full-batch GD step's
+    direction) against the claimed gradient at Gamma_0 = ``gd_preconditioners`` of the fixed
+    A_0 = :data:`_STEP_POINT`, the correlated Sigma, n = 20.
+
+    ``numerics.linear_attention.run_gradient_step`` takes the mean of P independent
+    per-prompt autograd gradients of the model's own prompt loss at A_0 (its step divided by
+    its rate), whose expectation is d f / dA at A_0 exactly (f the population loss): no model
+    mismatch, only noise.  The claimed d f / dGamma (``g_claimed``, evaluated once by the
+    check) is carried to A by the adjoint of Lemma 1's linear map, J^T (:func:`_lemma1_jacobian`;
+    for Gamma = -A^T it is the map itself).  With r the difference and C the mean's
+    covariance (per-prompt gradients / P), r^T C^-1 r ~ chi-square(d^2) under the claim: the
+    tolerance is its 99 % point, derived; details give the relative scale error of the
     claimed gradient the run resolves with power 0.9."""
     from scipy import stats as _st
 
-    a0 = la.gd_preconditioners([_GRADIENT_POINT])[0]
+    d = _STEP_POINT.shape[0]
     run = nl.run_gradient_step(
-        nl.GradientStepConfig(a0=tuple(tuple(float(v) for v in row) for row in a0),
+        nl.GradientStepConfig(a0=tuple(tuple(float(v) for v in row) for row in _STEP_POINT),
                               sigma=_CORRELATED, seed=seed,
                               **ctx.size(nl.SIZES, "gradient_step")),
         cache=ctx.cache, device=ctx.device)
-    try:
-        g_gamma = np.array(gradient(sp.Matrix(_GRADIENT_POINT), sp.Matrix(_CORRELATED), 20)
-                           .evalf(), dtype=float)
-    except (TypeError, ValueError, ArithmeticError) as exc:
-        raise InadmissibleTheory(f"the claimed gradient is not a numeric matrix: {exc}"
-                                 ) from exc
-    g_a = np.asarray(la.gd_preconditioners([g_gamma])[0], dtype=float).ravel()
+    g_a = _lemma1_jacobian(d).T @ g_claimed.ravel()
     r = run.step.ravel() - g_a
     stat = float(r @ np.linalg.solve(run.cov, r))
     dof = int(r.size)
@@ -544,12 +575,14 @@ def _gradient_step_part(gradient: Callable, seed: int, ctx: Context) -> Part:
     unit = float(g_a @ np.linalg.solve(run.cov, g_a))
     resolves = (math.sqrt(_chi2_noncentrality(dof, limit, 0.9) / unit) if unit > 0
                 else math.inf)
-    return Part("one GD step of the model vs the claimed gradient, correlated Sigma "
-                "(weighted residual)", float(dof), stat, stat / dof, limit / dof,
-                "r^T C^-1 r / d^2, r = the model's full-batch GD step (a0 - a1) / lr on fresh "
-                "prompts (torch autograd) - (-one_layer_gradient(Gamma_0)^T), C the step's "
-                "sampling covariance (per-prompt gradients / P); tolerance the chi-square(d^2) "
-                "99 % point / d^2 (an exact expectation: noise only)",
+    return Part("the model's autograd gradient (Monte Carlo) vs the claimed gradient, "
+                "correlated Sigma (weighted residual)", float(dof), stat, stat / dof,
+                limit / dof,
+                "r^T C^-1 r / d^2, r = the mean of the one-layer model's per-prompt autograd "
+                "gradients on fresh prompts at A_0 (a full-batch GD step's direction) - J^T "
+                "vec(one_layer_gradient(Gamma_0)), J Lemma 1's map; C the mean's sampling "
+                "covariance (per-prompt gradients / P); tolerance the chi-square(d^2) 99 % "
+                "point / d^2 (an exact expectation: noise only)",
                 details={"prompts": run.config.prompts, "resolves_scale_error": resolves,
                          "max_entry_gap": float(np.abs(r).max()),
                          "max_entry": float(np.abs(g_a).max())},
@@ -579,8 +612,9 @@ ONE_LAYER_FIT_PILOT = {
 }
 
 
-# The claim's judged fit parts once all are judged (correlated loss, and per covariate law
-# the scale and the loss): the power is joint over them.
+# The claim's fit parts once all are judged (thorough): the correlated loss, and per
+# covariate law (sphere, Gamma) the scale and the loss.  The power is joint over them (the
+# laws' prompt streams are disjoint, ``numerics.linear_attention._LAW_STREAM``).
 ONE_LAYER_FIT_PARTS = 5
 
 
@@ -588,12 +622,16 @@ def one_layer_fit_sizes_needed(law: str, power: float = 0.9,
                                parts: int = ONE_LAYER_FIT_PARTS) -> dict[str, int]:
     """Fit prompts (whole thousands) and evaluation prompts (whole chunks of 20 000) at
     which ``parts`` independent parts judged at :data:`PRECISION` with 99 % intervals all
-    pass with probability ``power`` when the theory is exact: each needs relative s.e. <=
-    PRECISION / (z_0.995 + z_p), p = power^(1/parts) one-sided, scaled from
-    :data:`ONE_LAYER_FIT_PILOT` by s.e. ~ 1 / sqrt(size)."""
+    pass with probability ``power`` when the theory is exact.
+
+    A part's error is |Z| s (s its relative s.e.) and it passes when |Z| s + z_0.995 s <=
+    PRECISION, i.e. |Z| <= t with t = PRECISION / s - z_0.995: probability 2 Phi(t) - 1.
+    Each part needs 2 Phi(t) - 1 >= p = power^(1/parts), so t = Phi^-1((1 + p) / 2) (the
+    two-sided quantile at p) and s = PRECISION / (z_0.995 + t), scaled from
+    :data:`ONE_LAYER_FIT_PILOT` by s ~ 1 / sqrt(size)."""
     pilot = ONE_LAYER_FIT_PILOT[law]
     per_part = power ** (1 / parts)
-    target = PRECISION / (normal_quantile(0.99) + normal_quantile(2 * per_part - 1))
+    target = PRECISION / (normal_quantile(0.99) + normal_quantile(per_part))
     out = {"eval_prompts": int(math.ceil(pilot["eval_prompts"] * (pilot["eval_se"] / target)
                                          ** 2 / 20_000) * 20_000)}
     if "scale_se" in pilot:
@@ -615,15 +653,29 @@ def _theory_float(fn: Callable, *args) -> float:
     InadmissibleTheory (a failed part with the reason, never a crash of the check)."""
     try:
         value = float(fn(*args))
-    except (TypeError, ValueError, ArithmeticError) as exc:
-        raise InadmissibleTheory(f"{getattr(fn, '__name__', fn)} gave no number: {exc}"
-                                 ) from exc
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"{getattr(fn, '__name__', fn)} gave no number: "
+                                 f"{type(exc).__name__}: {exc}") from exc
     if not math.isfinite(value):
         raise InadmissibleTheory(f"{getattr(fn, '__name__', fn)} gave {value}")
     return value
 
 
-def _fitted_loss_part(fit: nl.FitResult) -> Part:
+def _judged_or_details(fit: nl.FitResult, law: str, parts: list[Part], details: dict
+                       ) -> tuple[list[Part], dict | None]:
+    """The one rule for the fit parts: judged where the fit's sizes reach
+    :func:`one_layer_fit_sizes_needed`; below that, not parts at all (they neither pass
+    nor block) but reported in the claim's details with the reason."""
+    why = _underpowered(fit, law)
+    if why is None:
+        return parts, None
+    return [], details | {"not_judged": why, "needed": one_layer_fit_sizes_needed(law),
+                          **{p.name: {"claimed": p.predicted, "observed": p.observed,
+                                      "error": p.error, "interval": [p.lower, p.upper]}
+                             for p in parts}}
+
+
+def _fitted_loss_parts(fit: nl.FitResult) -> tuple[list[Part], dict | None]:
     """The fitted one-layer model's torch loss on fresh prompts at the correlated Sigma
     against ``theory.linear_attention.one_layer_loss`` at the same fitted Gamma.
 
@@ -634,7 +686,7 @@ def _fitted_loss_part(fit: nl.FitResult) -> Part:
     carries.  Tolerance PRECISION (1 %), the row's precision for a loss, the same for check
     and control; the evaluation prompts come from the power calculation
     (:func:`one_layer_fit_sizes_needed`)."""
-    gamma = sp.Matrix(la.gd_preconditioners([fit.A[0]])[0])
+    gamma = sp.Matrix(_lemma1_gamma(fit.A[0]))
     claimed = _theory_float(la.one_layer_loss, gamma, sp.Matrix(_CORRELATED), 20)
     part = _relative_deviation(
         "fitted model's torch loss vs one_layer_loss at its Gamma, correlated Sigma",
@@ -643,15 +695,8 @@ def _fitted_loss_part(fit: nl.FitResult) -> Part:
         "one_layer_loss(Gamma_fit, Sigma, n)| / one_layer_loss, Sigma = AhnPGD's spectrum "
         "rotated, n = 20; an exact expectation, so only the evaluation's noise (in the 99 % "
         "interval); tolerance 1 % (PRECISION)", kind="simulation")
-    why = _underpowered(fit, "correlated")
-    return part if why is None else _reported(part, why)
-
-
-def _reported(part: Part, why: str) -> Part:
-    """``part`` measured below its power calculation's size: reported, not judged."""
-    return replace(part, measured=False,
-                   error_model=f"reported, not judged: below the power calculation's size "
-                               f"({why}).  {part.error_model}")
+    return _judged_or_details(fit, "correlated", [part],
+                              {"eval_prompts": fit.config.eval_prompts})
 
 
 def _rotation_fit_parts(law: str, gamma_star: float, f1: float, seed: int, ctx: Context
@@ -659,54 +704,57 @@ def _rotation_fit_parts(law: str, gamma_star: float, f1: float, seed: int, ctx: 
     """The one-layer model fitted by L-BFGS on ``law`` covariates (sphere or Setting 3's
     Gamma law) against the claimed rotation-invariant optimum gamma* I and its loss f1*.
 
-    1. The fitted Gamma's mean diagonal tr(Gamma) / d against gamma*: the P-prompt
-       minimiser (one Newton step from L-BFGS's, exact for this quadratic loss) is normal
-       about the population one with the fit's sandwich covariance C, so tr(Gamma)/d has
-       s.e. sqrt(1^T C_diag 1) / d (details also give the chi-square over all d^2 entries
-       against gamma* I, as the correlated part judges);
-    2. the fitted model's torch loss on fresh prompts against f1*: it exceeds f1* by the
-       fit's excess loss, second order in its sampling error (relative size ~ d^2 / P,
-       under a tenth of the 1 % tolerance at the judged sizes), reported in details.
-    Both at tolerance PRECISION, the same for check and control.  Judged where the fit's
-    sizes reach :func:`one_layer_fit_sizes_needed`; below that (Gamma covariates below
-    thorough) the parts are returned as details only, so they neither pass nor block."""
+    Gamma_fit comes from the fit's P-prompt minimiser (one Newton step from L-BFGS's, exact
+    for this quadratic loss) through Lemma 1 (``gd_preconditioners``), its covariance
+    J C J^T from the fit's sandwich covariance C of vec(A) (:func:`_lemma1_jacobian`).
+    1. tr(Gamma_fit) / d against gamma*, s.e. from J C J^T (details also give the
+       chi-square over all d^2 entries against gamma* I);
+    2. the fitted model's torch loss on fresh prompts against f1*.  The fit sits off the
+       population minimum by r ~ N(0, C), so its loss exceeds f1* by r^T H r / 2 (the loss
+       is quadratic in A), of mean tr(H C) / 2 and variance tr((H C)^2) / 2 (H the fit's
+       Hessian; ``FitResult.excess_mean``, ``excess_var``): the observed side is the torch
+       loss less that mean, the variance joins the evaluation's in the 99 % interval.
+    Both at tolerance PRECISION, the same for check and control; judged or reported by
+    :func:`_judged_or_details` (the Gamma law below thorough is reported)."""
     from scipy import stats as _st
 
     fit = nl.run_fit(nl.FitConfig(1, seed, None, "identity", covariates=law,
                                   **ctx.size(nl.SIZES, f"fit_{law}")),
                      cache=ctx.cache, device=ctx.device)
     d = fit.A.shape[-1]
-    diag = [i * (d + 1) for i in range(d)]
-    newton = fit.newton.reshape(-1)
-    scale = -float(newton[diag].sum()) / d  # Gamma = -A^T: tr Gamma = -tr A
-    scale_se = math.sqrt(max(float(fit.cov[np.ix_(diag, diag)].sum()), 0.0)) / d
-    r = newton + gamma_star * np.eye(d).ravel()  # vec(A) - vec(-gamma* I)
-    stat = float(r @ np.linalg.solve(fit.cov, r))
+    jac = _lemma1_jacobian(d)
+    gamma_fit = _lemma1_gamma(fit.newton[0])
+    cov = jac @ fit.cov @ jac.T
+    ones = np.eye(d).ravel()
+    scale = float(np.trace(gamma_fit)) / d
+    scale_se = math.sqrt(max(float(ones @ cov @ ones), 0.0)) / d
+    r = gamma_fit.ravel() - gamma_star * ones
+    stat = float(r @ np.linalg.solve(cov, r))
+    corrected = fit.eval_loss - fit.excess_mean
+    loss_se = math.sqrt(fit.eval_se**2 + max(fit.excess_var, 0.0))
     parts = [
         _relative_deviation(
             f"{law}: fitted tr(Gamma)/d vs gamma*", gamma_star, scale, scale_se,
-            f"{law} covariates: |tr(Gamma_fit)/d - gamma*| / gamma*, Gamma_fit = -A^T of the "
-            "one-layer model fitted by L-BFGS (one Newton step: the P-prompt minimiser); "
-            "s.e. from the fit's sandwich covariance (99 % interval); tolerance 1 % "
-            "(PRECISION) in the parameter itself", kind="simulation"),
+            f"{law} covariates: |tr(Gamma_fit)/d - gamma*| / gamma*, Gamma_fit from the "
+            "one-layer model fitted by L-BFGS (one Newton step: the P-prompt minimiser) "
+            "through Lemma 1; s.e. from the fit's sandwich covariance (99 % interval); "
+            "tolerance 1 % (PRECISION) in the parameter itself", kind="simulation"),
         _relative_deviation(
-            f"{law}: fitted model's torch loss vs f1*", f1, fit.eval_loss, fit.eval_se,
+            f"{law}: fitted model's torch loss vs f1*", f1, corrected, loss_se,
             f"{law} covariates: |torch loss of the fitted model on fresh prompts (exact over "
-            "w*) - f1*| / f1*; the fit's excess loss is second order in its sampling error "
-            "(~ d^2 / P relative); evaluation noise in the 99 % interval; tolerance 1 % "
+            "w*) - the fit's mean excess tr(H C)/2 - f1*| / f1*; the evaluation's noise and "
+            "the excess's own spread (tr((H C)^2)/2) in the 99 % interval; tolerance 1 % "
             "(PRECISION)", kind="simulation"),
     ]
     details = {"prompts": fit.config.prompts, "eval_prompts": fit.config.eval_prompts,
                "grad_norm": fit.grad_norm, "chi2_all_entries": stat,
                "chi2_99": float(_st.chi2.ppf(0.99, r.size)),
-               "needed": one_layer_fit_sizes_needed(law)}
-    why = _underpowered(fit, law)
-    if why is None:
-        return parts, None
-    details |= {"not_judged": why,
-                **{p.name: {"claimed": p.predicted, "observed": p.observed, "error": p.error,
-                            "interval": [p.lower, p.upper]} for p in parts}}
-    return [], details
+               "relative_excess_mean": fit.excess_mean / f1 if f1 else math.nan,
+               "signed": {"scale": scale / gamma_star - 1 if gamma_star else math.nan,
+                          "loss": corrected / f1 - 1 if f1 else math.nan}}
+    for i, part in enumerate(parts):
+        parts[i] = replace(part, details={**part.details, **details})
+    return _judged_or_details(fit, law, parts, details)
 
 
 def _correlated_fit(seed: int, ctx: Context) -> nl.FitResult:
@@ -797,23 +845,32 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
           "prompts is held to one_layer_loss at the fitted Gamma (an exact expectation "
           "through E[Sigma_hat^2], so a slip in sample_cov_second_moment or moment4 shows "
           "in the trained model's loss). For sphere and Gamma covariates the one-layer "
-          "model is fitted the same way and its tr(Gamma)/d and fresh-prompt loss are held "
-          "to gamma* and f1* (1 %, the fit's sandwich and the evaluation's noise in the "
-          "intervals). Their sizes come from a power calculation (one_layer_fit_sizes_"
-          "needed) on a pilot written before these parts (ONE_LAYER_FIT_PILOT: only "
-          "standard errors read). The claimed gradient is held to one full-batch GD "
-          "step of the model (torch autograd on fresh prompts) at a fixed non-symmetric "
-          "point and the correlated Sigma by the step's own sampling law (chi-square over "
-          "d^2 entries; prompts sized to resolve a 10 % scale error at quick, 5 % at ci, "
-          "2 % at thorough, from a pilot's 9.6 % at 20 000 prompts). The Gamma law's heavy tail (E G^2 = 11) needs 7.3e6 fit "
-          "prompts, sized only at thorough; below it those two parts are reported in the "
-          "details (fits_not_judged), not judged, and gamma* for that law is judged by the "
-          "Monte Carlo parts alone. Design change after a run (said so): the first quick "
-          "run (seed 0) sized each part for power 0.9 on its own and left both sphere "
-          "parts inconclusive (0.555 % [0, 1.23 %] and 0.655 % [0, 1.28 %] against 1 %). "
-          "Three parts at 0.9 each hold jointly with power 0.73 only, a flaw of that "
-          "calculation; the sizes now give joint power 0.9 over the claim's five fit parts "
-          "(ONE_LAYER_FIT_PARTS), and the outcome at them stands whatever it is.",
+          "model is fitted the same way (each law on its own prompt stream) and its "
+          "tr(Gamma)/d and fresh-prompt loss (less the fit's mean excess tr(H C)/2) are "
+          "held to gamma* and f1* (1 %, the fit's sandwich, the evaluation's noise and the "
+          "excess's spread in the intervals). Their sizes come from a power calculation "
+          "(one_layer_fit_sizes_needed: all five fit parts pass jointly with power 0.9 "
+          "when the theory is exact) on a pilot written before these parts "
+          "(ONE_LAYER_FIT_PILOT: only standard errors read). The claimed gradient is held "
+          "to the model's autograd gradient (the mean of per-prompt gradients on fresh "
+          "prompts, a full-batch GD step's direction) at a fixed non-symmetric point and "
+          "the correlated Sigma by its own sampling law (chi-square over d^2 entries; "
+          "prompts sized to resolve a 10 % scale error at quick, 5 % at ci, 2 % at "
+          "thorough, from a pilot's 9.6 % at 20 000 prompts). The Gamma law's heavy tail "
+          "(E G^2 = 11) needs about 8e6 fit prompts, sized only at thorough (not yet run "
+          "there; its pilot s.e. under that tail is itself uncertain); below it those two "
+          "parts are reported in the details (fits_not_judged), not judged, and gamma* "
+          "for that law is judged by the Monte Carlo parts alone. Design changes after "
+          "runs (said so): (1) the first quick run (seed 0) sized each part for power 0.9 "
+          "on its own and left both sphere parts inconclusive (0.555 % [0, 1.23 %] and "
+          "0.655 % [0, 1.28 %] against 1 %); (2) the sizes were then set for joint power "
+          "0.9 over the five parts, but with a one-sided quantile for a two-sided error "
+          "(a referee read found it: true joint power 0.81), and that run (same prompt "
+          "streams, so not fresh evidence) held; (3) the formula is now two-sided, each "
+          "covariate law draws its own stream (so the sphere parts are judged on prompts "
+          "no earlier run saw), and the loss part removes the fit's mean excess, which "
+          "the first design called negligible without measuring it. The outcome at this "
+          "design stands whatever it is.",
 )
 def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Callable,
                             rotation: Callable, optimum_loss: Callable,
@@ -825,7 +882,11 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
     Trained parts: the trained Gamma's scale against the claimed Gamma*'s (1 %, the row's
     :data:`PRECISION`, in the parameter; interval over members), the exact excess loss of the trained Gamma
     (``one_layer_loss``), and the torch model's Monte Carlo evaluation loss against the
-    closed form f* (``optimal_one_layer_loss``; noise in the interval).
+    closed form f* (``optimal_one_layer_loss``; noise in the interval); the model's autograd
+    gradient against ``one_layer_gradient`` (:func:`_gradient_step_part`); at a correlated
+    Sigma the L-BFGS fit against Gamma*(Sigma) (:func:`_correlated_fit_part`) and its
+    fresh-prompt loss against ``one_layer_loss`` (:func:`_fitted_loss_parts`); for sphere
+    and Gamma covariates the fit against gamma* and f1* (:func:`_rotation_fit_parts`).
     """
     sigma, n = sp.eye(5), 20
     gamma_star = np.array(preconditioner(sigma, n).evalf(), dtype=float)
@@ -887,7 +948,8 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
     # The claimed gradient against the derivative of the exact loss (whose value the torch
     # evaluation part ties to the model), at a fixed non-symmetric point away from Gamma*
     # (there the gradient is O(1) and a transpose slip shows): both exact, float rounding.
-    g_claim = np.array(gradient(sp.Matrix(_GRADIENT_POINT), sigma, n).evalf(), dtype=float)
+    g_claim = _theory_array("one_layer_gradient", gradient, sp.Matrix(_GRADIENT_POINT), sigma,
+                            n, shape=(5, 5))
     g_exact = _loss_gradient_setting1(_GRADIENT_POINT)
     g_err = float(np.abs(g_claim - g_exact).max() / np.abs(g_exact).max())
     parts.append(Part(
@@ -896,14 +958,22 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
         "max entry |one_layer_gradient - sympy derivative of one_layer_loss| / max |entry| at a "
         "fixed non-symmetric Gamma; both exact: float64 rounding of 25-term sums (1e-10)",
         kind="symbolic"))
-    parts.append(_gradient_step_part(gradient, params["seed"], ctx))
+    # the claimed gradient at the step part's point (Gamma_0 of A_0 by Lemma 1), once
+    g_step = _theory_array("one_layer_gradient", gradient,
+                           sp.Matrix(_lemma1_gamma(_STEP_POINT)), sp.Matrix(_CORRELATED), 20,
+                           shape=(5, 5))
+    parts.append(_gradient_step_part(g_step, params["seed"], ctx))
     parts.append(_stationarity_correlated(preconditioner))
     parts.append(_correlated_fit_part(preconditioner, params["seed"], ctx))
-    parts.append(_fitted_loss_part(_correlated_fit(params["seed"], ctx)))
-    contexts = ctx.size(nl.SIZES, "rotation_contexts")
     unjudged = {}
-    for cov, moments in (("sphere", la.sphere_moments()), ("gamma", la.gamma_moments())):
-        g_star, f1 = (float(v) for v in rotation(5, n, *moments))
+    fit_parts, fit_details = _fitted_loss_parts(_correlated_fit(params["seed"], ctx))
+    parts.extend(fit_parts)
+    if fit_details is not None:
+        unjudged["correlated"] = fit_details
+    contexts = ctx.size(nl.SIZES, "rotation_contexts")
+    for cov, moments in (("sphere", la.sphere_moments), ("gamma", la.gamma_moments)):
+        g_star, f1 = _theory_array(f"rotation_invariant_optimum ({cov})",
+                                   lambda m=moments: rotation(5, n, *m()), shape=(2,))
         fit_parts, fit_details = _rotation_fit_parts(cov, g_star, f1, params["seed"], ctx)
         parts.extend(fit_parts)
         if fit_details is not None:
