@@ -1263,8 +1263,8 @@ class FitConfig:
 
     The authors fit this family with L-BFGS too (``rotation demonstration-LBFGS.ipynb``):
     for an ill-conditioned Sigma, first-order training at batch 1000 does not settle in a
-    CPU budget.  Start: the authors' init (std 0.05, seed ``seed``); the prompts come from
-    seed ``seed + 30 000`` whatever ``sigma`` is, so a fit with ``sigma`` and one without
+    CPU budget.  Start: the authors' init (std 0.05, seed ``seed``); for Gaussian covariates
+    the prompts come from seed ``seed + 30 000`` whatever ``sigma`` is, so a fit with ``sigma`` and one without
     see exactly the whitened images of the same draws (x = Sigma^1/2 xi, w* = Sigma^-1/2 v
     for ``w_law="inverse"``); sphere and Gamma covariates draw from their own streams
     (``_LAW_STREAM``).
@@ -1279,7 +1279,8 @@ class FitConfig:
     # covariate law (``ICLConfig.covariates``): the rotation-invariant optimum is judged on
     # sphere and Gamma covariates
     covariates: str = "gaussian"
-    # fresh prompts (seed ``seed + 40 000``) on which the fitted model's loss is evaluated,
+    # fresh prompts (seed ``seed + 40 000`` + the law's ``_LAW_STREAM`` offset) on which the
+    # fitted model's loss is evaluated,
     # label-averaged (``label_averaged_errors``); 0: no evaluation (NaN)
     eval_prompts: int = 0
 
@@ -1311,8 +1312,9 @@ class FitResult:
     eval_loss: float = math.nan
     eval_se: float = math.nan
     # the fit's excess loss over the population minimum, to first order over draws of the
-    # fit's prompts: r = vec(newton) - vec(A*) ~ N(0, C), excess = r^T H r / 2 (the loss is
-    # quadratic in A), so its mean is tr(H C) / 2 and its variance tr((H C)^2) / 2
+    # fit's prompts: r = vec(newton) - vec(A*) ~ N(0, C), excess = r^T H r / 2 (to second
+    # order in r; exact for one layer, whose loss is quadratic in A), so its mean is
+    # tr(H C) / 2 and its variance tr((H C)^2) / 2
     excess_mean: float = math.nan
     excess_var: float = math.nan
 

@@ -739,3 +739,35 @@ def test_gradient_step_is_autograds_full_batch_gradient_and_rejects_a_half_gradi
     assert right.passed and right.details["resolves_scale_error"] < 0.5
     half = np.array(vl._half_gradient(gamma0, sigma, 20).evalf(), float)
     assert vl._gradient_step_part(half, 0, ctx).failed
+
+
+def test_fit_closure_in_chunks_equals_one_pass(monkeypatch):
+    """The L-BFGS closure summed over chunks of prompts gives the fit of one pass (up to
+    rounding): same A, loss and sampling law."""
+    cfg = nl.FitConfig(1, 0, None, "identity", prompts=2000, iterations=30)
+    whole = nl.run_fit.compute(cfg, device="cpu")
+    monkeypatch.setattr(nl, "_FIT_CHUNK", 700)
+    chunked = nl.run_fit.compute(cfg, device="cpu")
+    np.testing.assert_allclose(chunked.A, whole.A, rtol=1e-8, atol=1e-10)
+    assert chunked.loss == pytest.approx(whole.loss, rel=1e-10)
+    np.testing.assert_allclose(chunked.cov, whole.cov, rtol=1e-6)
+
+
+def test_one_layer_optimum_front_end_fails_parts_on_wrong_optima():
+    """A symbolic or wrong-shape Gamma*, and a zero optimum loss, raise InadmissibleTheory in
+    the check's first lines (before any run): failed parts, not a TypeError or
+    ZeroDivisionError."""
+    from numerics.context import Context
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    ctx = Context(profile="test")
+    kw = {"rotation": la.rotation_invariant_optimum, "gradient": la.one_layer_gradient}
+    x = sp.Symbol("x")
+    for pre, opt in ((lambda s, n: sp.Matrix(5, 5, lambda i, j: x), la.optimal_one_layer_loss),
+                     (lambda s, n: sp.eye(4), la.optimal_one_layer_loss),
+                     (la.optimal_preconditioner, lambda s, n: 0),
+                     (la.optimal_preconditioner, lambda s, n: x)):
+        with pytest.raises(InadmissibleTheory):
+            vl.check_one_layer_optimum({"seed": 0}, ctx, preconditioner=pre,
+                                         optimum_loss=opt, **kw)
