@@ -643,6 +643,25 @@ def one_layer_fit_sizes_needed(law: str, power: float = 0.9,
     return out
 
 
+def one_layer_optimum_power(profile: str) -> PowerPlan | None:
+    """one_layer_optimum's power plan at ``profile``: the sphere fit's prompts against
+    :func:`one_layer_fit_sizes_needed` (the correlated evaluation is sized with it); None at
+    the smoke size, whose fits are below it and only reported.  The Gamma law's fit parts
+    are judged only where their own sizes reach the calculation (thorough); below, they are
+    details, so they do not make the claim undecidable."""
+    if profile == "test":
+        return None
+    need = one_layer_fit_sizes_needed("sphere")["prompts"]
+    have = int(nl.SIZES.at("fit_sphere", profile)["prompts"])
+    return PowerPlan(decides=have >= need, have=have, needed=need,
+                     unit="sphere fit prompts",
+                     design="one_layer_fit_sizes_needed: the five fit parts (correlated "
+                            "loss; sphere and Gamma scale and loss) pass jointly with power "
+                            "0.9 at 99 % intervals when the theory is exact, from "
+                            "ONE_LAYER_FIT_PILOT's standard errors; the Gamma law's two are "
+                            "judged only at thorough")
+
+
 def _underpowered(fit: nl.FitResult, law: str) -> str | None:
     """Why ``fit`` is too small to judge its parts (None when it is not)."""
     need = one_layer_fit_sizes_needed(law)
@@ -833,6 +852,7 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
                         "of f/2 for f's; for rotation-invariant covariates the Gaussian "
                         "optimum (fourth moment ignored)",
     cost="slow",
+    power=one_layer_optimum_power,
     examples=(Example({"seed": 0}, via="seed 0: the run the learned_steps figure draws"),),
     notes="The trained Gamma's scale (tr Gamma, the mean step) is held to 1 % of Gamma*'s "
           "in the parameter itself, with a Student-t interval over the run's members "
