@@ -557,17 +557,17 @@ SIZES = SizeTable({
     # to judge them; below it the fit runs at quick's size and is
     # reported in the claim's details, not judged.
     "fit_correlated": {
-        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 20_000},
+        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 4000},
         "quick": {"prompts": 12_000, "iterations": 80, "eval_prompts": 260_000},
         "ci": {"prompts": 20_000, "iterations": 300, "eval_prompts": 260_000},
     },
     "fit_sphere": {
-        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 20_000},
+        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 4000},
         "quick": {"prompts": 67_000, "iterations": 80, "eval_prompts": 100_000},
         "ci": {"prompts": 67_000, "iterations": 300, "eval_prompts": 100_000},
     },
     "fit_gamma": {
-        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 20_000},
+        "test": {"prompts": 2000, "iterations": 60, "eval_prompts": 4000},
         "quick": {"prompts": 12_000, "iterations": 80, "eval_prompts": 100_000},
         "thorough": {"prompts": 8_202_000, "iterations": 300, "eval_prompts": 4_300_000},
     },
