@@ -535,3 +535,96 @@ def test_map_runs_record_theory_calls_hidden_behind_a_derivation_cache(monkeypat
     assert derivation.cache_info().currsize == 1
     with _MapObserver().computing("key"):
         assert derivation.cache_info().currsize == 0
+
+
+def test_a_run_computed_by_another_map_process_charges_its_calls(tmp_path):
+    """Side by side, a map process served a run that another process computed charges its
+    claim with that run's theory calls (read from the calls written beside the run)."""
+    from verify.claims import ROLE
+    from verify.mutate import _MapObserver
+
+    a, b = _MapObserver(tmp_path), _MapObserver(tmp_path)
+    a.claim, b.claim = "row.a", "row.b"
+    with a.computing("k"):
+        a.called("f")
+    token = ROLE.set("check")
+    try:
+        b.served("k")
+    finally:
+        ROLE.reset(token)
+    assert b.roles == {"f": {"row.b": {"check"}}}
+    assert b.key_calls == {"k": {"f"}}
+
+
+SHARED_CLAIMS = '''
+"""Three claims served one run whose set-up calls the theory (a teacher from gain)."""
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+import simrow_theory as th
+from numerics.cache import run_function
+from verify.claims import Claim, Evidence, Example
+from verify.error_models import exact
+
+
+@dataclass(frozen=True)
+class Teacher:
+    c: float
+
+
+@run_function("shared.teacher", full_model=True, smoke=lambda: Teacher(1.0))
+def teacher(config):
+    return {"target": th.gain(config.c)}
+
+
+def check(params, ctx, *, off):
+    got = teacher(Teacher(params["c"]), cache=ctx.cache)["target"]
+    return Evidence((exact("offset vs the teacher", off(params["c"]), got - 1.0, 1e-12,
+                           "rounding", kind="simulation"),))
+
+
+def _claim(i):
+    return Claim.paired(check, id=f"shared.c{i}", paper="shared", statement="s",
+                        source="synthetic", kind="symbolic",
+                        strategy=st.fixed_dictionaries({"c": st.just(1.0)}),
+                        theory={"off": th.offset}, control={"off": lambda c: c},
+                        control_description="a near miss", cost="slow",
+                        examples=(Example({"c": 1.0}),))
+
+
+def claims():
+    return [_claim(i) for i in range(3)]
+'''
+
+
+def test_the_parallel_map_pass_equals_the_serial_one(tmp_path, monkeypatch):
+    """One process per claim, two at a time, gives the serial pass's roles, run-call sets,
+    output structures and baselines: on the synthetic row, and on three claims sharing a
+    run whose set-up calls the theory (the third is served the run another process
+    computed, and is charged with its call all the same)."""
+    from verify.mutate import _map_pass
+
+    folder = tmp_path / "row"
+    folder.mkdir()
+    (folder / "simrow_theory.py").write_text(textwrap.dedent(SIMROW_THEORY))
+    (folder / "simrow_claims.py").write_text(textwrap.dedent(SIMROW_CLAIMS))
+    (folder / "shared_claims.py").write_text(textwrap.dedent(SHARED_CLAIMS))
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    for row in ("simrow", "shared"):
+        maps = {}
+        for jobs in (1, 2):
+            root = tmp_path / f"{row}{jobs}"
+            root.mkdir()
+            maps[jobs] = _map_pass(row, "test", str(root), jobs, f"{row}_claims",
+                                   "simrow_theory")
+        one, two = maps[1], maps[2]
+        assert "error" not in one and "error" not in two
+        assert two["roles"] == one["roles"]
+        assert two["key_calls"] == one["key_calls"]
+        assert two["structures"] == one["structures"]
+        assert list(two["baseline"]) == list(one["baseline"])
+        for cid, base in one["baseline"].items():
+            assert {k: v for k, v in two["baseline"][cid].items() if k != "seconds"} == \
+                {k: v for k, v in base.items() if k != "seconds"}
+    assert set(one["roles"]["gain"]) == {"shared.c0", "shared.c1", "shared.c2"}

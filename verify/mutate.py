@@ -3,13 +3,16 @@
 A claim that does not consume the theory it names cannot catch an error in it.  This module
 measures that, row by row:
 
-1. **Map** (one fresh process, the row's claims run once): every public function of
+1. **Map** (the row's claims run once, in fresh processes: one for the row with one job,
+   else one per claim, ``jobs`` at a time, costly claims first): every public function of
    ``theory.<paper>`` (its ``__all__``; not ``equations``, symbols or classes) is wrapped to
    record which claims call it and in which role (``verify.claims.ROLE``: the check itself,
    the negative control, the positive control).  Only calls on the check's path count as
    consumption.  The run uses a private, empty run cache; a cache observer records which
    theory functions each cached run called while it was computed, so a later claim served
-   from the cache is still charged with them.  The map run also records, per claim, every
+   from the cache is still charged with them (side by side, the calls are written beside
+   the run, so a claim served a run another process computed is charged too; the merged
+   map is the serial one's, a test shows).  The map run also records, per claim, every
    part's kind and worst status over the examples (``ClaimResult.parts_seen``).
 2. **Mutants**: semantic slips on a function's output, on each numeric leaf of what it
    returns (number, float array, sympy expression, tuple or dict entry, dataclass field; a
@@ -101,13 +104,14 @@ measures that, row by row:
    with ``Claim.qualitative``; ``"n/a: ..."`` when no simulation part passed in the map run
    or the claim consumes no function with a numeric output (labels and ``MUTANT_KINDS``
    functions have none to scale; ``UNJUDGED`` functions are left out and named);
-   ``"not settled: ..."`` when the claim's time budget ran out.  A mutant that raises or
+   ``"not settled: ..."`` when the resolution's time budget ran out.  A mutant that raises or
    times out is not rejected (listed as such in the rung).  **Time bound**: the map pass is
    shared with the score's mutants; the resolution itself gets ``resolution_budget`` seconds
-   of wall time (default 1200 s) less the map pass's, split evenly over the claims it
-   measures, ``jobs`` processes at a time (claims side by side, a claim's mutants in
-   batches when there are more processes than claims); each mutant process is limited to
-   10 x its claim's map seconds + 60 s and to what is left of its claim's budget.  Training
+   of wall time (default 1200 s) less the map pass's, one deadline shared by the claims it
+   measures, cheapest first, ``jobs`` processes at a time (claims side by side, a claim's
+   mutants in batches when there are more processes than claims), so a claim settled early
+   leaves its time to the costly ones; each mutant process is limited to 10 x its claim's
+   map seconds + 60 s and to what is left before the deadline.  Training
    runs that do not call the mutated function are served from the map's cache (a full-model
    run takes theory only for its set-up), so a rung costs about the claim's theory side.
 
@@ -180,6 +184,7 @@ OPS_BY_KIND: Mapping[str, tuple[str, ...]] = {
 MUTANT_KIND_CHOICES = ("permutation", "set")
 LADDER = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 RESOLUTION_BUDGET = 1200.0
+CALLS_SUFFIX = ".calls.json"  # a map run's recorded theory calls, beside it
 #: the rung the headline counts ("resolution <= 5 % for k of n simulation claims")
 RESOLUTION_BAR = 0.05
 
@@ -605,13 +610,22 @@ def _f(x: float) -> float | str:
 
 
 class _MapObserver:
-    """Records theory calls per claim and role, and per cached run while it computes."""
+    """Records theory calls per claim and role, and per cached run while it computes.
 
-    def __init__(self) -> None:
+    With ``root`` (the map's cache folder, shared by map processes running side by side)
+    each computed run's calls are also written beside it (``<key>.calls.json``, before the
+    run is stored), so a process served a run that another process computed charges its
+    claim with that run's calls as if it had computed the run itself."""
+
+    def __init__(self, root: Path | None = None) -> None:
         self.claim: str | None = None
         self.roles: dict[str, dict[str, set[str]]] = {}
         self.key_calls: dict[str, set[str]] = {}
         self.stack: list[str] = []
+        self.root = None if root is None else Path(root)
+
+    def _sidecar(self, key: str) -> Path | None:
+        return None if self.root is None else self.root / f"{key}{CALLS_SUFFIX}"
 
     def called(self, fn: str) -> None:
         from verify.claims import ROLE
@@ -636,10 +650,18 @@ class _MapObserver:
             yield
         finally:
             self.stack.pop()
+            side = self._sidecar(key)
+            if side is not None:  # written before the run is stored (atomically, renamed)
+                tmp = side.with_name(f"{side.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(sorted(self.key_calls[key])))
+                tmp.replace(side)
 
     def served(self, key: str) -> None:
         from verify.claims import ROLE
 
+        side = self._sidecar(key)
+        if key not in self.key_calls and side is not None and side.exists():
+            self.key_calls[key] = set(json.loads(side.read_text()))  # computed by another
         for fn in self.key_calls.get(key, ()):
             self._charge(fn, ROLE.get())
             for outer in self.stack:
@@ -738,7 +760,7 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
     torch.set_num_threads(thread_count(1))
     theory = _load_row(paper, theory_module)
     kinds = _mutant_kinds(theory)
-    observer = _MapObserver()
+    observer = _MapObserver(Path(cache_root))
     structures: dict[str, list] = {}
     for name in _public_functions(theory):
         original = getattr(theory, name)
@@ -782,6 +804,73 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
             "baseline": baseline, "seconds": time.perf_counter() - start,
             "delta": {k: list(v) for k, v in getattr(theory, "MUTATION_DELTA", {}).items()},
             "unjudged": dict(getattr(theory, "UNJUDGED", {})), "mutant_kinds": kinds}
+
+
+def claim_order(paper: str, module: str | None = None) -> list[str]:
+    """The row's claim ids, the costly first (gpu, slow, fast; the row's order within each):
+    the order in which a parallel map pass hands them out."""
+    rank = {"gpu": 0, "slow": 1, "fast": 2}
+    claims = _claims_of(paper, module)
+    return [c.id for _, c in sorted(enumerate(claims),
+                                    key=lambda ic: (rank.get(ic[1].cost, 1), ic[0]))]
+
+
+def _merge_maps(maps: Sequence[Mapping], ids: Sequence[str], seconds: float) -> dict:
+    """One map from the per-claim maps of a parallel pass, as the serial pass would give:
+    roles and run-call sets united, a function's output structure from the first claim (in
+    the row's order) that recorded it, a leaf "zero" only where every process saw zero,
+    the baselines in the row's order; ``seconds`` is the pass's wall time."""
+    first = maps[0]
+    roles: dict[str, dict[str, list[str]]] = {}
+    key_calls: dict[str, set[str]] = {}
+    structures: dict[str, list] = {}
+    baseline: dict[str, Any] = {}
+    for m in maps:
+        for fn, by in m["roles"].items():
+            for cid, rs in by.items():
+                roles.setdefault(fn, {})[cid] = sorted(set(roles.get(fn, {}).get(cid, ()))
+                                                       | set(rs))
+        for key, calls in m["key_calls"].items():
+            key_calls.setdefault(key, set()).update(calls)
+        for fn, entries in m["structures"].items():
+            if fn not in structures:
+                structures[fn] = [list(e) for e in entries]
+                continue
+            now = {json.dumps(p): k for p, k in entries}
+            for entry in structures[fn]:
+                if entry[1] == "zero" and now.get(json.dumps(entry[0])) != "zero":
+                    entry[1] = "numeric"
+        baseline.update(m["baseline"])
+    ordered = {cid: baseline[cid] for cid in ids if cid in baseline}
+    return {**first, "roles": roles, "structures": structures,
+            "key_calls": {k: sorted(v) for k, v in key_calls.items()},
+            "baseline": ordered, "seconds": seconds,
+            "claim_seconds": sum(float(m["seconds"]) for m in maps)}
+
+
+def _map_pass(paper: str, profile: str, map_root: str, jobs: int,
+              module: str | None, theory_module: str | None) -> dict:
+    """The map pass: one process for the whole row when ``jobs`` is 1; else one process
+    per claim, ``jobs`` at a time, the costly claims first, sharing the map's cache folder
+    (a run another claim's process computed is served with its recorded calls,
+    :class:`_MapObserver`), merged into what the serial pass gives (:func:`_merge_maps`)."""
+    payload = {"paper": paper, "profile": profile, "cache_root": map_root, "module": module,
+               "theory_module": theory_module}
+    start = time.perf_counter()
+    if jobs <= 1:
+        return _child("map", {**payload, "ids": None}, timeout=None)
+    listed = _child("claims", {"paper": paper, "module": module}, timeout=None)
+    if "error" in listed:
+        return listed
+    ids = listed["ids"]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        maps = list(pool.map(lambda cid: _child("map", {**payload, "ids": [cid]},
+                                                timeout=None), ids))
+    failed = [(cid, m["error"]) for cid, m in zip(ids, maps, strict=True) if "error" in m]
+    if failed:
+        return {"error": "; ".join(f"{cid}: {e}" for cid, e in failed)}
+    row_ids = listed["row_order"]
+    return _merge_maps(maps, row_ids, time.perf_counter() - start)
 
 
 def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
@@ -905,7 +994,10 @@ def _main(src: str, dst: str) -> int:
     for entry in reversed(payload.get("path", [])):  # the caller's PYTHONPATH, now
         if entry not in sys.path:
             sys.path.insert(0, entry)
-    if payload["kind"] == "map":
+    if payload["kind"] == "claims":
+        out = {"ids": claim_order(payload["paper"], payload.get("module")),
+               "row_order": [c.id for c in _claims_of(payload["paper"], payload.get("module"))]}
+    elif payload["kind"] == "map":
         out = map_worker(payload["paper"], payload["profile"], payload["cache_root"],
                          payload.get("ids"), payload.get("module"),
                          payload.get("theory_module"))
@@ -1212,9 +1304,7 @@ def mutate_row(paper: str, profile: str = "quick", functions: Sequence[str] | No
     start = time.perf_counter()
     jobs = max(1, jobs or os.cpu_count() or 1)
     with tempfile.TemporaryDirectory(prefix=f"tdcheck-map-{paper}-") as map_root:
-        mp = _child("map", {"paper": paper, "profile": profile, "cache_root": map_root,
-                            "ids": None, "module": claims_module,
-                            "theory_module": theory_module}, timeout=None)
+        mp = _map_pass(paper, profile, map_root, jobs, claims_module, theory_module)
         if "error" in mp:
             raise RuntimeError(f"the map pass of {paper} failed: {mp['error']}")
         row = RowResult(paper, profile, baseline=mp["baseline"], map_seconds=mp["seconds"],
@@ -1387,7 +1477,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         return answers
     slots = min(jobs, len(todo))
     width = max(1, jobs // slots)  # a claim's mutants side by side when processes are spare
-    per_claim = budget * slots / len(todo)
+    end = time.perf_counter() + budget  # one deadline: a claim done early leaves its time
 
     def ladder(item: tuple[str, list[str]]) -> tuple[str, dict]:
         cid, fns = item
@@ -1397,7 +1487,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         limit = 10 * base.get("seconds", 0.0) + 60
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
-            left = per_claim - (time.perf_counter() - t0)
+            left = end - time.perf_counter()
             m = Mutant(fop[0], (), fop[1], d)
             out = _child("mutant", {"paper": paper, "profile": profile, "mutant": m.to_json(),
                                     "ids": [cid], "key_calls": mp["key_calls"],
@@ -1429,7 +1519,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             result = ("rejected" if complete and all(v == "rejected" for v in verdicts) else
                       "weak" if complete and all(v in ("rejected", "weak") for v in verdicts)
                       else "not rejected")
-            if "timeout" in verdicts and time.perf_counter() - t0 >= per_claim:
+            if "timeout" in verdicts and out_of_time():
                 result = "budget"
             entry["rungs"].append({"delta": d, "function": function, "result": result,
                                    "tried": [{k: v for k, v in t.items() if k != "fop"}
@@ -1437,7 +1527,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             return result
 
         def out_of_time() -> bool:
-            return time.perf_counter() - t0 >= per_claim
+            return time.perf_counter() >= end
 
         # 1. each function alone up the ladder: its own rung (both signs rejected); a
         # function none of whose mutants moves a simulation part's numbers is not consumed
@@ -1473,7 +1563,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
         delta: Any
         if not settled:
-            delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+            delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
                      f"(functions measured: {', '.join(f for f in per_fn if isinstance(per_fn[f], float))})")
         elif not fns:
             delta = ("> 50 %: no mutant of a consumed theory function moved a simulation "
@@ -1488,7 +1578,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             order = [(f, op) for f in fns if per_fn[f] != top for op in ("all+", "all-")]
             for d in [x for x in LADDER if x >= top]:
                 if out_of_time():
-                    delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+                    delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
                              f"before the {100 * d:g} % rung")
                     break
                 others = order if d == top else [(f, op) for f in fns for op in ("all+", "all-")]
@@ -1497,7 +1587,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                     delta = d
                     break
                 if result == "budget":
-                    delta = (f"not settled: its time budget ({per_claim:.0f} s) ran out "
+                    delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
                              f"during the {100 * d:g} % rung")
                     break
         entry["delta"] = delta
