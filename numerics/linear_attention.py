@@ -506,6 +506,18 @@ SIZES = SizeTable({
         "thorough": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 1000,
                      "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
     },
+    # The off-block Hessian of the ZFB model at a trained run's states (balanced_flow's
+    # curvature parts): chunks x prompts per state.  A pilot at the balanced limit (10 chunks
+    # of 20 000) gave per-entry standard errors of 0.2-1.5 % of each nonzero entry at 2e5
+    # prompts; quick's 128 x 20 000 puts them at 0.07-0.4 %, so a 5 % slip in any one
+    # nonzero entry is 12 or more standard errors, and the Hotelling test over the 21
+    # entries of the upper triangle estimates its covariance from 128 chunks (k - p = 107
+    # dof).  The part reports the scale error it resolves (details ``resolves_scale_error``).
+    # Test: a smoke size (k - p = 3: the part runs, it resolves little).
+    "zfb_hessian": {"test": {"chunks": 24, "prompts": 500},
+                    "quick": {"chunks": 128, "prompts": 20_000},
+                    "ci": {"chunks": 256, "prompts": 20_000},
+                    "thorough": {"chunks": 512, "prompts": 20_000}},
     # Noise at initialisation (the covariate-tail claim).  Thorough: the authors' histogram
     # (``plot_stochastic_noise.ipynb``), 10 000 minibatches of B = 1000 prompts, g_full from
     # 100 B = 1e5 prompts.
@@ -843,34 +855,97 @@ def _zfb_noise(member: dict, cfg: ICLConfig, config: ZFBConfig, g: torch.Generat
     return float((gradient_noise(zfb_loss, member, mini, full) ** 2).mean())
 
 
-def zfb_off_block_hessian(u: float, U: np.ndarray, *, chunks: int, prompts: int, seed: int = 0,
-                          device: str = "cpu") -> np.ndarray:
-    """Monte Carlo Hessians [chunks, 2d, 2d] of ZFB's loss (f/2, ZFB's data: d = 3, n = 10,
-    x ~ N(0, diag(ZFB_LAMBDA))) in the off-block entries o = (W_PV[d, :d], W_KQ[d, :d]) at
-    o = 0, the block at W_PV[d, d] = ``u``, W_KQ[:d, :d] = ``U`` and every other entry 0; each
-    chunk on its own ``prompts`` fresh prompts (float64)."""
-    big_u = torch.as_tensor(np.asarray(U, dtype=float), dtype=torch.float64, device=device)
-    d = big_u.shape[0]
+def zfb_off_block_hessians(states: np.ndarray, *, chunks: int, prompts: int, seed: int = 0,
+                           device: str = "cpu") -> np.ndarray:
+    """Monte Carlo Hessians [states, chunks, 2d, 2d] of ZFB's loss (f/2, ZFB's data: d = 3,
+    n = 10, x ~ N(0, diag(ZFB_LAMBDA))) in the off-block entries o = (W_PV[d, :d],
+    W_KQ[d, :d]) at o = 0, at each state (u, U row-major): the block at W_PV[d, d] = u,
+    W_KQ[:d, :d] = U and every other entry 0.  Each chunk draws ``prompts`` fresh prompts
+    and takes every state's Hessian on them (common random numbers: a difference between
+    states carries the noise of the difference, not of each); float64, torch autograd on the
+    model's own loss, no theory."""
+    states = np.atleast_2d(np.asarray(states, dtype=float))
+    d = math.isqrt(states.shape[1] - 1)
+    if d * d + 1 != states.shape[1]:
+        raise ValueError(f"a state is (u, U row-major), got {states.shape[1]} entries")
     cfg = _zfb_data(d)
     gen = torch.Generator(device=device).manual_seed(seed)
+    row = torch.tensor([d], device=device)
 
-    def params(o: torch.Tensor) -> dict[str, torch.Tensor]:
+    def params(o: torch.Tensor, u: float, big_u: torch.Tensor) -> dict[str, torch.Tensor]:
         pv = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
         kq = torch.zeros(d + 1, d + 1, dtype=torch.float64, device=device)
-        row = torch.tensor([d], device=device)
         scale = torch.tensor([float(u)], dtype=torch.float64, device=device)
         pv = pv.index_put((row, torch.arange(d + 1, device=device)), torch.cat([o[:d], scale]))
         kq = kq.index_put((row, torch.arange(d, device=device)), o[d:])
         kq[:d, :d] = big_u
         return {"PV": pv, "KQ": kq}
 
-    out = []
-    for _ in range(int(chunks)):
+    blocks = [(float(y[0]), torch.as_tensor(y[1:].reshape(d, d), dtype=torch.float64,
+                                           device=device)) for y in states]
+    out = np.zeros((len(states), int(chunks), 2 * d, 2 * d))
+    zero = torch.zeros(2 * d, dtype=torch.float64, device=device)
+    for c in range(int(chunks)):
         batch = sample_prompts(cfg, gen, batch=int(prompts), device=device)
-        out.append(torch.autograd.functional.hessian(
-            lambda o, b=batch: zfb_loss(params(o), b),
-            torch.zeros(2 * d, dtype=torch.float64, device=device)).cpu().numpy())
-    return np.array(out)
+        for s, (u, big_u) in enumerate(blocks):
+            out[s, c] = torch.autograd.functional.hessian(
+                lambda o, b=batch, uu=u, bu=big_u: zfb_loss(params(o, uu, bu), b),
+                zero).cpu().numpy()
+    return out
+
+
+def zfb_off_block_hessian(u: float, U: np.ndarray, *, chunks: int, prompts: int, seed: int = 0,
+                          device: str = "cpu") -> np.ndarray:
+    """:func:`zfb_off_block_hessians` at the one state (``u``, ``U``): [chunks, 2d, 2d]."""
+    state = np.array([float(u), *np.asarray(U, dtype=float).flatten()])
+    return zfb_off_block_hessians(state[None], chunks=chunks, prompts=prompts, seed=seed,
+                                  device=device)[0]
+
+
+@dataclass(frozen=True)
+class ZFBHessianConfig:
+    """The off-block Hessian of ZFB's full model at ``states`` (each (u, U row-major)),
+    Monte Carlo over ``chunks`` x ``prompts`` fresh prompts (seed ``seed + 70 000``), every
+    state on the same prompts (:func:`zfb_off_block_hessians`)."""
+
+    states: tuple[tuple[float, ...], ...]
+    seed: int = 0
+    chunks: int = 128
+    prompts: int = 20_000
+
+    def __post_init__(self) -> None:
+        if not self.states:
+            raise ValueError("states must not be empty")
+        if self.chunks < 2 or self.prompts < 1:
+            raise ValueError(f"chunks >= 2 and prompts >= 1, got {self.chunks}, {self.prompts}")
+
+
+@dataclass(frozen=True)
+class ZFBHessianResult:
+    """``hessians`` [states, chunks, 2d, 2d]: each chunk's mean Hessian at each state."""
+
+    config: ZFBHessianConfig
+    hessians: np.ndarray
+
+
+def _zfb_hessian_cost(config: ZFBHessianConfig, device: str = "cpu") -> tuple[float, None]:
+    """(Hessian evaluations, FLOP unknown): one per state and chunk."""
+    return float(len(config.states) * config.chunks), None
+
+
+def _zfb_hessian_smoke() -> ZFBHessianConfig:
+    return ZFBHessianConfig(states=((0.5, *(0.3 * np.eye(3)).flatten()),), chunks=3, prompts=50)
+
+
+# the full model: the Hessian of ZFB's own loss by torch autograd at states the caller
+# names (a trained run's); no theory
+@run_function("linear_attention.zfb_hessian", cost=_zfb_hessian_cost, full_model=True,
+              smoke=_zfb_hessian_smoke)
+def run_zfb_hessian(config: ZFBHessianConfig, *, device: str = "cpu") -> ZFBHessianResult:
+    """The Hessians ``config`` (``cache=``: loaded when cached)."""
+    return ZFBHessianResult(config, zfb_off_block_hessians(
+        np.array(config.states, dtype=float), chunks=config.chunks, prompts=config.prompts,
+        seed=config.seed + 70_000, device=device))
 
 
 def _zfb_smoke() -> ZFBConfig:

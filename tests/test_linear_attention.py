@@ -771,3 +771,65 @@ def test_one_layer_optimum_front_end_fails_parts_on_wrong_optima():
         with pytest.raises(InadmissibleTheory):
             vl.check_one_layer_optimum({"seed": 0}, ctx, preconditioner=pre,
                                          optimum_loss=opt, **kw)
+
+
+def test_off_block_curvature_is_of_degree_two_in_the_state():
+    """balanced_flow's curvature part compares the Hessian's change from y_0 to y_T with
+    dA/dy at the midpoint x (y_T - y_0), exact only if A is a polynomial of degree <= 2 in
+    the state (u, U): theory's A is (and not of degree 0)."""
+    state, a = la.balanced_off_block_curvature(sp.diag(*[sp.nsimplify(x) for x in nl.ZFB_LAMBDA]),
+                                               nl.ZFB_N)
+    degrees = {sp.Poly(e, *state).total_degree() for e in a if e != 0}
+    assert max(degrees) == 2
+
+
+def test_hotelling_part_is_calibrated_and_resolves_what_it_says():
+    """On normal chunk means the Hotelling part passes the true mean about 99 % of the time
+    (200 draws: at least 190), and a shift of twice the scale error it says it resolves
+    fails it (every one of 20 draws)."""
+    from verify import linear_attention as vl
+
+    rng = np.random.default_rng(0)
+    truth = np.linspace(1.0, 3.0, 6)
+    scale = np.diag(np.linspace(0.2, 0.5, 6))
+    passed, rejected = 0, 0
+    for _ in range(200):
+        chunks = truth + rng.normal(size=(40, 6)) @ scale
+        part = vl._hotelling_part("h", chunks, truth, "synthetic")
+        passed += part.error <= part.tolerance
+    for _ in range(20):
+        chunks = truth + rng.normal(size=(40, 6)) @ scale
+        res = vl._hotelling_part("h", chunks, truth, "synthetic").details["resolves_scale_error"]
+        slipped = vl._hotelling_part("h", chunks, (1 + 2 * res) * truth, "synthetic")
+        rejected += slipped.error > slipped.tolerance
+    assert passed >= 190 and rejected == 20
+
+
+def test_curvature_parts_pass_theory_and_fail_a_wrong_curvature():
+    """balanced_flow's curvature parts (test size) on a two-state stand-in run: theory's
+    A passes both, A with its sign flipped fails both, a curvature that is no pair of
+    functions is InadmissibleTheory (a failed part, not a crash)."""
+    from types import SimpleNamespace
+
+    from numerics.context import Context
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    u_inf, u_mat = la.balanced_limit(sp.diag(*[sp.nsimplify(x) for x in nl.ZFB_LAMBDA]),
+                                     nl.ZFB_N)
+    end = np.array(u_mat.evalf(), dtype=float)
+    run = SimpleNamespace(u=np.array([[0.1, float(u_inf)]] * 2),
+                          U=np.array([[0.1 * np.eye(3), end]] * 2), lam=nl.ZFB_LAMBDA,
+                          n=nl.ZFB_N)
+    ctx = Context(profile="test")
+    good = vl._curvature_parts(run, la.balanced_off_block_curvature_numeric, 0, ctx)
+    assert len(good) == 2 and all(p.error <= p.tolerance for p in good)
+
+    def flipped(lam, n):
+        a_fn, da_fn = la.balanced_off_block_curvature_numeric(lam, n)
+        return (lambda y: -np.asarray(a_fn(y))), (lambda y: -np.asarray(da_fn(y)))
+
+    bad = vl._curvature_parts(run, flipped, 0, ctx)
+    assert all(p.error > p.tolerance for p in bad)
+    with pytest.raises(InadmissibleTheory):
+        vl._curvature_parts(run, lambda lam, n: None, 0, ctx)

@@ -69,15 +69,9 @@ __all__ = [
 
 #: public functions no claim judges, with the reason (``tdcheck mutate`` counts them as
 #: survivors all the same)
-UNJUDGED = {
-    "balanced_off_block_curvature": "an input of balanced_flow's drift allowance (a "
-                                    "tolerance), not a prediction: a claim cannot judge its "
-                                    "own tolerance; the test suite holds it to torch's Monte "
-                                    "Carlo Hessian of the full model "
-                                    "(numerics.linear_attention.zfb_off_block_hessian)",
-    "balanced_off_block_curvature_numeric": "the numeric twin of "
-                                            "balanced_off_block_curvature (the same reason)",
-}
+UNJUDGED: dict[str, str] = {}
+# (balanced_off_block_curvature and its numeric twin were listed here as only a tolerance's
+# input until balanced_flow's curvature parts judged them against the model's own Hessian.)
 
 # ---------------------------------------------------------------------- validation
 def _matrix(name: str, value, square: bool = True) -> sp.Matrix:

@@ -1048,14 +1048,103 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
 
 
 # ---------------------------------------------------------------------- ZFB balanced flow
+def _zfb_profile(ctx: Context, size: str | None = None) -> str:
+    """The running profile, or ``size`` where that is smaller (a positive control's design
+    size, capped at the running profile's)."""
+    if size is not None and PROFILES.index(size) < PROFILES.index(ctx.profile):
+        return size
+    return ctx.profile
+
+
 def _zfb(seed: int, ctx: Context, size: str | None = None) -> nl.ZFBResult:
-    """The ZFB run of ``seed`` at the profile's size, or at profile ``size``'s where that is
-    smaller (a positive control's design size, capped at the running profile's)."""
-    profile = ctx.profile
-    if size is not None and PROFILES.index(size) < PROFILES.index(profile):
-        profile = size
-    return nl.run_zfb(nl.ZFBConfig(seed=seed, **nl.SIZES.at("zfb", profile)), cache=ctx.cache,
-                      device=ctx.device)
+    """The ZFB run of ``seed`` at :func:`_zfb_profile`'s size."""
+    return nl.run_zfb(nl.ZFBConfig(seed=seed, **nl.SIZES.at("zfb", _zfb_profile(ctx, size))),
+                      cache=ctx.cache, device=ctx.device)
+
+
+def _hotelling_part(name: str, chunks: np.ndarray, predicted: np.ndarray, reason: str,
+                    details: dict | None = None) -> Part:
+    """Chunk means of a Monte Carlo quantity against a prediction: Hotelling's T^2 =
+    k r^T S^-1 r (r the mean over the k chunks minus ``predicted``, S the chunks' sample
+    covariance over the p entries); under the prediction (k - p) T^2 / (p (k - 1)) is
+    F(p, k - p) for normal chunk means (each a mean of many prompts), so the tolerance is
+    its 99 % point, derived: noise only, no constant.  Details give the relative scale
+    error of the prediction the test resolves with power 0.9 (noncentral F)."""
+    from scipy import optimize as _opt
+    from scipy import stats as _st
+
+    chunks = np.asarray(chunks, dtype=float)
+    k, dof = chunks.shape
+    if k <= dof:
+        raise ValueError(f"{name}: {k} chunks cannot estimate a {dof}-entry covariance")
+    cov = np.cov(chunks, rowvar=False, ddof=1)
+    r = chunks.mean(0) - predicted
+    stat = float(k * r @ np.linalg.solve(cov, r))
+    f99 = float(_st.f.ppf(0.99, dof, k - dof))
+    limit = dof * (k - 1) / (k - dof) * f99
+    unit = float(k * predicted @ np.linalg.solve(cov, predicted))
+
+    def short(nc: float) -> float:
+        return float(_st.ncf.sf(f99, dof, k - dof, nc)) - 0.9
+
+    resolves = (math.sqrt(_opt.brentq(short, 1e-9, 1e7) / unit) if unit > 0 else math.inf)
+    return Part(name, float(dof), stat, stat / dof, limit / dof,
+                reason + "; T^2 / p against Hotelling's 99 % point / p (noise only)",
+                details={"chunks": k, "entries": dof, "resolves_scale_error": resolves,
+                         "max_entry_gap": float(np.abs(r).max()),
+                         "max_entry": float(np.abs(predicted).max()), **(details or {})},
+                kind="simulation")
+
+
+def _curvature_parts(run: nl.ZFBResult, curvature: Callable, seed: int, ctx: Context,
+                     size: str | None = None) -> list[Part]:
+    """The off-block curvature A(u, U) that :func:`_drift_allowance` takes (its dA/dy) as a
+    prediction about the trained model: the Hessian of ZFB's own loss in the off-block
+    entries o, by torch autograd (Monte Carlo over fresh prompts,
+    ``numerics.linear_attention.run_zfb_hessian``), at the run's states.
+
+    - at the members' mean end state y_T, against A(y_T);
+    - its change from the shared start y_0 to y_T (both on the same prompts), against
+      dA/dy at the midpoint applied to y_T - y_0: exact, not a first-order step, because A is
+      a polynomial of degree 2 in y (o enters the read-out c^T Sigma_hat e through
+      c = a + u w* and e = U x_q + (b . x_q) w*, so the o-quadratic terms carry u^2, u U or
+      U U; a test holds theory's A to degree 2), so its derivative is linear in y and the
+      midpoint rule integrates it exactly.
+
+    Both expectations are exact (the population Hessian at o = 0 of the model's loss, which
+    A claims to be): no model mismatch, noise only (:func:`_hotelling_part`, over the 21
+    entries of the symmetric 6 x 6 upper triangle)."""
+    d = run.U.shape[-1]
+    y0 = np.array([run.u[0, 0], *run.U[0, 0].flatten()], dtype=float)
+    y_t = np.array([run.u[:, -1].mean(), *run.U[:, -1].mean(0).flatten()], dtype=float)
+    hes = nl.run_zfb_hessian(nl.ZFBHessianConfig(
+        states=(tuple(float(v) for v in y_t), tuple(float(v) for v in y0)), seed=seed,
+        **nl.SIZES.at("zfb_hessian", _zfb_profile(ctx, size))),
+        cache=ctx.cache, device=ctx.device).hessians
+    try:
+        a_fn, da_fn = curvature(tuple(run.lam), run.n)
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"balanced_off_block_curvature_numeric gave no pair of "
+                                 f"functions: {type(exc).__name__}: {exc}") from exc
+    a_t = _theory_array("the off-block curvature A(y_T)", a_fn, y_t, shape=(2 * d, 2 * d))
+    da = _theory_array("the off-block curvature's dA/dy at the midpoint", da_fn,
+                       (y0 + y_t) / 2, shape=(y0.size, 2 * d, 2 * d))
+    step = np.einsum("sij,s->ij", da, y_t - y0)
+    iu = np.triu_indices(2 * d)
+    return [
+        _hotelling_part("the model's off-block Hessian at its end state (torch, Monte "
+                        "Carlo) vs the curvature A(u, U)", hes[0][:, iu[0], iu[1]],
+                        a_t[iu], "the mean over chunks of the Hessian of ZFB's loss in "
+                        "o = (W_PV[d, :d], W_KQ[d, :d]) at o = 0, the members' mean end "
+                        "state, against balanced_off_block_curvature there",
+                        {"state": "members' mean at T"}),
+        _hotelling_part("the change of the model's off-block Hessian from start to end "
+                        "vs dA/dy at the midpoint x (y_T - y_0)",
+                        (hes[0] - hes[1])[:, iu[0], iu[1]], step[iu],
+                        "the Hessian's change between the shared start and the members' "
+                        "mean end state, on the same prompts, against dA/dy((y_0 + y_T)/2) "
+                        "(y_T - y_0), exact for A of degree 2 in y"),
+    ]
 
 
 def _gamma_path(states: np.ndarray) -> np.ndarray:
@@ -1164,14 +1253,18 @@ def _wrong_flow(lam, n):
               "family) is a flow invariant: plain GD on the full one-layer model "
               "changes it by exactly lr^2 (||g_PV||^2 - ||g_KQ||^2) per step; "
               "Gamma = u U^T tracks the (u, U) flow at matched time and ends at "
-              "Gamma* (balanced limit)",
-    source="ZFB (conservation law, limit); the per-step GD identity is our derivation",
+              "Gamma* (balanced limit); the off-block curvature A(u, U) that bounds the "
+              "noise-induced drift is the full model's Hessian in the off-block entries",
+    source="ZFB (conservation law, limit); the per-step GD identity and the off-block "
+           "curvature are our derivation",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"seed": _SEEDS}),
     theory={"sign": -1, "limit": la.balanced_limit, "flow_of": la.balanced_flow,
-            "preconditioner": la.optimal_preconditioner},
+            "preconditioner": la.optimal_preconditioner,
+            "curvature": la.balanced_off_block_curvature_numeric},
     control={"sign": -1, "limit": la.balanced_limit, "flow_of": _wrong_flow,
-             "preconditioner": la.optimal_preconditioner},
+             "preconditioner": la.optimal_preconditioner,
+             "curvature": la.balanced_off_block_curvature_numeric},
     control_description="the flow with n + 1 in its 1/n terms (one context token too "
                         "many), the paper's invariant and limit kept: a near miss that the "
                         "torch parts and the flow's limit parts must resolve",
@@ -1209,10 +1302,22 @@ def _wrong_flow(lam, n):
           "no training): the n + 1 map lies 2.5 % (RMS over t) and 3.6 % (at T) of "
           "||Gamma(T)|| from the n map at quick's configuration, 2.9 % and 3.8 % at ci's; "
           "with the pilots' spreads and tolerances, 13 and 8 members give those parts power "
-          "0.9 to reject the control at quick (it has 41), 4 and 4 at ci (it has 8).",
+          "0.9 to reject the control at quick (it has 41), 4 and 4 at ci (it has 8).  "
+          "Session 50 added the curvature parts (_curvature_parts): the allowance's "
+          "balanced_off_block_curvature had been held to torch's Hessian only by a unit "
+          "test and was listed as unjudged.  They test it at the run's own states against "
+          "the model's autograd Hessian (run_zfb_hessian), a Hotelling test over chunks "
+          "(noise only, no tolerance constant).  Their size (128 chunks of 20 000 prompts "
+          "at quick) was fixed from a pilot at a perturbed balanced-limit state, not from "
+          "this claim's run: per-entry standard errors 0.2-1.5 % at 2e5 prompts; at the "
+          "quick size that pilot's test read 1.58 against its 99 % point 2.41 for A, "
+          "resolved a 0.5 % scale error with power 0.9, and rejected a 5 % slip in any one "
+          "of three diagonal entries and A at n + 1.",
 )
 def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callable,
-                        flow_of: Callable, preconditioner: Callable) -> Evidence:
+                        flow_of: Callable, preconditioner: Callable,
+                        curvature: Callable = la.balanced_off_block_curvature_numeric
+                        ) -> Evidence:
     """ZFB: Q = ||W_PV||^2 + sign ||W_KQ||^2 (ZFB: sign = -1) under GD, Gamma(t) along the
     run, and the end state.
 
@@ -1272,6 +1377,8 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     rec = np.asarray(run.steps)
     ref = _gd_map(sys, y0, lr, int(rec[-1]))[rec]
     parts.extend(_map_parts(run, ref, _allowance_with_se(run, norm), norm))
+    # The allowance's curvature (our derivation) against the model's own Hessian.
+    parts.extend(_curvature_parts(run, curvature, params["seed"], ctx, params.get("size")))
     disc = _ode_vs_map(run, y0, norm)
     return Evidence(tuple(parts), {"members": members, "lr": lr, "ode_vs_map": disc,
                                    "to_claimed_limit": float(np.linalg.norm(
