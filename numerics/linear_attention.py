@@ -506,6 +506,21 @@ SIZES = SizeTable({
         "thorough": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 1000,
                      "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
     },
+    # ZFB's run trained until the flow has arrived (balanced_flow's converged-limit parts):
+    # the profile's run, longer.  The paper flow's GD map from seed 0's start lies 4.6 % of
+    # ||Gamma*|| from Gamma* after quick's 1000 steps, 0.05 % after 2000, 5.5e-5 after
+    # 2500, 6e-8 after 4000; ci's after 1500, 3000: 0.55 %, 6e-6.  Quick and test take 2.5
+    # times their steps, ci and thorough twice theirs.
+    "zfb_converged": {
+        "test": {"sigma0": 0.2, "steps": 375, "batch": 500, "members": 4, "noise_full": 2000,
+                 "noise_batches": 4},
+        "quick": {"sigma0": 0.1, "steps": 2500, "batch": 1000, "members": 41,
+                  "noise_full": 16_000, "noise_batches": 8},
+        "ci": {"sigma0": 0.05, "steps": 3000, "batch": 4000, "members": 8,
+               "noise_full": 256_000},
+        "thorough": {"sigma0": 0.05, "steps": 3000, "batch": 4000, "members": 1000,
+                     "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
+    },
     # The off-block Hessian of the ZFB model at a trained run's states (balanced_flow's
     # curvature parts): chunks x prompts per state.  A pilot at the balanced limit (10 chunks
     # of 20 000) gave per-entry standard errors of 0.2-1.5 % of each nonzero entry at 2e5

@@ -833,3 +833,26 @@ def test_curvature_parts_pass_theory_and_fail_a_wrong_curvature():
     assert all(p.error > p.tolerance for p in bad)
     with pytest.raises(InadmissibleTheory):
         vl._curvature_parts(run, lambda lam, n: None, 0, ctx)
+
+
+def test_converged_limit_parts_fail_a_wrong_limit_and_never_crash(tmp_path):
+    """balanced_flow's converged-run parts at the smoke size: two simulation parts; the
+    limit with u_inf's sign flipped (Gamma* negated) fails the Gamma part; a limit that is
+    no (u, U) pair is InadmissibleTheory (a failed part, not a crash)."""
+    from numerics.cache import RunCache
+    from numerics.context import Context
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    good = vl._converged_limit_parts(0, ctx, None, la.balanced_limit, la.balanced_flow)
+    assert [p.kind for p in good] == ["simulation", "simulation"]
+
+    def flipped(sigma, n):
+        u, big_u = la.balanced_limit(sigma, n)
+        return -u, big_u
+
+    bad = vl._converged_limit_parts(0, ctx, None, flipped, la.balanced_flow)
+    assert bad[0].lower > bad[0].tolerance
+    with pytest.raises(InadmissibleTheory):
+        vl._converged_limit_parts(0, ctx, None, lambda sigma, n: None, la.balanced_flow)
