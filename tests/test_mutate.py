@@ -628,3 +628,22 @@ def test_the_parallel_map_pass_equals_the_serial_one(tmp_path, monkeypatch):
             assert {k: v for k, v in two["baseline"][cid].items() if k != "seconds"} == \
                 {k: v for k, v in base.items() if k != "seconds"}
     assert set(one["roles"]["gain"]) == {"shared.c0", "shared.c1", "shared.c2"}
+
+
+def test_merged_maps_take_a_structure_from_the_first_claim_in_the_rows_order():
+    """The parallel pass hands claims out costly first; the merge still takes a function's
+    output structure from the first claim in the row's order (as the serial pass), and a
+    leaf stays "zero" only where every claim saw 0."""
+    from verify.mutate import _merge_maps
+
+    def one(cid, structure):
+        return {"functions": ["f"], "roles": {"f": {cid: ["check"]}}, "key_calls": {},
+                "structures": {"f": structure}, "baseline": {cid: {"outcome": "holds"}},
+                "seconds": 1.0}
+
+    first = one("row.a", [[[0], "numeric"], [[1], "zero"]])
+    second = one("row.b", [[[0], "numeric"], [[1], "numeric"], [[2], "numeric"]])
+    merged = _merge_maps([first, second], ["row.a", "row.b"], 2.0)
+    assert merged["structures"]["f"] == [[[0], "numeric"], [[1], "numeric"]]
+    assert list(merged["baseline"]) == ["row.a", "row.b"]
+    assert merged["roles"]["f"] == {"row.a": ["check"], "row.b": ["check"]}

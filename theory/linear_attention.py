@@ -71,7 +71,9 @@ __all__ = [
 #: survivors all the same)
 UNJUDGED: dict[str, str] = {}
 # (balanced_off_block_curvature and its numeric twin were listed here as only a tolerance's
-# input until balanced_flow's curvature parts judged them against the model's own Hessian.)
+# input until balanced_flow's curvature parts held them to the model's own Hessian, at the
+# run's states: the coefficients the run's nearly diagonal path leaves near 0 are not
+# resolved, as that claim's notes say.)
 
 # ---------------------------------------------------------------------- validation
 def _matrix(name: str, value, square: bool = True) -> sp.Matrix:

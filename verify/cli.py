@@ -639,7 +639,8 @@ def _parser() -> argparse.ArgumentParser:
                          "kept)")
     mu.add_argument("--resolution-budget", type=float, default=1200.0, metavar="SECONDS",
                     help="wall time per row for the map pass and the resolution (default "
-                         "1200); a claim whose share runs out says 'not settled'")
+                         "1200); the claims share one deadline, cheapest first, and a "
+                         "claim not done by it says 'not settled'")
     mu.add_argument("--no-progress", action="store_true")
     mu.add_argument("--threads", type=int, default=None, metavar="N",
                     help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")

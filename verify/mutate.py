@@ -104,14 +104,15 @@ measures that, row by row:
    with ``Claim.qualitative``; ``"n/a: ..."`` when no simulation part passed in the map run
    or the claim consumes no function with a numeric output (labels and ``MUTANT_KINDS``
    functions have none to scale; ``UNJUDGED`` functions are left out and named);
-   ``"not settled: ..."`` when the resolution's time budget ran out.  A mutant that raises or
+   ``"not settled: ..."`` when the claim's share of the time budget ran out.  A mutant that raises or
    times out is not rejected (listed as such in the rung).  **Time bound**: the map pass is
    shared with the score's mutants; the resolution itself gets ``resolution_budget`` seconds
-   of wall time (default 1200 s) less the map pass's, one deadline shared by the claims it
-   measures, cheapest first, ``jobs`` processes at a time (claims side by side, a claim's
-   mutants in batches when there are more processes than claims), so a claim settled early
-   leaves its time to the costly ones; each mutant process is limited to 10 x its claim's
-   map seconds + 60 s and to what is left before the deadline.  Training
+   of wall time (default 1200 s) less the map pass's, shared by the claims it measures,
+   cheapest first, ``jobs`` processes at a time (claims side by side, a claim's mutants in
+   batches when there are more processes than claims): a claim starting gets its share of
+   what is left (all of it once no more claims wait than processes run), so a claim settled
+   early leaves its time to the costly ones ("not started" if none is left); each mutant
+   process is limited to 10 x its claim's map seconds + 60 s and to its claim's share.  Training
    runs that do not call the mutated function are served from the map's cache (a full-model
    run takes theory only for its set-up), so a rung costs about the claim's theory side.
 
@@ -133,6 +134,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -816,9 +818,9 @@ def claim_order(paper: str, module: str | None = None) -> list[str]:
 
 
 def _merge_maps(maps: Sequence[Mapping], ids: Sequence[str], seconds: float) -> dict:
-    """One map from the per-claim maps of a parallel pass, as the serial pass would give:
-    roles and run-call sets united, a function's output structure from the first claim (in
-    the row's order) that recorded it, a leaf "zero" only where every process saw zero,
+    """One map from the per-claim maps of a parallel pass (``maps`` in the row's order), as
+    the serial pass would give: roles and run-call sets united, a function's output
+    structure from the first claim (in the row's order) that recorded it, a leaf "zero" only where every process saw zero,
     the baselines in the row's order; ``seconds`` is the pass's wall time."""
     first = maps[0]
     roles: dict[str, dict[str, list[str]]] = {}
@@ -870,7 +872,9 @@ def _map_pass(paper: str, profile: str, map_root: str, jobs: int,
     if failed:
         return {"error": "; ".join(f"{cid}: {e}" for cid, e in failed)}
     row_ids = listed["row_order"]
-    return _merge_maps(maps, row_ids, time.perf_counter() - start)
+    by_id = dict(zip(ids, maps, strict=True))
+    return _merge_maps([by_id[cid] for cid in row_ids if cid in by_id], row_ids,
+                       time.perf_counter() - start)
 
 
 def mutant_worker(paper: str, profile: str, mutant: Mutant, ids: Sequence[str],
@@ -1477,17 +1481,26 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         return answers
     slots = min(jobs, len(todo))
     width = max(1, jobs // slots)  # a claim's mutants side by side when processes are spare
-    end = time.perf_counter() + budget  # one deadline: a claim done early leaves its time
+    end = time.perf_counter() + budget
+    lock, waiting = threading.Lock(), [len(todo)]
 
     def ladder(item: tuple[str, list[str]]) -> tuple[str, dict]:
         cid, fns = item
         base = mp["baseline"][cid]
         entry = answers[cid]
-        t0 = time.perf_counter()
+        with lock:  # its share of what is left: a claim settled early leaves its time
+            t0 = time.perf_counter()
+            share = max(0.0, end - t0) * min(1.0, slots / waiting[0])
+            waiting[0] -= 1
+        claim_end = t0 + share
+        if share <= 0:
+            entry["delta"] = (f"not started: the resolution's time budget ({budget:.0f} s) ran "
+                              "out before this claim's turn")
+            return cid, entry
         limit = 10 * base.get("seconds", 0.0) + 60
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
-            left = end - time.perf_counter()
+            left = claim_end - time.perf_counter()
             m = Mutant(fop[0], (), fop[1], d)
             out = _child("mutant", {"paper": paper, "profile": profile, "mutant": m.to_json(),
                                     "ids": [cid], "key_calls": mp["key_calls"],
@@ -1527,7 +1540,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             return result
 
         def out_of_time() -> bool:
-            return time.perf_counter() >= end
+            return time.perf_counter() >= claim_end
 
         # 1. each function alone up the ladder: its own rung (both signs rejected); a
         # function none of whose mutants moves a simulation part's numbers is not consumed
@@ -1563,8 +1576,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
         delta: Any
         if not settled:
-            delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
-                     f"(functions measured: {', '.join(f for f in per_fn if isinstance(per_fn[f], float))})")
+            measured = ", ".join(f for f in per_fn if isinstance(per_fn[f], float))
+            delta = (f"not settled: its share of the resolution's time budget ({share:.0f} of "
+                     f"{budget:.0f} s) ran out (functions measured: {measured})")
         elif not fns:
             delta = ("> 50 %: no mutant of a consumed theory function moved a simulation "
                      "part (the simulation parts take nothing this ladder can change)")
@@ -1578,8 +1592,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             order = [(f, op) for f in fns if per_fn[f] != top for op in ("all+", "all-")]
             for d in [x for x in LADDER if x >= top]:
                 if out_of_time():
-                    delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
-                             f"before the {100 * d:g} % rung")
+                    delta = (f"not settled: its share of the resolution's time budget "
+                             f"({share:.0f} of {budget:.0f} s) ran out before the "
+                             f"{100 * d:g} % rung")
                     break
                 others = order if d == top else [(f, op) for f in fns for op in ("all+", "all-")]
                 result = rung(d, others, None) if others else "rejected"
@@ -1587,8 +1602,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                     delta = d
                     break
                 if result == "budget":
-                    delta = (f"not settled: the resolution's time budget ({budget:.0f} s) ran out "
-                             f"during the {100 * d:g} % rung")
+                    delta = (f"not settled: its share of the resolution's time budget "
+                             f"({share:.0f} of {budget:.0f} s) ran out during the "
+                             f"{100 * d:g} % rung")
                     break
         entry["delta"] = delta
         entry["seconds"] = round(time.perf_counter() - t0, 1)
