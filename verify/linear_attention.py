@@ -1755,9 +1755,13 @@ def _map_geometry(run: nl.ZFBResult, curvature: Callable = la.balanced_off_block
     y0 = np.array([run.u[0, 0], *run.U[0, 0].flatten()])
     phi = _gd_map(sys, y0, run.lr, steps + int(extra_steps))
     d2_k = np.array([np.asarray(d2(phi[k]), dtype=float) for k in range(steps)])
+    shape = (nst, 2 * run.U.shape[-1], 2 * run.U.shape[-1])
+    # a map that leaves the finite numbers (a wrong flow blowing up) gives a non-finite
+    # allowance, which fails the parts that take it; only a malformed curvature at a finite
+    # state is inadmissible
     da_k = np.array([_theory_array("the off-block curvature's dA/dy on the map", d_a, phi[k],
-                                   shape=(nst, 2 * run.U.shape[-1], 2 * run.U.shape[-1]))
-                     for k in range(steps)])
+                                   shape=shape) if np.all(np.isfinite(phi[k]))
+                     else np.full(shape, np.nan) for k in range(steps)])
     prop = np.array([np.eye(nst) + run.lr * np.asarray(jac(phi[k]), dtype=float)
                      for k in range(steps)])
     d = run.U.shape[-1]
