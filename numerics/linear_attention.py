@@ -528,7 +528,7 @@ SIZES = SizeTable({
     # curvature parts): chunks x prompts per state.  A pilot at the balanced limit (10 chunks
     # of 20 000) gave per-entry standard errors of 0.2-1.5 % of each nonzero entry at 2e5
     # prompts; quick's 128 x 20 000 puts them at 0.06-0.42 %, so a 5 % slip in any one
-    # nonzero entry is 12 or more standard errors, and the entrywise t over the 21 entries
+    # nonzero entry is about 12 or more standard errors, and the entrywise t over the 21 entries
     # of the upper triangle has 127 dof.  The part reports the scale error it resolves
     # (details ``resolves_scale_error``) and does not decide above 5 %.  Test: a smoke size
     # (it resolves less than 5 %: not measured there).

@@ -867,3 +867,17 @@ def test_converged_limit_parts_fail_a_wrong_limit_and_never_crash(tmp_path):
     assert bad[0].error > 1.0 and bad[0].status == "inconclusive"
     with pytest.raises(InadmissibleTheory):
         vl._converged_limit_parts(0, ctx, None, lambda sigma, n: None)
+
+
+
+def test_a_max_t_part_is_not_made_unmeasured_by_a_prediction_of_zero():
+    """The resolution of a max-|t| part comes from the data as well as the prediction: a
+    wrong prediction of 0 (a state-independent curvature's change) fails, it does not
+    silence its own part; an entry the chunks do not move is unmeasured, not a crash."""
+    from verify import linear_attention as vl
+
+    rng = np.random.default_rng(1)
+    chunks = 1.0 + 0.05 * rng.normal(size=(64, 4))
+    assert vl._max_t_part("z", chunks, np.zeros(4), "synthetic").status == "fail"
+    flat = np.ones((64, 4))
+    assert vl._max_t_part("z", flat, np.ones(4), "synthetic").status == "inconclusive"

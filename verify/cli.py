@@ -639,8 +639,9 @@ def _parser() -> argparse.ArgumentParser:
                          "kept)")
     mu.add_argument("--resolution-budget", type=float, default=1200.0, metavar="SECONDS",
                     help="wall time per row for the map pass and the resolution (default "
-                         "1200); the claims share one deadline, cheapest first, and a "
-                         "claim not done by it says 'not settled'")
+                         "1200); claims run cheapest first, each starting with its "
+                         "share of what is left; one whose share runs out says 'not "
+                         "settled', one with none left 'not started'")
     mu.add_argument("--no-progress", action="store_true")
     mu.add_argument("--threads", type=int, default=None, metavar="N",
                     help="torch threads per mutant process (sets TDCHECK_THREADS; default 1)")

@@ -109,8 +109,9 @@ measures that, row by row:
    shared with the score's mutants; the resolution itself gets ``resolution_budget`` seconds
    of wall time (default 1200 s) less the map pass's, shared by the claims it measures,
    cheapest first, ``jobs`` processes at a time (claims side by side, a claim's mutants in
-   batches when there are more processes than claims): a claim starting gets its share of
-   what is left (all of it once no more claims wait than processes run), so a claim settled
+   batches when there are more processes than claims): a claim starting gets what is left
+   divided by the rounds of claims still to run (ceil(waiting / processes); all of it once
+   no more claims wait than processes run), so a claim settled
    early leaves its time to the costly ones ("not started" if none is left); each mutant
    process is limited to 10 x its claim's map seconds + 60 s and to its claim's share.  Training
    runs that do not call the mutated function are served from the map's cache (a full-model
@@ -872,6 +873,8 @@ def _map_pass(paper: str, profile: str, map_root: str, jobs: int,
     if failed:
         return {"error": "; ".join(f"{cid}: {e}" for cid, e in failed)}
     row_ids = listed["row_order"]
+    if sorted(row_ids) != sorted(ids):
+        return {"error": "the claims handed out are not the row's claims"}
     by_id = dict(zip(ids, maps, strict=True))
     return _merge_maps([by_id[cid] for cid in row_ids if cid in by_id], row_ids,
                        time.perf_counter() - start)
@@ -1490,7 +1493,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         entry = answers[cid]
         with lock:  # its share of what is left: a claim settled early leaves its time
             t0 = time.perf_counter()
-            share = max(0.0, end - t0) * min(1.0, slots / waiting[0])
+            share = max(0.0, end - t0) / math.ceil(waiting[0] / slots)
             waiting[0] -= 1
         claim_end = t0 + share
         if share <= 0:
