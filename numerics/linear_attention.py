@@ -459,6 +459,26 @@ _GD_FAMILY_THOROUGH = {"steps": 10_000, "decay_at": 5000, "lr": 0.01, "batch": 2
                        "eval_prompts": 440_000, "members": 6, "member_chunk": MEMBER_CHUNK_GD}
 _GD_FAMILY_TEST = {"steps": 150, "decay_at": 100, "lr": 0.03, "batch": 1000,
                    "eval_prompts": 2000}
+# ZFB's one-layer flow (SIZES "zfb").  ZFB's own experimental configuration is not known to
+# us: the largest supported is ci's run (d = 3, n = 10, Lambda = diag(1, 1/2, 1/4), sigma =
+# 0.05, the example our derivation of the flow was checked on).  The limit and tracking
+# parts are Student-t intervals over members, so thorough takes 1000 members (each with its
+# own minibatch stream).
+_ZFB_SIZES = {
+    "test": {"sigma0": 0.2, "steps": 150, "batch": 500, "members": 4, "noise_full": 2000,
+             "noise_batches": 4},
+    # quick's members: balanced_flow's power calculation (verify.linear_attention.
+    # balanced_flow_members, from a 27-member pilot and, since the curvature and
+    # converged-run parts joined the claim, those parts' 41-member pilot), which a test
+    # holds this entry to
+    "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 46,
+              "noise_full": 16_000, "noise_batches": 8},
+    "ci": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 8, "noise_full": 256_000},
+    "thorough": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 1000,
+                 "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
+}
+
+
 SIZES = SizeTable({
     # Adam on the B = 0 family (one-layer optimum, multilayer floor): quick's 300 steps take
     # L <= 2 to their optimum; L = 3 needs ci's 2000.
@@ -489,41 +509,17 @@ SIZES = SizeTable({
         "ci": _GD_FAMILY_CI | {"members": 8},
         "thorough": _GD_FAMILY_THOROUGH | {"members": 8},
     },
-    # ZFB's one-layer flow.  ZFB's own experimental configuration is not known to us: the
-    # largest supported is ci's run (d = 3, n = 10, Lambda = diag(1, 1/2, 1/4), sigma = 0.05,
-    # the example our derivation of the flow was checked on).  The limit and tracking parts
-    # are Student-t intervals over members, so thorough takes 1000 members (each with its
-    # own minibatch stream).
-    "zfb": {
-        "test": {"sigma0": 0.2, "steps": 150, "batch": 500, "members": 4, "noise_full": 2000,
-                 "noise_batches": 4},
-        # quick's members: balanced_flow's power calculation (verify.linear_attention.
-        # balanced_flow_members, from a 27-member pilot and, since the curvature and
-        # converged-run parts joined the claim, those parts' 41-member pilot), which a test
-        # holds this entry to
-        "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 46,
-                  "noise_full": 16_000, "noise_batches": 8},
-        "ci": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 8,
-               "noise_full": 256_000},
-        "thorough": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 1000,
-                     "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
-    },
+    # ZFB's one-layer flow (_ZFB_SIZES, above).
+    "zfb": _ZFB_SIZES,
     # ZFB's run trained until the flow has arrived (balanced_flow's converged-limit parts):
     # the profile's run, longer (and its members: the same trajectory continued).  The
-    # paper flow's GD map from seed 0's start lies 4.6 % of
-    # ||Gamma*|| from Gamma* after quick's 1000 steps, 0.05 % after 2000, 5.5e-5 after
-    # 2500, 6e-8 after 4000; ci's after 1500, 3000: 0.55 %, 6e-6.  Quick and test take 2.5
-    # times their steps, ci and thorough twice theirs.
-    "zfb_converged": {
-        "test": {"sigma0": 0.2, "steps": 375, "batch": 500, "members": 4, "noise_full": 2000,
-                 "noise_batches": 4},
-        "quick": {"sigma0": 0.1, "steps": 2500, "batch": 1000, "members": 46,
-                  "noise_full": 16_000, "noise_batches": 8},
-        "ci": {"sigma0": 0.05, "steps": 3000, "batch": 4000, "members": 8,
-               "noise_full": 256_000},
-        "thorough": {"sigma0": 0.05, "steps": 3000, "batch": 4000, "members": 1000,
-                     "noise_full": 256_000, "member_chunk": MEMBER_CHUNK_ZFB},
-    },
+    # paper flow's GD map from seed 0's start lies 4.6 % of ||Gamma*|| from Gamma* after
+    # quick's 1000 steps, 0.05 % after 2000, 5.5e-5 after 2500, 6e-8 after 4000; ci's after
+    # 1500, 3000: 0.55 %, 6e-6.  Quick and test take 2.5 times their steps, ci and thorough
+    # twice theirs.
+    "zfb_converged": {profile: size | {"steps": int(size["steps"] * factor)}
+                      for (profile, size), factor in zip(_ZFB_SIZES.items(),
+                                                         (2.5, 2.5, 2, 2), strict=True)},
     # The off-block Hessian of the ZFB model at a trained run's states (balanced_flow's
     # curvature parts): chunks x prompts per state.  A pilot at the balanced limit (10 chunks
     # of 20 000) gave per-entry standard errors of 0.2-1.5 % of each nonzero entry at 2e5
