@@ -397,30 +397,104 @@ def _plateau_values(theory: Theory, stage, p: int) -> np.ndarray:
     return w if w.shape == (p,) else np.full(p, np.nan)
 
 
+def _hessian(prob: nr.Problem, w: np.ndarray) -> np.ndarray:
+    """The Hessian of g at ``w``: exact for the quadratic (H), central differences (step
+    1e-5) of the analytic gradient for the head, symmetrised."""
+    if prob.kind == "quadratic":
+        return np.array(prob.H, dtype=float)
+    grad, h = nr.problem_gradient(prob), 1e-5
+    H = np.zeros((prob.p, prob.p))
+    for j in range(prob.p):
+        e = np.zeros(prob.p)
+        e[j] = h
+        H[:, j] = (grad(w + e) - grad(w - e)) / (2 * h)
+    return 0.5 * (H + H.T)
+
+
 def _support_response(prob: nr.Problem, w: np.ndarray, support: np.ndarray) -> float:
     """||H_SS^-1 H_SI||_inf at w: how far the stationary point on the support S moves, to
     first order, per unit of the off-support entries w_I (stationarity grad_S g = 0 gives
-    dw_S = -H_SS^-1 H_SI w_I); H the Hessian of g (exact for the quadratic, central
-    differences of the gradient for the head).  inf when H_SS is singular or not finite."""
+    dw_S = -H_SS^-1 H_SI w_I); H the Hessian of g (:func:`_hessian`).  inf when H_SS is
+    singular or not finite."""
     S, Ic = np.nonzero(support)[0], np.nonzero(~support)[0]
     if S.size == 0 or Ic.size == 0:
         return 0.0
-    if prob.kind == "quadratic":
-        H = np.array(prob.H)
-    else:
-        grad, h = nr.problem_gradient(prob), 1e-5
-        H = np.zeros((prob.p, prob.p))
-        for j in range(prob.p):
-            e = np.zeros(prob.p)
-            e[j] = h
-            H[:, j] = (grad(w + e) - grad(w - e)) / (2 * h)
-        H = 0.5 * (H + H.T)
+    H = _hessian(prob, w)
     try:
         R = np.linalg.solve(H[np.ix_(S, S)], H[np.ix_(S, Ic)])
     except np.linalg.LinAlgError:
         return math.inf
     r = float(np.max(np.sum(np.abs(R), axis=1)))
     return r if math.isfinite(r) else math.inf
+
+
+def _gd_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
+                       ) -> list[tuple[int, float, int]]:
+    """(k, tau, record index at the smallest alpha) at the midpoint of each whole plateau
+    (T_k, T_{k+1}) of the paper's Algorithm 1 at the GD clock rates (theory-neutral: the
+    same under every theory checked), the last one ending at 90 % of the run; a plateau
+    shorter than 5/L or whose midpoint lies past that end (cut short by the run) is left
+    out.  The one window rule of the GD parts (plateau values, losses, clocks)."""
+    i = int(np.argmin(cfg.alphas))
+    L = math.log(1 / cfg.alphas[i])
+    tau = run.tau[i]
+    ends = [float(s_.jump_time) for s_ in PAPER_THEORY.stages(prob, cfg.lr)] \
+        + [0.9 * float(tau[-1])]
+    out = []
+    for k in range(len(ends) - 1):
+        t = 0.5 * (ends[k] + ends[k + 1])
+        if ends[k + 1] - ends[k] > 5 / L and t <= ends[-1]:
+            out.append((k, t, min(int(np.searchsorted(tau, t)), len(tau) - 1)))
+    return out
+
+
+def _gd_loss_parts(name: str, k: int, prob: nr.Problem, theory: Theory, predicted,
+                   loss_gd: float, w: np.ndarray, where: str) -> list[Part]:
+    """The trained model's loss mid-plateau k against the theory's plateau loss: Algorithm
+    1's recorded ``Stage.loss`` and g at the theory's w^k (``numerics.rank_increase.
+    problem_loss``: theory.rank_increase.quadratic_value, or the theory's head loss).
+
+    The model's loss is g at its own w, so the two differ only by g(w) - g(w^k).  The
+    allowance bounds that by Taylor around the paper's w^k (the same for check and control;
+    a wrong theory's w^k cannot widen it): |grad g(w^k) . D| + rho |D|^2 / 2 with D = w -
+    w^k and rho the Hessian's spectral norm at w^k, exact for the quadratic (constant H), to
+    second order for the head (its third-order remainder, O(|D|^3), is not bounded here),
+    plus float64 rounding 1e-12 (1 + |g|).  On the support grad g(w^k) = 0, so the
+    first-order term is the off-support gradient times the off-support entries the run
+    shows; the loss is stationary at w^k, so a slip in the plateau values moves this part
+    only at second order (the support parts see those), while a slip in the recorded loss
+    or in g moves it at first order."""
+    paper = PAPER_THEORY.stages(prob)
+    if k >= len(paper):
+        return []
+    w_paper = _plateau_values(PAPER_THEORY, paper[k], prob.p)
+    D = w - w_paper
+    grad = np.asarray(nr.problem_gradient(prob)(w_paper), dtype=float)
+    rho = float(np.linalg.norm(_hessian(prob, w_paper), 2))
+    allowance = abs(float(grad @ D)) + 0.5 * rho * float(D @ D) + 1e-12 * (1 + abs(loss_gd))
+    why = ("|g(w) - g(w^k)| <= |grad g(w^k) . D| + rho |D|^2 / 2 around the paper's w^k "
+           f"(D = w - w^k, |D|_inf = {float(np.max(np.abs(D))):.3g}, rho = {rho:.3g}; "
+           + ("exact for the quadratic" if prob.kind == "quadratic" else
+              "second order for the head") + ") + 1e-12 (1 + |g|); " + where)
+    try:
+        stage_loss = float(predicted[k].loss) if k < len(predicted) else math.nan
+        w_theory = (_plateau_values(theory, predicted[k], prob.p) if k < len(predicted)
+                    else np.full(prob.p, np.nan))
+        value = (float(nr.problem_loss(prob)(w_theory)) if np.all(np.isfinite(w_theory))
+                 else math.nan)
+    except THEORY_ERRORS as exc:
+        return [_raised(f"gd_{name}_plateau_{k + 1}_loss", "the theory's plateau loss", exc,
+                        kind="simulation")]
+    out = []
+    for suffix, pred, what in (("loss", stage_loss, "Algorithm 1's Stage.loss"),
+                               ("value", value, "g(w^k), the theory's loss at its w^k")):
+        err = abs(loss_gd - pred) if math.isfinite(pred) else math.inf
+        out.append(Part(f"gd_{name}_plateau_{k + 1}_{suffix}", pred, loss_gd, err, allowance,
+                        f"the trained model's loss against {what}; allowance " + why,
+                        details={"loss_gd": loss_gd, "first_order": abs(float(grad @ D)),
+                                 "second_order": 0.5 * rho * float(D @ D)},
+                        kind="simulation"))
+    return out
 
 
 def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
@@ -443,18 +517,12 @@ def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     run = nr.run_ladder(cfg, cache=ctx.cache)
     i = int(np.argmin(cfg.alphas))
     L = math.log(1 / cfg.alphas[i])
-    paper_lr = PAPER_THEORY.stages(prob, cfg.lr)
     predicted = theory.stages(prob)
     tau = run.tau[i]
     parts = []
     # the midpoint of the whole plateau (T_k, T_{k+1}), the last one ending at 90% of the run,
     # as for the exact flow: a plateau cut short by the run is not compared at the cut
-    ends = [float(s_.jump_time) for s_ in paper_lr] + [0.9 * float(tau[-1])]
-    for k in range(len(ends) - 1):
-        t = 0.5 * (ends[k] + ends[k + 1])
-        if not (ends[k + 1] - ends[k] > 5 / L and t <= ends[-1]):
-            continue
-        j = min(int(np.searchsorted(tau, t)), len(tau) - 1)
+    for k, _t, j in _gd_plateau_points(prob, cfg, run):
         w = run.w[i, j]
         pred = (_plateau_values(theory, predicted[k], prob.p) if k < len(predicted)
                 else np.full(prob.p, np.nan))
@@ -481,6 +549,8 @@ def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
             f"gd_{name}_plateau_{k + 1}_off_support", 0.0, off, off, choice,
             "off the support of w^k the entries are ~ alpha^(2(1 - |b_i|)), -> 0 as alpha -> 0; "
             "at this alpha within the 0.02 max(1, |w^k|) choice; " + where, kind="simulation"))
+        parts += _gd_loss_parts(name, k, prob, theory, predicted, float(run.loss[i, j]), w,
+                                where)
         details[f"gd_{name}_w_{k + 1}"] = [float(x) for x in w]
     return parts
 
@@ -830,6 +900,98 @@ def _richardson_rungs(alphas) -> list[int]:
     return [i for i, a in enumerate(alphas) if a >= 1e-16][-3:]
 
 
+def _gd_clocks(run: nr.LadderRun, cfg: nr.LadderConfig) -> np.ndarray:
+    """The trained model's clocks b_i(tau) = (sigma_i(tau L) - sigma_i(0)) / L per rung,
+    [K, T, p]: sigma(t) = log|s(t)| from the recorded s = u + v, and sigma(0) the theory's
+    log coordinate of the init alpha (u0, v0) (theory.rank_increase.log_coordinates, the map
+    the log flow starts from; it equals log|s(0)| when the theory is right).  The model's
+    own sigma(t) is not passed through log_coordinates: that map needs u != +-v, and once a
+    coordinate is active float64 loses u - v (|u - v| ~ alpha^2/|s| falls below the
+    rounding of u ~ 1)."""
+    s = np.asarray(run.s, dtype=float)
+    sigma0 = np.array([np.asarray(tr.log_coordinates(cfg.u0, cfg.v0, a)[0], dtype=float)
+                       for a in cfg.alphas])
+    if sigma0.shape != (s.shape[0], s.shape[2]) or not np.all(np.isfinite(sigma0)):
+        raise ValueError(f"log_coordinates gave sigma(0) of shape {sigma0.shape} (want "
+                         f"{(s.shape[0], s.shape[2])}), or a non-finite entry")
+    L = np.log(1 / np.asarray(cfg.alphas, dtype=float))
+    return (np.log(np.abs(s)) - sigma0[:, None, :]) / L[:, None, None]
+
+
+def _interpolated(tau: np.ndarray, b: np.ndarray, t: float) -> tuple[float, float]:
+    """b at t by linear interpolation between records, and a bound on its error: a quarter
+    of the largest second difference of the records around t (linear interpolation errs by
+    at most h^2 |b''| / 8 and h^2 b'' is the second difference: a 2x margin)."""
+    j = int(np.clip(np.searchsorted(tau, t), 2, len(tau) - 2))
+    second = np.abs(np.diff(b[j - 2:j + 2], n=2))
+    return float(np.interp(t, tau, b)), 0.25 * float(np.max(second))
+
+
+def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
+                    details: dict) -> list[Part]:
+    """The trained model's clocks (torch GD on the model's own loss, the alpha ladder of the
+    jump-time claim) against the theory's clock path at the GD clock rates (Algorithm 1 at
+    rates log(1 + lr |gamma|)/lr, as for GD's jump times), mid-plateau (the GD plateau
+    parts' window rule, :func:`_gd_plateau_points`).
+
+    Per coordinate, b at the point is Richardson-extrapolated in 1/L over the rungs with
+    alpha <= 1e-4 (:func:`_richardson`: the last pair, its change when the pair moves one
+    rung down, as for the jump times).  Allowance per coordinate: that change, plus the
+    interpolation bound carried through the Richardson weights (L2 e2 + L1 e1)/(L2 - L1),
+    plus 1e-9.  Derived, not chosen: with the remainder c/L^2, the estimate from the pair
+    (L1, L2) sits c/(L1 L2) from the limit and moves by c (L2 - L0)/(L0 L1 L2) from the
+    previous pair's, so the change bounds the remainder with a margin (L2 - L0)/L0 (2 at
+    quick's L = 9.2, 18.4, 27.6).  Computed from the run alone, so the same under every
+    theory; the part is the worst coordinate's error in units of its allowance (tolerance
+    1).  A slip of a few per cent in a clock of size ~1 misses by several allowances."""
+    cfg = nr.standard_ladder(name, ctx.profile)
+    run = nr.run_ladder(cfg, cache=ctx.cache)
+    keep = [i for i, a in enumerate(cfg.alphas) if a <= 1e-4 or len(cfg.alphas) <= 3]
+    L = np.log(1 / np.asarray(cfg.alphas))[keep]
+    try:
+        b = _gd_clocks(run, cfg)
+    except THEORY_ERRORS as exc:
+        return [_raised(f"gd_{name}_clocks_read_out", "theory.rank_increase.log_coordinates "
+                        "of the model's init", exc, kind="simulation")]
+    try:
+        stages = theory.stages(prob, cfg.lr)
+    except THEORY_ERRORS as exc:
+        return [_raised(f"gd_{name}_clocks_stages", "Algorithm 1 at the GD clock rates", exc,
+                        kind="simulation")]
+    parts = []
+    for k, t, _j in _gd_plateau_points(prob, cfg, run):
+        try:
+            pred = np.asarray(tr.clock_path(stages, t)[0], dtype=float)
+        except THEORY_ERRORS as exc:
+            parts.append(_raised(f"gd_{name}_clocks_plateau_{k + 1}", "theory.clock_path",
+                                 exc, kind="simulation"))
+            continue
+        est, allow = np.zeros(prob.p), np.zeros(prob.p)
+        for c in range(prob.p):
+            vals = [_interpolated(run.tau[i], b[i, :, c], t) for i in keep]
+            est[c], bar = _richardson(L, np.array([v for v, _ in vals]), 0.0)
+            interp = (L[-1] * vals[-1][1] + L[-2] * vals[-2][1]) / (L[-1] - L[-2])
+            allow[c] = bar + interp + 1e-9
+        ratio = np.abs(est - pred) / allow if pred.shape == est.shape \
+            else np.full(prob.p, math.inf)
+        ratio = np.where(np.isfinite(ratio), ratio, math.inf)
+        c = int(np.argmax(ratio))
+        parts.append(Part(
+            f"gd_{name}_clocks_plateau_{k + 1}", float(pred[c]) if pred.shape == est.shape
+            else math.nan, float(est[c]), float(ratio[c]), 1.0,
+            "worst coordinate's |b_GD - b_theory| in units of its allowance: the Richardson "
+            "estimate's change when the rung pair moves down (>= the c/L^2 remainder with "
+            "margin (L2 - L0)/L0) + the interpolation bound through the Richardson weights + "
+            f"1e-9; torch GD, alphas {[cfg.alphas[i] for i in keep]}, lr {cfg.lr:g}, "
+            f"tau = {t:.3f} (mid-plateau); prediction: theory.clock_path of Algorithm 1 at "
+            "the GD clock rates",
+            details={"tau": t, "coordinate": c, "b_extrapolated": est.tolist(),
+                     "b_predicted": pred.tolist(), "allowance": allow.tolist()},
+            kind="simulation"))
+        details[f"gd_{name}_b_extrapolated_{k + 1}"] = est.tolist()
+    return parts
+
+
 @claim(
     statement="the clocks b(tau), Richardson-extrapolated in 1/log(1/alpha) inside every "
               "plateau, equal the piecewise-linear path through Stage.clocks (incl. the "
@@ -877,6 +1039,7 @@ def check_clocks(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
                      "b_predicted": [float(x) for x in pred]}, kind="symbolic"))
         det[f"{name}_b_extrapolated_{k + 1}"] = [float(x) for x in ests]
     det["alphas"] = [float(run.config.alphas[i]) for i in use]
+    parts += _gd_clock_parts(name, prob, theory, ctx, det)
     return Evidence(tuple(parts), det)
 
 
