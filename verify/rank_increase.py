@@ -1537,13 +1537,32 @@ def check_imbalance(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
                                                 np.cumsum(steps_log, axis=0)]))
     err = float(np.max(np.abs(I_obs - pred) / np.abs(pred)))
     total = float(np.max(np.abs(np.log(np.abs(pred / pred[0])))))
+    # the log form's constant kappa = log|u^2 - v^2| (theory.log_coordinates at the init
+    # alpha (u0, v0)) is the same quantity in logs: e^kappa must be |I(0)|, so GD's imbalance
+    # is sign(I) e^kappa times the same product
+    try:
+        kappa = np.asarray(tr.log_coordinates(cfg.u0, cfg.v0, a)[1], dtype=float)
+        if kappa.shape != (prob.p,):
+            raise ValueError(f"kappa has shape {kappa.shape}, want ({prob.p},)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            pred_log = np.sign(I_obs[:1]) * np.exp(kappa)[None, :] * (pred / pred[:1])
+            err_log = float(np.max(np.abs(I_obs - pred_log) / np.abs(pred_log)))
+        log_part = Part(
+            f"{name}_gd_drift_log_form", 0.0, err_log, err_log if math.isfinite(err_log)
+            else math.inf, 1e-8,
+            "the same relative error with I(0) = sign(I) e^kappa, kappa the log form's "
+            "constant (theory.rank_increase.log_coordinates at alpha theta_0); the same "
+            "rounding allowance", kind="simulation")
+    except THEORY_ERRORS as exc:
+        log_part = _raised(f"{name}_gd_drift_log_form", "theory.rank_increase.log_coordinates",
+                           exc, kind="simulation")
     return Evidence((Part(
         f"{name}_gd_drift", 0.0, err, err, 1e-8,
         "relative error of I(n) = I(0) prod (1 - lr^2 g^2) over every step (I(0) the "
         "invariant at alpha theta_0); 1e-8 for float64 rounding of (u-v)(u+v) with "
         "|u-v| ~ 1e-4 |u+v| and of the cumulative product",
         details={"lr": cfg.lr, "alpha": a, "steps": cfg.steps, "total_log_drift": total},
-        kind="simulation"),),
+        kind="simulation"), log_part),
         {"total_log_drift": total})
 
 
