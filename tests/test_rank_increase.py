@@ -443,3 +443,79 @@ def test_gd_parts_are_simulation_parts_of_plateaus_and_order():
                                   theory=vr.PAPER_THEORY)
     part = ev.part("gd_head_event_sequence")
     assert part.kind == "simulation" and part.passed and part.predicted >= 2
+
+
+def test_gd_clock_and_loss_parts_see_a_few_per_cent_slip(monkeypatch):
+    """The trained model's clocks and plateau losses pass under the paper's theory, and a
+    5 % slip in a clock, in g or in the log map's sigma fails them (a part, not a raise)."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    gd = [p for p in ev.parts if p.name.startswith("gd_")]
+    assert gd and all(p.kind == "simulation" and p.passed for p in gd)
+    ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert ev.part("gd_quadratic_plateau_1_loss").passed
+    assert ev.part("gd_quadratic_plateau_1_value").passed
+
+    slipped = _theory_with_stages(lambda s: tuple(
+        tr.Stage(x.jump_time, x.coordinate, x.sign, x.deactivated, x.plateau,
+                 tuple(1.05 * float(c) for c in x.clocks), 1.05 * float(x.loss)) for x in s))
+    ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=slipped)
+    assert ev.part("gd_quadratic_clocks_plateau_1").failed
+    ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=slipped)
+    assert ev.part("gd_quadratic_plateau_1_loss").failed
+
+    value = tr.quadratic_value
+    monkeypatch.setattr(tr, "quadratic_value", lambda H, b, w: 1.05 * value(H, b, w))
+    ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert ev.part("gd_quadratic_plateau_1_value").failed
+    monkeypatch.setattr(tr, "quadratic_value", value)
+
+    coords = tr.log_coordinates
+    monkeypatch.setattr(tr, "log_coordinates",
+                        lambda u, v, a: (1.05 * coords(u, v, a)[0], coords(u, v, a)[1]))
+    ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert ev.part("gd_quadratic_clocks_plateau_1").failed  # the GD part still runs
+
+
+def test_gd_imbalance_in_log_form_sees_a_slip_in_kappa(monkeypatch):
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ev = vr.check_imbalance({"kind": "gd", "problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert ev.part("quadratic_gd_drift_log_form").passed
+    coords = tr.log_coordinates
+    monkeypatch.setattr(tr, "log_coordinates",
+                        lambda u, v, a: (coords(u, v, a)[0], 1.05 * coords(u, v, a)[1]))
+    ev = vr.check_imbalance({"kind": "gd", "problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert ev.part("quadratic_gd_drift_log_form").failed
+    assert ev.part("quadratic_gd_drift").passed
+
+
+def test_never_falls_marks_clocks_that_dip():
+    from verify import rank_increase as vr
+
+    # coordinate 0 rises to 1; coordinate 1 dips to -0.5 before rising; coordinate 2 falls
+    stages = (tr.Stage(1.0, 0, 1, (), (1.0, 0.0, 0.0), (1.0, -0.5, -0.2), 0.0),
+              tr.Stage(2.0, 1, 1, (), (1.0, 1.0, 0.0), (1.0, 1.0, -0.4), 0.0))
+    assert vr._never_falls(stages, 2.0, 3).tolist() == [True, False, False]
+    assert vr._never_falls(stages, 0.5, 3).tolist() == [True, False, False]
+
+
+def test_clocks_fail_a_part_when_the_log_flow_is_inadmissible(monkeypatch):
+    from theory.flow import InadmissibleTheory
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    def refuse(*_a, **_k):
+        raise InadmissibleTheory("start outside the domain")
+
+    monkeypatch.setattr(nr, "run_log_flow", refuse)
+    ev = vr.check_clocks({"problem": "quadratic"}, Context(profile="test"),
+                         theory=vr.PAPER_THEORY)
+    part = ev.part("quadratic_clocks_log_flow")
+    assert part.failed and "start outside the domain" in part.error_model
+    assert ev.part("gd_quadratic_clocks_plateau_1").passed

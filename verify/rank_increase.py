@@ -928,6 +928,21 @@ def _interpolated(tau: np.ndarray, b: np.ndarray, t: float) -> tuple[float, floa
     return float(np.interp(t, tau, b)), 0.25 * float(np.max(second))
 
 
+def _never_falls(stages, t: float, p: int) -> np.ndarray:
+    """Per coordinate, whether the paper's clock path (at the GD rates) never falls on
+    [0, t].  Only there is the model's clock sigma = log|u + v| the escape clock Algorithm 1
+    advances at GD's rate log(1 + lr |gamma|)/lr: GD multiplies s = u + v by 1 - lr gamma
+    and r = u - v by 1 + lr gamma, so a falling clock's sigma runs at -log(1 - lr |gamma|)/lr
+    (its escape goes through r, which float64 cannot read once |s| ~ 1: |r| ~ alpha^2/|s|),
+    and the two differ at O(lr gamma^2) per unit time, accumulated over the run (found by a
+    probe of this session: the quadratic's switched-off coordinate at tau 27, beyond quick's
+    window, missed by 9e-4, three times the GD correction).  Theory-neutral: the paper's path
+    decides, the same for check and control."""
+    grid = np.linspace(0.0, t, 801)
+    path = np.asarray(tr.clock_path(stages, grid), dtype=float)
+    return np.all(np.diff(path, axis=0) >= -1e-12, axis=0)
+
+
 def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
                     details: dict) -> list[Part]:
     """The trained model's clocks (torch GD on the model's own loss, the alpha ladder of the
@@ -942,9 +957,17 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     plus 1e-9.  Derived, not chosen: with the remainder c/L^2, the estimate from the pair
     (L1, L2) sits c/(L1 L2) from the limit and moves by c (L2 - L0)/(L0 L1 L2) from the
     previous pair's, so the change bounds the remainder with a margin (L2 - L0)/L0 (2 at
-    quick's L = 9.2, 18.4, 27.6).  Computed from the run alone, so the same under every
-    theory; the part is the worst coordinate's error in units of its allowance (tolerance
-    1).  A slip of a few per cent in a clock of size ~1 misses by several allowances."""
+    quick's L = 9.2, 18.4, 27.6).  Plus the size of the GD-rate correction itself (the
+    paper's clock path at the GD rates less the flow's, per coordinate): the rates
+    log(1 + lr |gamma|)/lr are exact for a constant gradient, and the correction's own size
+    bounds what a varying one leaves of it.  Computed from the run and the paper's theory,
+    so the same under every theory checked; the part is the worst coordinate's error in
+    units of its allowance (tolerance 1), over the coordinates whose clock never fell
+    (:func:`_never_falls`: a falling clock's sigma runs at another GD rate).  A slip of a
+    few per cent in a clock of size ~1 misses by several allowances.  Window: quick's
+    ladders (tau <= 6.8 for the quadratic, 2.8 for the head) hold plateaus 1-2 of the
+    quadratic and plateau 2 of the head; a probe of this session with the quadratic's ladder
+    run to tau 60 also passed plateaus 3-4 on their never-falling coordinates."""
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     keep = [i for i, a in enumerate(cfg.alphas) if a <= 1e-4 or len(cfg.alphas) <= 3]
@@ -959,8 +982,13 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     except THEORY_ERRORS as exc:
         return [_raised(f"gd_{name}_clocks_stages", "Algorithm 1 at the GD clock rates", exc,
                         kind="simulation")]
+    paper_lr, paper_flow = PAPER_THEORY.stages(prob, cfg.lr), PAPER_THEORY.stages(prob)
     parts = []
     for k, t, _j in _gd_plateau_points(prob, cfg, run):
+        # the GD-rate correction's own size under the paper's theory (the same for check
+        # and control): what the prediction's model of GD's clock rates may leave
+        gd_shift = np.abs(np.asarray(tr.clock_path(paper_lr, t)[0], dtype=float)
+                          - np.asarray(tr.clock_path(paper_flow, t)[0], dtype=float))
         try:
             pred = np.asarray(tr.clock_path(stages, t)[0], dtype=float)
         except THEORY_ERRORS as exc:
@@ -972,10 +1000,14 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
             vals = [_interpolated(run.tau[i], b[i, :, c], t) for i in keep]
             est[c], bar = _richardson(L, np.array([v for v, _ in vals]), 0.0)
             interp = (L[-1] * vals[-1][1] + L[-2] * vals[-2][1]) / (L[-1] - L[-2])
-            allow[c] = bar + interp + 1e-9
+            allow[c] = bar + interp + gd_shift[c] + 1e-9
         ratio = np.abs(est - pred) / allow if pred.shape == est.shape \
             else np.full(prob.p, math.inf)
         ratio = np.where(np.isfinite(ratio), ratio, math.inf)
+        rising = _never_falls(paper_lr, t, prob.p)
+        if not np.any(rising):
+            continue
+        ratio = np.where(rising, ratio, -math.inf)
         c = int(np.argmax(ratio))
         parts.append(Part(
             f"gd_{name}_clocks_plateau_{k + 1}", float(pred[c]) if pred.shape == est.shape
@@ -987,7 +1019,8 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
             f"tau = {t:.3f} (mid-plateau); prediction: theory.clock_path of Algorithm 1 at "
             "the GD clock rates",
             details={"tau": t, "coordinate": c, "b_extrapolated": est.tolist(),
-                     "b_predicted": pred.tolist(), "allowance": allow.tolist()},
+                     "b_predicted": pred.tolist(), "allowance": allow.tolist(),
+                     "compared_coordinates": np.nonzero(rising)[0].tolist()},
             kind="simulation"))
         details[f"gd_{name}_b_extrapolated_{k + 1}"] = est.tolist()
     return parts
