@@ -1153,6 +1153,40 @@ def _not_symbols(name: str, kappa, nu) -> Part:
                 f"symbols; got {list(kappa)[:2]}..., {list(nu)[:2]}...", kind="symbolic")
 
 
+def _symbolic_head_on_gd(prob: nr.Problem, gd: nr.LadderRun, i: int) -> Part:
+    """The symbolic head the VO-first identity is derived from
+    (theory.rank_increase.diagonal_head_loss_symbolic at the toy's N, d: one sample's loss
+    in symbols), averaged over the toy's samples at the trained model's own (kappa, nu) at
+    five records of its GD run, against the loss torch recorded there.  The same function,
+    so only float64 rounding separates them (relative 1e-10): a slip in the symbolic head
+    shows against the trained model."""
+    X, Y = nr._head_data(prob)
+    N, d = X.shape[1], X.shape[2]
+    g, kappa, nu = tr.diagonal_head_loss_symbolic(N, d)
+    if not _are_symbols(kappa, nu):
+        return _not_symbols("gd_symbolic_head_loss", kappa, nu)
+    xs = [sp.Symbol(f"x{a}{c}", real=True) for a in range(N) for c in range(d)]
+    ys = [sp.Symbol(f"y{a}{c}", real=True) for a in range(N) for c in range(d)]
+    f = sp.lambdify((*xs, *ys, *kappa, *nu), g, "numpy")
+    cols = [*X.reshape(X.shape[0], -1).T, *Y.reshape(Y.shape[0], -1).T]
+    records = np.linspace(0, gd.w.shape[1] - 1, 5).astype(int)
+    err, worst = 0.0, (math.nan, math.nan)
+    for j in records:
+        w = gd.w[i, j]
+        with np.errstate(all="ignore"):
+            sym = float(np.mean(f(*cols, *w[:d], *w[d:])))
+        obs = float(gd.loss[i, j])
+        e = abs(sym - obs) / max(abs(obs), 1e-300) if math.isfinite(sym) else math.inf
+        if e >= err:
+            err, worst = e, (sym, obs)
+    return Part("gd_symbolic_head_loss", worst[0], worst[1], err, 1e-10,
+                "the symbolic one-sample head (diagonal_head_loss_symbolic), averaged over the "
+                "toy's samples at the trained (kappa, nu), against torch's recorded loss at "
+                "five records of the GD run at its smallest alpha; the same function, so "
+                "float64 rounding only (relative 1e-10)",
+                details={"records": records.tolist()}, kind="simulation")
+
+
 def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
     """The symbolic one-sample head (its loss and KQ/VO gradients, differentiated by sympy)
     against the numeric head loss and analytic gradient at a random point."""
@@ -1237,6 +1271,7 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
                       "derived crossing of the threshold, T_k + log(|w_j^(k-1)|/1e-3)/(2 "
                       "|g_j(w^k)| L), lies in that range", kind="simulation"))
     if name == "head":
+        parts.append(_symbolic_head_on_gd(prob, gd, i))
         d = prob.d  # coordinates 0..d-1 are KQ, d..2d-1 are VO
         pred_vo = float(bool(pred) and pred[0][0] >= d)
         first_vo = float(bool(sim) and sim[0][0] >= d)  # what the simulation switched on first
