@@ -256,3 +256,13 @@ def test_rank_one_energy_is_the_energy_of_the_rank_one_init(d):
             float(np.sum(sv[:k] ** 2) / np.sum(sv**2)), abs=1e-12)
     with pytest.raises(ValueError):
         tm.rank_one_energy(0, d)
+
+
+def test_metric_system_is_the_papers_ode_over_the_metric():
+    """metric_system is built from the paper's (e, w, b) ODE (system, bias='trained'); it
+    equals -dL/dx / g_x re-derived from the reduced loss."""
+    ms = tm.metric_system()
+    loss = tm.reduced_loss(tm.E, tm.W, tm.B, tm.P, tm.Q)
+    g = tm.canonical_metric(tm.NPOS)
+    for r, x, gi in zip(ms.rhs, (tm.E, tm.W, tm.B), g, strict=True):
+        assert sp.simplify(r + sp.diff(loss, x) / gi) == 0

@@ -733,10 +733,15 @@ def canonical_metric(positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
 
 
 def _metric_velocity(p, q, positions) -> sp.Matrix:
-    """-G^{-1} grad L(e, w, b) of :func:`metric_system`."""
-    loss = reduced_loss(E, W, B, p, q)
+    """-G^{-1} grad L(e, w, b) of :func:`metric_system`: the paper's (e, w, b) ODE
+    (:func:`system`, ``bias="trained"``, velocity -grad L) with each component divided by
+    its weight in G (:func:`canonical_metric`), so that the metric flow is built from the
+    paper's own ODE, not re-derived beside it."""
+    base = system(p, q, bias="trained")
+    if tuple(base.state) != (E, W, B):
+        raise InadmissibleTheory(f"the paper's ODE has state {base.state}, not (e, w, b)")
     metric = canonical_metric(positions)
-    return sp.Matrix([-sp.diff(loss, x) / g for x, g in zip((E, W, B), metric, strict=True)])
+    return sp.Matrix([r / g for r, g in zip(base.rhs, metric, strict=True)])
 
 
 def canonical_projection(e, s, c1, c2, b, positions=NPOS) -> tuple[sp.Expr, sp.Expr, sp.Expr]:

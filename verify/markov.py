@@ -1715,23 +1715,6 @@ def _lstsq_project(delta: np.ndarray, at: tuple, n_targets: int) -> np.ndarray:
 _METRIC_THEORIES = {"metric": ("metric", 0), "all_rows": ("metric", 1)}
 
 
-def _paper_ode_in_metric(p: float, q: float, e0: float, w0: float, b0: float,
-                        positions: float) -> np.ndarray:
-    """The paper's (e, w, b) ODE (theory.markov.system, bias='trained', velocity -grad L) at
-    (e0, w0, b0), each component divided by its weight in the metric G of
-    theory.markov.canonical_metric at ``positions`` target rows: G^{-1} (-grad L).  NaN
-    where a wrong theory gives a non-finite or mis-shaped value (the part then fails)."""
-    sys = _flow("trained")
-    vals = {tm.P: p, tm.Q: q}
-    rhs = np.asarray(sys.lambdify("numpy")(0.0, np.array([e0, w0, b0], float),
-                                           *(vals[x] for x in sys.params)), float).ravel()
-    g = np.array([real(x) for x in tm.canonical_metric(positions)], float)
-    if rhs.shape != (3,) or g.shape != (3,):
-        return np.full(3, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return rhs / g
-
-
 def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
     """|J delta|: the distance in the full parameters between two points of the canonical
     family, sqrt(delta^T G delta) with G = theory.markov.canonical_metric (the same norm
@@ -1856,7 +1839,6 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     velocity = np.asarray(sys.lambdify("numpy")(0.0, np.array([e0, w0, b0], float),
                                                 *(values[x] for x in sys.params)),
                           float).ravel()
-    paper_velocity = _paper_ode_in_metric(p, q, e0, w0, b0, n_targets + extra_rows)
     # the logits' gap u at the init: its rate under full GD (the first step's difference
     # quotient) and under the flow (grad u . velocity, theory.markov.gap_gradient), reported
     u_rate_full = float((one.logits[1, 1] - one.logits[1, 0]) - (one.logits[0, 1] - one.logits[0, 0])) / h
@@ -1880,18 +1862,6 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
               "of O(1) parameters divided by the step (< 1e-12); allowance 1e-9 "
               "(1 + |projected step|), the full model's side (the same for check and control)",
               details={"full_projected": step.tolist(), "flow": velocity.tolist()}, kind="simulation"),
-        exact("first GD step, projected, vs the paper's (e, w, b) ODE in the metric G", 0.0,
-              float(np.max(np.abs(step - paper_velocity))),
-              1e-9 * (1 + float(np.max(np.abs(step)))),
-              "the paper's canonical ODE itself (theory.markov.system, bias='trained': the "
-              "authors' trainable (e, w, b) model, velocity -grad L) at the init, each "
-              "component divided by the metric's weight (theory.markov.canonical_metric, "
-              "G = diag(g_e, g_w, g_b)), against the same projected first GD step: the "
-              "statement's 'the paper's (e, w, b) model in the metric G' read literally, "
-              "with no re-derived flow between them; the same rounding and allowance as "
-              "the part above", details={"full_projected": step.tolist(),
-                                         "paper_ode_over_metric": paper_velocity.tolist()},
-              kind="simulation"),
         exact("FF factors balanced along full GD: max |c1 - |c2||", 0.0, balance, 1e-12,
               "the premise that the family's only off-direction is the position scalar: "
               "dL/dc1 = c2 g and dL/dc2 = c1 g (the logit depends on c1 c2), so a GD step "
