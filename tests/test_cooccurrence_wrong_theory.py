@@ -75,3 +75,14 @@ def test_phase1_paired_parts_fail_on_unusable_output(tmp_path):
     assert out["dA_p"][0] == np.inf and np.isfinite(out["dA_p"][1])
     out = vc._phase1_paired(listed, run, half, 0, i, grid, Yi, kappa)
     assert out["S_law"][0] == np.inf and out["S_red"][0] == np.inf
+
+
+def test_comparable_size_is_read_through_the_reduction():
+    """Eq. (3)'s 'comparable size' against the predicted spread of the four coefficients:
+    the paper's reduction passes, the key/query slip (which the bare factor 3 let through)
+    fails it."""
+    ctx = Context(profile="test")
+    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=tc)
+    assert ev.part("comparable_vs_reduction").passed
+    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc.KEY_QUERY)
+    assert ev.part("comparable_vs_reduction").failed

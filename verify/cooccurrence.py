@@ -1847,8 +1847,8 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     rand = seen[seen >= 3]
     sign_err, spread, rnd, both, mixed = 0, 0.0, 0.0, 0.0, 0.0
     kappa = cfg.s0 ** 2 * cfg.m
-    mag = _NONE_YET
-    mag_tols = []
+    mag = comp = _NONE_YET
+    mag_tols, comp_tols = [], []
     gam_err = 0.0
     for k in range(cfg.members):
         dA = run.A_end[k] - run.A_start[k]
@@ -1893,6 +1893,17 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         mag = _worse((float(np.max(np.abs(pred))), float(np.max(np.abs(obs))), e, tol), mag)
         mags = np.array([abs(dA[i, j]) for i, j in ATT_PAIRS])
         spread = max(spread, float(mags.max() / mags.min()))
+        # Eq. (3)'s "comparable size", read through the reduction: the spread of the four
+        # |C| against the spread of the predicted ones.  Each observed C is within the
+        # relative allowance tol of its prediction (the magnitudes part), so their ratio of
+        # largest to smallest is within the factor (1 + tol)/(1 - tol) of the predicted one
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s_pred = float(np.max(np.abs(pred)) / np.min(np.abs(pred)))
+            s_err = abs(math.log(float(mags.max() / mags.min())) - math.log(s_pred))
+        s_tol = math.log((1 + tol) / (1 - tol)) if tol < 1 else math.inf
+        comp = _worse((s_pred, float(mags.max() / mags.min()),
+                       s_err if math.isfinite(s_err) else math.inf, s_tol), comp)
+        comp_tols.append(s_tol)
         special = float(mags.max())
         rnd = max(rnd, float(max(np.abs(dA[np.ix_(rand, seen)]).max(),
                                  np.abs(dA[np.ix_(seen, rand)]).max())) / special)
@@ -1912,6 +1923,14 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
              "Eq. (3): C12, C21 > 0 > C31, C32 (count of wrong signs)", kind="simulation"),
         Part("comparable", 1.0, spread, math.log(spread), math.log(3),
              "Eq. (3): the four coefficients are Theta of the same expression; factor 3", kind="simulation"),
+        _worst_member_part(Part(
+            "comparable_vs_reduction", comp[0], comp[1], comp[2], comp[3],
+            "Eq. (3)'s 'comparable size' through the reduction: |log| of the observed spread "
+            "max|C|/min|C| of C12, C21, C31, C32 against the spread of their predictions "
+            "(theory.score_drift along the private-token reduction, as in magnitudes); "
+            "allowance log((1 + tol)/(1 - tol)), tol the magnitudes part's allowance of the "
+            "same member (each C within tol of its prediction bounds the ratio)",
+            kind="simulation"), comp_tols),
         _worst_member_part(Part(
             "magnitudes", mag[0], mag[1], mag[2], mag[3],
             "Eq. (3) / Lemma 4.7: C12, C21, C31, C32 against (2 kappa/S0) int Gamma dtau "
