@@ -446,16 +446,16 @@ def test_gd_parts_are_simulation_parts_of_plateaus_and_order():
 
 
 def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
-    """The trained model's clocks, its loss against g and its init's log coordinates pass
-    under the paper's theory, and a 5 % slip in a clock, in the GD rates, in g or in the log
-    map fails them (a part, not a raise)."""
+    """The trained model's clocks and its loss against g pass under the paper's theory, and
+    a 5 % slip in a clock, in the GD rates or in g fails them (a part, not a raise); a slip in
+    the log map fails the (symbolic) init part and leaves the run's own clocks alone."""
     from verify import rank_increase as vr
     from verify.claims import Context
 
     ctx = Context(profile="test")
     ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
-    gd = [p for p in ev.parts if p.name.startswith("gd_")]
-    assert len(gd) >= 2 and all(p.kind == "simulation" and p.passed for p in gd)
+    gd = [p for p in ev.parts if p.name.startswith("gd_quadratic_clocks")]
+    assert gd and all(p.kind == "simulation" and p.passed for p in gd)
     ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
     assert ev.part("gd_quadratic_plateau_1_value").passed
 
@@ -468,10 +468,12 @@ def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
     rate = tr.gd_escape_rate
     monkeypatch.setattr(tr, "gd_escape_rate", lambda g, lr: 1.05 * rate(g, lr))
     vr.nr.problem_stages.cache_clear()
-    ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
-    assert ev.part("gd_quadratic_clocks_plateau_1").failed
-    monkeypatch.setattr(tr, "gd_escape_rate", rate)
-    vr.nr.problem_stages.cache_clear()
+    try:
+        ev = vr.check_clocks({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+        assert ev.part("gd_quadratic_clocks_plateau_1").failed
+    finally:
+        monkeypatch.setattr(tr, "gd_escape_rate", rate)
+        vr.nr.problem_stages.cache_clear()
 
     value = tr.quadratic_value
     monkeypatch.setattr(tr, "quadratic_value", lambda H, b, w: 1.05 * value(H, b, w))
@@ -487,14 +489,17 @@ def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
     assert ev.part("gd_quadratic_clocks_plateau_1").passed  # the clocks are the run's own
 
 
-def test_never_falls_marks_clocks_that_dip():
+def test_falling_clock_drift_is_the_gd_gap_while_the_gradient_is_positive():
+    """sigma and the escape clock part by -log(1 - lr^2 gamma^2) per step only while gamma > 0:
+    zero for a coordinate whose gradient is negative throughout, positive otherwise."""
     from verify import rank_increase as vr
 
-    # coordinate 0 rises to 1; coordinate 1 dips to -0.5 before rising; coordinate 2 falls
-    stages = (tr.Stage(1.0, 0, 1, (), (1.0, 0.0, 0.0), (1.0, -0.5, -0.2), 0.0),
-              tr.Stage(2.0, 1, 1, (), (1.0, 1.0, 0.0), (1.0, 1.0, -0.4), 0.0))
-    assert vr._never_falls(stages, 2.0, 3).tolist() == [True, False, False]
-    assert vr._never_falls(stages, 0.5, 3).tolist() == [True, False, False]
+    cfg = nr.standard_ladder("quadratic", "test")
+    run = nr.run_ladder(cfg)
+    drift = vr._falling_clock_drift(nr.QUAD, run, cfg)
+    assert drift.shape == run.s.shape and np.all(drift >= 0)
+    assert np.all(np.diff(drift, axis=1) >= 0)  # it only accumulates
+    assert drift[:, -1].max() > 0
 
 
 def test_clocks_fail_a_part_when_the_log_flow_is_inadmissible(monkeypatch):

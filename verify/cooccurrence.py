@@ -1900,7 +1900,9 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         with np.errstate(divide="ignore", invalid="ignore"):
             s_pred = float(np.max(np.abs(pred)) / np.min(np.abs(pred)))
             s_err = abs(math.log(float(mags.max() / mags.min())) - math.log(s_pred))
-        s_tol = math.log((1 + tol) / (1 - tol)) if tol < 1 else math.inf
+        # S/S0 - 1 scales all four alike and cancels in the ratio, so it is left out
+        a_rel = tol - abs(float(run.S[k, -1] / S0) - 1)
+        s_tol = math.log((1 + a_rel) / (1 - a_rel)) if a_rel < 1 else math.inf
         comp = _worse((s_pred, float(mags.max() / mags.min()),
                        s_err if math.isfinite(s_err) else math.inf, s_tol), comp)
         comp_tols.append(s_tol)
@@ -1928,8 +1930,10 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             "Eq. (3)'s 'comparable size' through the reduction: |log| of the observed spread "
             "max|C|/min|C| of C12, C21, C31, C32 against the spread of their predictions "
             "(theory.score_drift along the private-token reduction, as in magnitudes); "
-            "allowance log((1 + tol)/(1 - tol)), tol the magnitudes part's allowance of the "
-            "same member (each C within tol of its prediction bounds the ratio)",
+            "allowance log((1 + a)/(1 - a)), a the magnitudes part's allowance of the same "
+            "member less its S/S0 - 1 term, which scales all four alike and cancels in the "
+            "ratio (each C within a of its prediction, up to that common factor, bounds the "
+            "ratio)",
             kind="simulation"), comp_tols),
         _worst_member_part(Part(
             "magnitudes", mag[0], mag[1], mag[2], mag[3],
