@@ -551,6 +551,12 @@ _EX_PLATEAU = (Example({"problem": "quadratic"}, via="worked example, incl. the 
     control_description=UNCONSTRAINED.name,
     cost="slow",
     examples=_EX_PLATEAU,
+    notes="Issue 35 (session of 2026-12-04): the gd_*_value parts compare the trained "
+          "model's loss with g at its own w (an identity at any state).  They replace, before "
+          "any mutate measurement, a first version that compared the loss with Stage.loss "
+          "and g(w^k) under a Taylor allowance around the paper's w^k: a referee showed that "
+          "allowance grew with a slip in theory/'s plateau values, "
+          "so it could not judge them.",
 )
 def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
@@ -1041,6 +1047,19 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     control_description=MEMORYLESS.name,
     cost="slow",
     examples=_EX_CLOCK,
+    notes="Issue 35 (session of 2026-12-04): the gd_* parts make the trained model the "
+          "witness (torch GD ladders of jump_times), beside the symbolic parts on the "
+          "theory's own log flow, which are unchanged.  Design changes after runs, all in "
+          "that session and before its mutate measurement: the first version read sigma(0) "
+          "through theory.log_coordinates (a referee found the observed side then carried "
+          "theory; it now reads the run alone, and log_coordinates is checked against the "
+          "model's first record in a symbolic part); an allowance term made of the GD-rate "
+          "correction's own size was dropped (a slip in gd_escape_rate could widen it); a "
+          "probe with the quadratic's ladder run past quick's window showed the sigma clock "
+          "of a switched-off coordinate leaving Algorithm 1's GD-rate clock, which led first "
+          "to comparing only never-falling coordinates (a referee found that selection read "
+          "theory/) and then to the derived falling-clock drift in the allowance, with every "
+          "coordinate compared.",
 )
 def check_clocks(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     """The integrated log flow's clocks (symbolic parts) and the trained model's (GD parts).
