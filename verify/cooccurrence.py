@@ -1837,6 +1837,12 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
     control_description=KEY_QUERY.label,
     cost="slow",
     examples=(_PIN, _PIN1),
+    notes="Issue 36 item 6 (session of 2026-12-04): comparable_vs_reduction reads 'comparable "
+          "size' through the reduction, beside the bare factor 3, which the key/query control "
+          "passes.  Its first allowance was log((1 + tol)/(1 - tol)) with the magnitudes "
+          "part's whole tol; a referee read (no failure prompted it) found the part then "
+          "implied by magnitudes, and the S/S0 - 1 term, common to the four coefficients, "
+          "was taken out.",
 )
 def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence:
     """Eq. (3) / Theorem 3.3 at T* (end of the run); unseen-token entries of Delta A."""
