@@ -1059,7 +1059,11 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
           "of a switched-off coordinate leaving Algorithm 1's GD-rate clock, which led first "
           "to comparing only never-falling coordinates (a referee found that selection read "
           "theory/) and then to the derived falling-clock drift in the allowance, with every "
-          "coordinate compared.",
+          "coordinate compared.  Limitation seen in a probe of the same session (head ladder "
+          "run to tau 4.0, past quick's 2.8): plateau 3 failed at 2.31 allowances on an "
+          "active coordinate (0.99976 against 1, allowance 1e-4), so the rung-change "
+          "estimate can understate the remainder late in a run; quick's windows do not reach "
+          "there.",
 )
 def check_clocks(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     """The integrated log flow's clocks (symbolic parts) and the trained model's (GD parts).
