@@ -465,8 +465,8 @@ def _gd_value_part(name: str, k: int, prob: nr.Problem, loss_gd: float, w: np.nd
     try:
         value = float(nr.problem_loss(prob)(np.asarray(w, dtype=float)))
     except THEORY_ERRORS + (TypeError,) as exc:
-        return _raised(f"gd_{name}_plateau_{k + 1}_value", "the theory's loss g at the "
-                       "trained w", exc, kind="simulation")
+        return _raised(f"gd_{name}_plateau_{k + 1}_value: theory output usable",
+                       "the theory's loss g at the trained w", exc)
     err = abs(loss_gd - value) / (1 + abs(loss_gd)) if math.isfinite(value) else math.inf
     return Part(f"gd_{name}_plateau_{k + 1}_value", value, loss_gd, err, 1e-10,
                 "the trained model's loss (torch) against g at its own w, relative to "
@@ -499,7 +499,8 @@ def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
         predicted = theory.stages(prob)
         points = _gd_plateau_points(prob, cfg, run)
     except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
-        return [_raised(f"gd_{name}_plateau_stages", "Algorithm 1", exc, kind="simulation")]
+        return [_raised(f"gd_{name}_plateau_stages: theory output usable", "Algorithm 1",
+                        exc)]
     tau = run.tau[i]
     parts = []
     # the midpoint of the whole plateau (T_k, T_{k+1}), the last one ending at 90% of the run,
@@ -993,9 +994,9 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
         stages = theory.stages(prob, cfg.lr)
         points = _gd_plateau_points(prob, cfg, run, lr=0.0)
     except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
-        return [*parts, _raised(f"gd_{name}_clocks_stages", "Algorithm 1 (the theory's at "
-                                "the GD clock rates, the paper's for the windows)", exc,
-                                kind="simulation")]
+        return [*parts, _raised(f"gd_{name}_clocks_stages: theory output usable",
+                                "Algorithm 1 (the theory's at the GD clock rates, the "
+                                "paper's for the windows)", exc)]
     weights = np.array([L[-2], L[-1]]) / (L[-1] - L[-2])
     for k, t, _j in points:
         try:
@@ -1003,8 +1004,8 @@ def _gd_clock_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
             if pred.shape != (prob.p,):
                 raise ValueError(f"clock_path gave shape {pred.shape}, want ({prob.p},)")
         except (TypeError, *THEORY_ERRORS) as exc:
-            parts.append(_raised(f"gd_{name}_clocks_plateau_{k + 1}", "theory.clock_path",
-                                 exc, kind="simulation"))
+            parts.append(_raised(f"gd_{name}_clocks_plateau_{k + 1}: theory output usable",
+                                 "theory.clock_path", exc))
             continue
         est, allow = np.zeros(prob.p), np.zeros(prob.p)
         for c in range(prob.p):
@@ -1189,14 +1190,14 @@ def _symbolic_head_on_gd(prob: nr.Problem, gd: nr.LadderRun, i: int) -> Part:
     N, d = X.shape[1], X.shape[2]
     g, kappa, nu = tr.diagonal_head_loss_symbolic(N, d)
     if not _are_symbols(kappa, nu):
-        return _not_symbols("gd_symbolic_head_loss", kappa, nu)
+        return _not_symbols("diagonal_head_loss_symbolic: theory output usable", kappa, nu)
     xs = [sp.Symbol(f"x{a}{c}", real=True) for a in range(N) for c in range(d)]
     ys = [sp.Symbol(f"y{a}{c}", real=True) for a in range(N) for c in range(d)]
     try:
         f = sp.lambdify((*xs, *ys, *kappa, *nu), g, "numpy")
     except (NameError, TypeError, ValueError, SyntaxError) as exc:
-        return _raised("gd_symbolic_head_loss", "lambdify of the symbolic head", exc,
-                       kind="simulation")
+        return _raised("diagonal_head_loss_symbolic: theory output usable",
+                       "lambdify of the symbolic head", exc)
     cols = [*X.reshape(X.shape[0], -1).T, *Y.reshape(Y.shape[0], -1).T]
     records = np.linspace(0, gd.w.shape[1] - 1, 5).astype(int)
     err, worst = 0.0, (math.nan, math.nan)
@@ -1206,8 +1207,8 @@ def _symbolic_head_on_gd(prob: nr.Problem, gd: nr.LadderRun, i: int) -> Part:
             with np.errstate(all="ignore"):
                 sym = float(np.mean(f(*cols, *w[:d], *w[d:])))
         except (NameError, TypeError, ValueError, ArithmeticError) as exc:
-            return _raised("gd_symbolic_head_loss", "the lambdified symbolic head", exc,
-                           kind="simulation")
+            return _raised("diagonal_head_loss_symbolic: theory output usable",
+                           "the lambdified symbolic head", exc)
         obs = float(gd.loss[i, j])
         e = abs(sym - obs) / (1 + abs(obs)) if math.isfinite(sym) else math.inf
         if e >= err:
