@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from numerics import store
+from numerics import checkpoint, store
 from numerics.threads import threads
 
 __all__ = [
@@ -85,6 +85,8 @@ __all__ = [
 T = TypeVar("T")
 _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGES = ("numerics", "theory")
+#: the subfolder of a cache folder holding the checkpoints of runs still computing
+CHECKPOINTS = "checkpoints"
 
 
 class CacheObserver(Protocol):
@@ -422,10 +424,17 @@ class RunCache:
                     observer.served(key)
                 return value
             path.unlink(missing_ok=True)  # stale or corrupt: recompute below
-        with observer.computing(key) if observer is not None else contextlib.nullcontext():
+        # a long computation checkpoints its trainer into the cache folder and resumes from
+        # there when it is asked for again (numerics.checkpoint); the slot is emptied once
+        # the whole run is stored
+        slot_root = Path(self.root) / CHECKPOINTS if path is not None else None
+        with (observer.computing(key) if observer is not None else contextlib.nullcontext(),
+              checkpoint.slot(slot_root, path.stem if path is not None else key) as slot):
             result = compute()
         if path is not None:
             _save(path, result, key, tag)
+        if slot is not None:
+            slot.clear()
         return result
 
 

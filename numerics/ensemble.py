@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from torch.func import grad_and_value, vmap
 
+from numerics import checkpoint as ckpt
 from numerics.cache import PROBE, Probed
 
 __all__ = [
@@ -297,18 +300,92 @@ def _probed(gradient: Callable, params: Params, batch_fn: Callable[[int], Any] |
     return Probed(float(members * steps), float(counted.total) * steps)
 
 
+class _Checkpoint:
+    """The trainer's side of :mod:`numerics.checkpoint`: what one training stores and
+    restores (its slot, file and the run's fingerprint)."""
+
+    def __init__(self, slot: ckpt.Slot, path, meta: dict):
+        self.slot, self.path, self.meta = slot, path, meta
+
+    @classmethod
+    def open(cls, config: TrainConfig, params: Params, batch_fn, generators, observables
+             ) -> _Checkpoint | None:
+        slot = ckpt.CHECKPOINT.get()
+        if slot is None or (batch_fn is not None and not generators):
+            return None
+        shape = {"steps": config.steps, "record_every": config.record_every,
+                 "params": {k: [list(v.shape), str(v.dtype)] for k, v in params.items()},
+                 "observables": sorted(observables), "generators": len(generators),
+                 "batched": batch_fn is not None, "description": config.description}
+        return cls(slot, slot.next_path(), {"fingerprint": ckpt.fingerprint(shape)})
+
+    def save(self, step: int, params: Params, state: dict, elapsed: torch.Tensor,
+             generators, rec_steps: list, rec_time: list, rec_loss: list, rec_obs: dict,
+             grad_sq: dict) -> None:
+        def a(t: torch.Tensor):
+            return t.detach().cpu().numpy()
+
+        arrays = {"step": np.asarray(step), "elapsed": a(elapsed),
+                  "rec_steps": np.asarray(rec_steps, dtype=np.int64),
+                  "rec_time": a(torch.stack(rec_time)), "rec_loss": a(torch.stack(rec_loss))}
+        arrays.update({f"p:{k}": a(v) for k, v in params.items()})
+        arrays.update({f"s:{k}:{n}": a(t) for k, slots in state.items() for n, t in slots.items()})
+        arrays.update({f"o:{k}": a(torch.stack(v)) for k, v in rec_obs.items() if v})
+        arrays.update({f"g:{k}": a(torch.stack(v)) for k, v in grad_sq.items() if v})
+        arrays.update({f"r:{i}": g.get_state().numpy() for i, g in enumerate(generators)})
+        ckpt.write(self.path, arrays, self.meta)
+
+    def restore(self, params: Params, state: dict, generators) -> dict | None:
+        """Load the checkpoint into ``params``, ``state`` and ``generators`` (in place) and
+        return the rest; None (nothing touched) when there is none for this run."""
+        found = ckpt.read(self.path, self.meta)
+        if found is None:
+            return None
+        _, arr = found
+        ref = next(iter(params.values()))
+
+        def t(x: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(x)).to(ref.device).clone()
+
+        needed = ([f"p:{k}" for k in params] + [f"s:{k}:{n}" for k, s in state.items() for n in s]
+                  + [f"r:{i}" for i in range(len(generators))])
+        if any(k not in arr for k in needed):
+            return None
+        with torch.no_grad():
+            for k, v in params.items():
+                v.copy_(t(arr[f"p:{k}"]))
+            for k, slots in state.items():
+                for n, v in slots.items():
+                    v.copy_(t(arr[f"s:{k}:{n}"]))
+        for i, g in enumerate(generators):
+            g.set_state(torch.from_numpy(np.ascontiguousarray(arr[f"r:{i}"])).clone())
+        return {
+            "step": int(arr["step"]), "elapsed": t(arr["elapsed"]),
+            "rec_steps": [int(x) for x in arr["rec_steps"]],
+            "rec_time": list(t(arr["rec_time"]).unbind(0)),
+            "rec_loss": list(t(arr["rec_loss"]).unbind(0)),
+            "rec_obs": {k[2:]: list(t(v).unbind(0)) for k, v in arr.items() if k.startswith("o:")},
+            "grad_sq": {k[2:]: list(t(v).unbind(0)) for k, v in arr.items() if k.startswith("g:")},
+        }
+
+
 def train(
     loss_fn: Callable[..., torch.Tensor],
     params: Params,
     config: TrainConfig,
     batch_fn: Callable[[int], Any] | None = None,
     observables: Mapping[str, Callable[[Params], torch.Tensor]] | None = None,
+    generators: Sequence[torch.Generator] = (),
 ) -> Trajectory:
     """Train K stacked members with one vmapped gradient per step.
 
     ``loss_fn(params, batch)`` (or ``loss_fn(params)`` when ``batch_fn`` is None) is the
     loss of ONE member, or a :class:`StackedLoss` over all members; ``batch_fn(step)`` returns that step's data with a leading K axis.
     ``observables`` map one member's parameters to a tensor; they are recorded on the grid.
+    ``generators``: every generator ``batch_fn`` draws from.  Inside a computing cached
+    run (:mod:`numerics.checkpoint`) the trainer then writes its whole state, theirs
+    included, every so often and resumes from it when the run is asked for again; a run
+    with a ``batch_fn`` and no declared generators is not checkpointed.
     """
     observables = dict(observables or {})
     params = {k: v.detach().clone() for k, v in params.items()}
@@ -355,12 +432,31 @@ def train(
 
     if PROBE.get():  # tdcheck verify --plan: count one stacked step's FLOP, train nothing
         raise _probed(gradient, params, batch_fn, members, config.steps)
-    iterator = range(config.steps + 1)
+    saver = _Checkpoint.open(config, params, batch_fn, generators, list(observables))
+    start, saved_at = 0, 0.0
+    if saver is not None:
+        restored = saver.restore(params, state, generators)
+        if restored is not None:
+            start, elapsed = restored["step"], restored["elapsed"]
+            rec_steps.extend(restored["rec_steps"])
+            rec_time.extend(restored["rec_time"])
+            rec_loss.extend(restored["rec_loss"])
+            for name, rows in restored["rec_obs"].items():
+                rec_obs[name].extend(rows)
+            for name, rows in restored["grad_sq"].items():
+                grad_sq[name].extend(rows)
+        saved_at = time.monotonic()
+    iterator = range(start, config.steps + 1)
     if config.progress or SHOW_PROGRESS.get():
         from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc=config.description, leave=False, unit="step")
+        iterator = tqdm(iterator, desc=config.description, leave=False, unit="step",
+                        initial=start, total=config.steps + 1)
     for step in iterator:
+        if saver is not None and saver.slot.due(step, start, saved_at):
+            saver.save(step, params, state, elapsed, generators, rec_steps, rec_time,
+                       rec_loss, rec_obs, grad_sq)
+            saved_at = time.monotonic()
         batch = batch_fn(step) if batch_fn is not None else None
         grads, loss = gradient(params, batch) if batch_fn is not None else gradient(params)
         finite = torch.isfinite(loss)

@@ -662,7 +662,8 @@ def run_full(run: FullRun, *, device: str = "cpu") -> FullRunResult:
         member_chunk=run.member_chunk,
     )
     traj = train(stacked_train_loss(cfg), params, config,
-                 lambda step: sample_chains(cfg, data_gens, device), observables)
+                 lambda step: sample_chains(cfg, data_gens, device), observables,
+                 generators=data_gens)
     per_seq = traj.observables["eval"]  # [K, T, B]
     return FullRunResult(
         run=run,

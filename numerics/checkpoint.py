@@ -1,0 +1,151 @@
+"""Checkpoints inside a long training run, so that a killed run resumes where it stopped.
+
+A paper-scale run can take hours on a CPU (markov's energy-figure runs: 16 seeds x 5000
+Adam steps at N = 1024), longer than one sitting.  The run cache (:mod:`numerics.cache`)
+stores a run only when it ends; this module lets the trainer (:func:`numerics.ensemble.
+train`) store its whole state every so often *while* a cached run computes, and pick it up
+when the same run is asked for again.
+
+- The slot: :meth:`numerics.cache.RunCache.get_or_compute` opens a :class:`Slot` (the cache
+  folder's ``checkpoints/`` subfolder and the run's key, which carries its config and its
+  code's source hash) for the duration of the computation, and deletes the slot's files
+  once the finished run is stored.  A run of other code or another config has another key,
+  so a checkpoint is never taken up by a run it does not belong to.
+- The trainer's state: step, parameters, optimiser slots, elapsed flow time, everything
+  recorded so far, and the states of the generators the data is drawn from (declared by the
+  caller: :func:`numerics.ensemble.train`'s ``generators``).  A run whose data comes from
+  generators it did not declare is not checkpointed (its resumed data would differ).
+- The format: arrays only, written as one ``.npz`` atomically and read back with
+  ``allow_pickle=False`` (the cache folder may be shared: :mod:`numerics.store`), with a
+  schema number and a fingerprint of the run (members, steps, parameter names, shapes and
+  dtypes) that must match.
+- When: every :data:`SECONDS` of training (``TDCHECK_CHECKPOINT_SECONDS``; 0 switches
+  checkpoints off), or every ``steps`` steps when a slot says so (the tests).  A short run
+  never writes one.  A resumed run gives the same numbers as an uninterrupted one, to the
+  bit on the CPU (tests/test_checkpoint.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "seconds_between", "slot"]
+
+#: layout of a checkpoint file; a file of another schema is ignored (the run starts over)
+SCHEMA = 1
+#: default seconds of training between two checkpoints (``TDCHECK_CHECKPOINT_SECONDS``)
+SECONDS = 600.0
+_META = "__checkpoint__"
+
+
+def seconds_between() -> float:
+    """Seconds between checkpoints: ``TDCHECK_CHECKPOINT_SECONDS`` or :data:`SECONDS`
+    (0 or less: no checkpoints)."""
+    raw = os.environ.get("TDCHECK_CHECKPOINT_SECONDS")
+    try:
+        return float(raw) if raw not in (None, "") else SECONDS
+    except ValueError as exc:
+        raise ValueError(f"TDCHECK_CHECKPOINT_SECONDS must be a number, got {raw!r}") from exc
+
+
+@dataclass
+class Slot:
+    """Where the checkpoints of one computing run go: ``root/<key>-<n>.npz`` for the n-th
+    training of the run (a run may train more than once).  ``seconds``/``steps``: how
+    often (see the module)."""
+
+    root: Path
+    key: str
+    seconds: float = SECONDS
+    steps: int | None = None
+    trainings: int = field(default=0)
+
+    def next_path(self) -> Path:
+        """The file of the run's next training (counted in call order: deterministic)."""
+        path = Path(self.root) / f"{self.key}-{self.trainings}.npz"
+        self.trainings += 1
+        return path
+
+    def clear(self) -> None:
+        """Delete every checkpoint of this run (it has been stored whole)."""
+        for path in Path(self.root).glob(f"{self.key}-*.npz"):
+            path.unlink(missing_ok=True)
+
+    def due(self, step: int, start: int, since: float) -> bool:
+        """Whether to write a checkpoint before ``step`` (the run started at ``start``,
+        the last checkpoint was written at ``since``, a ``time.monotonic`` reading)."""
+        if step <= start:
+            return False
+        if self.steps is not None:
+            return step % self.steps == 0
+        return self.seconds > 0 and time.monotonic() - since >= self.seconds
+
+
+CHECKPOINT: ContextVar[Slot | None] = ContextVar("tdcheck_checkpoint", default=None)
+
+
+@contextlib.contextmanager
+def slot(root: Path | None, key: str, *, seconds: float | None = None,
+         steps: int | None = None) -> Iterator[Slot | None]:
+    """Open the checkpoint slot of the run ``key`` under ``root`` (None, or seconds <= 0
+    with no ``steps``: no checkpoints) for a ``with`` block."""
+    seconds = seconds_between() if seconds is None else seconds
+    if root is None or (seconds <= 0 and steps is None):
+        token = CHECKPOINT.set(None)
+        try:
+            yield None
+        finally:
+            CHECKPOINT.reset(token)
+        return
+    s = Slot(Path(root), key, seconds, steps)
+    token = CHECKPOINT.set(s)
+    try:
+        yield s
+    finally:
+        CHECKPOINT.reset(token)
+
+
+def fingerprint(meta: dict) -> str:
+    """A short hash of a run's shape (what a checkpoint must match to be taken up)."""
+    return hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def write(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    """Write ``arrays`` with ``meta`` (JSON) to ``path`` atomically (a crash mid-write
+    leaves the previous checkpoint)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = np.frombuffer(json.dumps({"schema": SCHEMA, **meta}).encode(), dtype=np.uint8)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **{_META: header}, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def read(path: Path, meta: dict) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """(stored meta, arrays) at ``path`` if it is a checkpoint of this schema whose meta
+    contains ``meta``; None otherwise (missing, corrupt, a pickle, another run): start
+    over."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as f:
+            stored = json.loads(bytes(f[_META]).decode())
+            if stored.get("schema") != SCHEMA or any(stored.get(k) != v for k, v in meta.items()):
+                return None
+            return stored, {k: np.array(f[k]) for k in f.files if k != _META}
+    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+        return None

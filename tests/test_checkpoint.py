@@ -1,0 +1,142 @@
+"""A training run killed part-way resumes from its checkpoint and ends where an
+uninterrupted run ends, to the bit (numerics.checkpoint, issue 37)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import numerics.markov as nm
+from numerics import checkpoint
+from numerics.cache import CHECKPOINTS, RunCache
+from numerics.ensemble import OptimizerConfig, TrainConfig, member_generators, train
+
+
+class Killed(RuntimeError):
+    """Stands for the process being stopped."""
+
+
+def _loss(params, x):
+    return ((x @ params["w"] - 1.0) ** 2).mean() + 0.1 * (params["b"] ** 2).sum()
+
+
+def _train(gens, *, kill_at: int | None = None, seen: list | None = None):
+    params = {"w": torch.stack([torch.randn(3, generator=g, dtype=torch.float64)
+                                for g in member_generators(2, 5)]),
+              "b": torch.zeros(2, 2, dtype=torch.float64)}
+
+    def batch(step):
+        if kill_at is not None and step == kill_at:
+            raise Killed(step)
+        if seen is not None:
+            seen.append(step)
+        return torch.stack([torch.randn(4, 3, generator=g, dtype=torch.float64) for g in gens])
+
+    config = TrainConfig(steps=12, lr=0.05, record_every=5,
+                         optimizer=OptimizerConfig("adam", betas=(0.9, 0.95), weight_decay=1e-3),
+                         schedule=lambda s: 1.0 / (1 + s))
+    return train(_loss, params, config, batch, {"w2": lambda p: (p["w"] ** 2).sum()},
+                 generators=gens)
+
+
+def _same(a, b) -> None:
+    assert torch.equal(a.steps, b.steps)
+    for x, y in ((a.time, b.time), (a.loss, b.loss)):
+        assert torch.equal(x, y)
+    for k in a.params:
+        assert torch.equal(a.params[k], b.params[k])
+    for k in a.observables:
+        assert torch.equal(a.observables[k], b.observables[k])
+    for k in a.grad_sq:
+        assert torch.equal(a.grad_sq[k], b.grad_sq[k])
+
+
+def test_killed_training_resumes_to_the_same_bits(tmp_path):
+    whole = _train(member_generators(2, 100))
+    with checkpoint.slot(tmp_path, "run", steps=3):
+        with pytest.raises(Killed):
+            _train(member_generators(2, 100), kill_at=8)
+    assert list(tmp_path.glob("run-*.npz")), "no checkpoint was written before the kill"
+    seen: list[int] = []
+    with checkpoint.slot(tmp_path, "run", steps=3):
+        resumed = _train(member_generators(2, 100), seen=seen)
+    assert seen[0] == 6, "the resumed run did not start at the last checkpoint (step 6)"
+    _same(whole, resumed)
+
+
+def test_no_checkpoint_without_declared_generators(tmp_path):
+    gens = member_generators(2, 100)
+    with checkpoint.slot(tmp_path, "run", steps=2):
+        params = {"w": torch.ones(2, 3, dtype=torch.float64), "b": torch.zeros(2, 2, dtype=torch.float64)}
+        train(_loss, params, TrainConfig(steps=6, lr=0.1),
+              lambda s: torch.stack([torch.randn(4, 3, generator=g, dtype=torch.float64)
+                                     for g in gens]))
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_crafted_pickle_checkpoint_is_ignored_not_run(tmp_path):
+    marker = tmp_path / "executed"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    (tmp_path / "run-0.npz").write_bytes(pickle.dumps(Evil()))
+    whole = _train(member_generators(2, 100))
+    seen: list[int] = []
+    with checkpoint.slot(tmp_path, "run", steps=100):
+        resumed = _train(member_generators(2, 100), seen=seen)
+    assert not marker.exists() and seen[0] == 0
+    _same(whole, resumed)
+
+
+def test_a_checkpoint_of_another_run_shape_is_not_taken_up(tmp_path):
+    with checkpoint.slot(tmp_path, "run", steps=3), pytest.raises(Killed):
+        _train(member_generators(2, 100), kill_at=8)
+    path = next(tmp_path.glob("run-*.npz"))
+    meta, arrays = checkpoint.read(path, {})
+    checkpoint.write(path, arrays, {**{k: v for k, v in meta.items() if k != "schema"},
+                                    "fingerprint": "another"})
+    seen: list[int] = []
+    with checkpoint.slot(tmp_path, "run", steps=100):
+        _train(member_generators(2, 100), seen=seen)
+    assert seen[0] == 0
+
+
+def test_cached_full_run_resumes_and_clears_its_checkpoints(tmp_path, monkeypatch):
+    """The run cache opens the slot: markov's full model killed mid-run, asked for again,
+    resumes and ends with the uninterrupted run's numbers; the slot is then empty."""
+    run = nm._smoke_full()
+    run = type(run)(**{**run.__dict__, "steps": 6, "record_every": 2})
+    whole = nm.run_full.compute(run)
+    monkeypatch.setenv("TDCHECK_CHECKPOINT_SECONDS", "1e-9")  # a checkpoint before every step
+    real, calls = nm.sample_chains, []
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1 + 5:  # the evaluation draw, steps 0-3, then die drawing step 4
+            raise Killed()
+        return real(*args, **kwargs)
+
+    cache = RunCache(tmp_path)
+    monkeypatch.setattr(nm, "sample_chains", dying)
+    nm.run_full.cache_clear()
+    with pytest.raises(Killed):
+        nm.run_full(run, cache=cache)
+    assert list((tmp_path / CHECKPOINTS).glob("*.npz"))
+    after: list[int] = []
+
+    def counting(*args, **kwargs):
+        after.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nm, "sample_chains", counting)
+    resumed = nm.run_full(run, cache=cache)
+    assert len(after) == 1 + 3, "not resumed at step 4 (evaluation draw, then steps 4-6)"
+    for name in ("time", "eval_loss", "eval_se", "canonical", "spectrum_wv", "spectrum_w1"):
+        np.testing.assert_array_equal(getattr(whole, name), getattr(resumed, name))
+    assert not list((tmp_path / CHECKPOINTS).glob("*.npz"))
+    nm.run_full.cache_clear()
