@@ -593,7 +593,14 @@ def residual_config(seeds: int, residual: bool | str) -> SGDConfig:
 # ---------------------------------------------------------------------- population flow
 @dataclass(frozen=True)
 class FlowConfig:
-    """Exact T -> infinity gradient flow of (Y, Z) from ``zero_init``, saved at ``t_eval``."""
+    """Exact T -> infinity gradient flow of (Y, Z) from ``zero_init``, saved at ``t_eval``.
+
+    ``z_init_seed``: None starts from Y(0) = Z(0) = 0 (the paper's initialisation);
+    an integer starts the attention logits from ``Model2``'s random init instead
+    (``nn.Linear``'s default U(-1/sqrt(M), 1/sqrt(M)), as the authors' Fig. 6 runs,
+    :func:`init_member` with a generator seeded so) with Y(0) = 0 kept: Theorem 3's
+    r(0) then carries z(0) (the paper's "initial value as prior"), while the decoder's
+    reduction (Lemmas 3-6) keeps its zero start."""
 
     data: DataConfig = field(default_factory=DataConfig)
     eta_Y: float = 10.0
@@ -603,6 +610,7 @@ class FlowConfig:
     rtol: float = 1e-9
     atol: float = 1e-11
     y_update: str = "gradient"
+    z_init_seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.y_update not in Y_UPDATES:
@@ -680,6 +688,9 @@ def _flow_compute(config: FlowConfig) -> FlowResult:
                                -config.eta_Z * gz.numpy().ravel()])
 
     y0 = np.zeros(M * M + n_rows * M)
+    if config.z_init_seed is not None:  # Model2's random Z, its query rows (the only ones read)
+        Z0 = init_member(M, False, torch.Generator().manual_seed(int(config.z_init_seed)))["Z"]
+        y0[M * M:] = Z0[full_rows].numpy().ravel()
     t_eval = np.asarray(config.t_eval, dtype=float)
     sol = solve_ivp(lambda t, y: grads(y), (0.0, float(t_eval[-1])), y0, method="RK45",
                     t_eval=t_eval, rtol=config.rtol, atol=config.atol)

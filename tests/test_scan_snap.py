@@ -759,3 +759,18 @@ def test_zeta_overlaps_are_the_dot_products_of_zeta(M):
     q1, q0 = ts.zeta_overlaps(M)
     assert q1 == pytest.approx(zeta[0] @ zeta[0], rel=1e-13)
     assert q0 == pytest.approx(zeta[0] @ zeta[1], rel=1e-13)
+
+
+def test_population_flow_from_a_random_z_starts_there_and_keeps_its_row_sums():
+    """FlowConfig.z_init_seed starts Z's query rows at Model2's random init (Y(0) = 0), and
+    the flow keeps Z 1 at its initial value (Lemma 1: the rows' updates sum to 0)."""
+    data = ns.DataConfig(num_unique_per_next=3, num_common=2)
+    cfg = ns.FlowConfig(data=data, t_eval=(0.0, 0.5, 2.0), z_init_seed=3)
+    run = ns.run_population_flow(cfg)
+    M = run.facts.M
+    Z0 = ns.init_member(M, False, torch.Generator().manual_seed(3))["Z"].numpy()
+    np.testing.assert_array_equal(run.zq[0], Z0[run.facts.query])
+    assert np.all(run.Y[0] == 0)
+    np.testing.assert_allclose(run.zq[-1].sum(-1), run.zq[0].sum(-1), rtol=0, atol=1e-9)
+    zero = ns.run_population_flow(ns.FlowConfig(data=data, t_eval=cfg.t_eval))
+    assert not np.allclose(zero.zq[-1], run.zq[-1])
