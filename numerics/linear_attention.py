@@ -1211,7 +1211,8 @@ def run_comparison(run: ComparisonRun, *, device: str = "cpu") -> ComparisonResu
                          description=f"{run.setting} {run.attention} L={run.layers}",
                          member_chunk=run.member_chunk)
     traj = train(stacked_prompt_loss() if run.attention == "linear" else loss_fn, params,
-                 config, batch, {"theta": lambda p: torch.cat([p["A"].flatten(), p["B"].flatten()])})
+                 config, batch, {"theta": lambda p: torch.cat([p["A"].flatten(), p["B"].flatten()])},
+                 generators=data)
     theta = traj.observables["theta"]  # [K, steps + 1, P], float32 (small)
     train_loss = traj.loss.cpu().numpy()
     del traj

@@ -106,26 +106,46 @@ def test_a_checkpoint_of_another_run_shape_is_not_taken_up(tmp_path):
     assert seen[0] == 0
 
 
-def test_cached_full_run_resumes_and_clears_its_checkpoints(tmp_path, monkeypatch):
-    """The run cache opens the slot: markov's full model killed mid-run, asked for again,
-    resumes and ends with the uninterrupted run's numbers; the slot is then empty."""
+def _markov_case():
     run = nm._smoke_full()
     run = type(run)(**{**run.__dict__, "steps": 6, "record_every": 2})
-    whole = nm.run_full.compute(run)
+    fields = ("time", "eval_loss", "eval_se", "canonical", "spectrum_wv", "spectrum_w1")
+    # calls of the sampler: the evaluation draw, then one per step 0..6
+    return nm, "sample_chains", nm.run_full, run, fields, 1
+
+
+def _la_case():
+    import numerics.linear_attention as nl
+
+    run = nl._comparison_smoke()
+    run = type(run)(**{**run.__dict__, "steps": 6, "eval_every": 2, "hessian_at": (2,)})
+    fields = ("eval_steps", "eval_loss", "train_loss", "r_diag", "r_eig", "smooth",
+              "grad_norm")
+    # calls of the sampler: one per step 0..6 (the evaluation batches come from another)
+    return nl, "sample_prompts_stacked", nl.run_comparison, run, fields, 0
+
+
+@pytest.mark.parametrize("case", [_markov_case, _la_case], ids=["markov", "linear_attention"])
+def test_cached_full_run_resumes_and_clears_its_checkpoints(case, tmp_path, monkeypatch):
+    """The run cache opens the slot: a full-model run (markov's, the LA comparison's) killed
+    mid-run and asked for again resumes and ends with the uninterrupted run's numbers; the
+    slot is then empty."""
+    module, sampler, fn, run, fields, before = case()
+    whole = fn.compute(run)
     monkeypatch.setenv("TDCHECK_CHECKPOINT_SECONDS", "1e-9")  # a checkpoint before every step
-    real, calls = nm.sample_chains, []
+    real, calls = getattr(module, sampler), []
 
     def dying(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 1 + 5:  # the evaluation draw, steps 0-3, then die drawing step 4
+        if len(calls) == before + 5:  # die drawing step 4
             raise Killed()
         return real(*args, **kwargs)
 
     cache = RunCache(tmp_path)
-    monkeypatch.setattr(nm, "sample_chains", dying)
-    nm.run_full.cache_clear()
+    monkeypatch.setattr(module, sampler, dying)
+    fn.cache_clear()
     with pytest.raises(Killed):
-        nm.run_full(run, cache=cache)
+        fn(run, cache=cache)
     assert list((tmp_path / CHECKPOINTS).glob("*.npz"))
     after: list[int] = []
 
@@ -133,10 +153,10 @@ def test_cached_full_run_resumes_and_clears_its_checkpoints(tmp_path, monkeypatc
         after.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(nm, "sample_chains", counting)
-    resumed = nm.run_full(run, cache=cache)
-    assert len(after) == 1 + 3, "not resumed at step 4 (evaluation draw, then steps 4-6)"
-    for name in ("time", "eval_loss", "eval_se", "canonical", "spectrum_wv", "spectrum_w1"):
+    monkeypatch.setattr(module, sampler, counting)
+    resumed = fn(run, cache=cache)
+    assert len(after) == before + 3, "not resumed at step 4 (steps 4-6 drawn again)"
+    for name in fields:
         np.testing.assert_array_equal(getattr(whole, name), getattr(resumed, name))
     assert not list((tmp_path / CHECKPOINTS).glob("*.npz"))
-    nm.run_full.cache_clear()
+    fn.cache_clear()
