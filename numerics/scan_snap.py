@@ -745,7 +745,8 @@ class ReducedConfig:
     """:func:`theory.scan_snap.reduced_system` for the context tokens of one shared query.
 
     ``probs`` rows are P(l|n) over the context tokens (a tuple of tuples); ``M`` is the
-    vocabulary (softmax) size entering gamma.
+    vocabulary (softmax) size entering gamma; ``z0`` the logits at t = 0 (None: Z(0) = 0,
+    the paper's start; :func:`model2_logits` draws Model2's random init).
     """
 
     probs: tuple[tuple[float, ...], ...]
@@ -755,6 +756,7 @@ class ReducedConfig:
     t_eval: tuple[float, ...]
     rtol: float = 1e-10
     atol: float = 1e-12
+    z0: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -828,17 +830,35 @@ def _check_start(name: str, f, y0: np.ndarray) -> None:
                                  "side at its start")
 
 
+def reduced_start(config: ReducedConfig) -> np.ndarray:
+    """The reduced system's state at t = 0: (h, z) = (0, z0), z0 = 0 unless given."""
+    L = len(config.probs[0])
+    z0 = np.zeros(L) if config.z0 is None else np.asarray(config.z0, dtype=float)
+    if z0.shape != (L,):
+        raise ValueError(f"z0 must have one entry per context token ({L}), got {z0.shape}")
+    return np.r_[0.0, z0]
+
+
+def model2_logits(L: int, M: int, seed: int) -> tuple[float, ...]:
+    """``L`` attention logits from ``Model2``'s random init (``nn.Linear``'s default
+    U(-1/sqrt(M), 1/sqrt(M)), as :func:`init_member`), from a generator seeded ``seed``: a
+    random Z(0) row for the reduced system's context tokens."""
+    g = torch.Generator().manual_seed(int(seed))
+    draw = (torch.rand(L, generator=g, dtype=torch.float64) * 2 - 1) / math.sqrt(M)
+    return tuple(float(x) for x in draw)
+
+
 def _reduced_compute(config: ReducedConfig) -> ReducedResult:
     sys = theory.reduced_system(config.probs, config.M, config.eta_Y, config.eta_Z)
     f = sys.lambdify("numpy")
-    L = len(config.probs[0])
     t_eval = np.asarray(config.t_eval, dtype=float)
     t_end = float(t_eval[-1])
     # dense_output only to read the accepted steps' ends (sol.sol.ts); the values at t_eval
     # come from the same per-step interpolants either way
     name = sys.name or "reduced system"
-    _check_start(name, f, np.zeros(L + 1))
-    sol = solve_ivp(lambda t, y: f(t, y), (0.0, t_end), np.zeros(L + 1),
+    y0 = reduced_start(config)
+    _check_start(name, f, y0)
+    sol = solve_ivp(lambda t, y: f(t, y), (0.0, t_end), y0,
                     method="DOP853", t_eval=t_eval, rtol=config.rtol, atol=config.atol,
                     dense_output=True, events=_escape_events(f))
     if sol.status == 1:
@@ -849,15 +869,15 @@ def _reduced_compute(config: ReducedConfig) -> ReducedResult:
                                  f"to t = {t_end:.4g}: {sol.message}")
     steps = np.asarray(sol.sol.ts)
     # each step's interpolant at its own right end is the step's end value (up to rounding)
-    ends = np.stack([np.zeros(L + 1)] + [q(q.t) for q in sol.sol.interpolants])
+    ends = np.stack([y0] + [q(q.t) for q in sol.sol.interpolants])
     return ReducedResult(config, sol.t, sol.y[0], sol.y[1:].T, steps, ends)
 
 
 # integrates theory.scan_snap.reduced_system (Lemma 4): the theory, not the model
 @run_function("scan_snap.reduced", full_model=False)
 def run_reduced(config: ReducedConfig) -> ReducedResult:
-    """Integrate the Lemma 4 reduced system from Z(0) = 0, h(0) = 0; call with
-    ``cache=ctx.cache``."""
+    """Integrate the Lemma 4 reduced system from h(0) = 0 and Z(0) = 0 (or ``z0``); call
+    with ``cache=ctx.cache``."""
     return _reduced_compute(config)
 
 

@@ -774,3 +774,17 @@ def test_population_flow_from_a_random_z_starts_there_and_keeps_its_row_sums():
     np.testing.assert_allclose(run.zq[-1].sum(-1), run.zq[0].sum(-1), rtol=0, atol=1e-9)
     zero = ns.run_population_flow(ns.FlowConfig(data=data, t_eval=cfg.t_eval))
     assert not np.allclose(zero.zq[-1], run.zq[-1])
+
+
+def test_reduced_system_from_a_random_start():
+    """ReducedConfig.z0 starts the reduced system there (model2_logits: U(-1/sqrt M,
+    1/sqrt M), reproducible), keeps Z 1 at its start, and a z0 of the wrong length raises."""
+    probs = ((0.5, 0.3, 0.2, 0.0), (0.5, 0.0, 0.0, 0.5))
+    z0 = ns.model2_logits(4, 100, seed=2)
+    assert z0 == ns.model2_logits(4, 100, seed=2) and max(map(abs, z0)) <= 0.1
+    cfg = ns.ReducedConfig(probs, 100, 10.0, 1.0, (0.0, 1.0, 10.0), z0=z0)
+    res = ns.run_reduced(cfg)
+    np.testing.assert_array_equal(res.z[0], z0)
+    np.testing.assert_allclose(res.z.sum(1), sum(z0), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        ns.reduced_start(ns.ReducedConfig(probs, 100, 10.0, 1.0, (0.0, 1.0), z0=(0.0,)))
