@@ -528,6 +528,11 @@ def run_function(tag: str, *, maxsize: int = 8,
                 path = resolve(cache).path_for_key(key, tag)
                 cached = key in memo or (path is not None and path.exists())
                 steps, flops = (None, None) if cached else planned_cost_of(key, config, options)
+                done = (checkpoint.progress(path.parent / CHECKPOINTS, path.stem)
+                        if not cached and path is not None else None)
+                if done:  # a run killed part-way resumes from its checkpoint: count the rest
+                    steps = None if steps is None else steps * (1 - done)
+                    flops = None if flops is None else flops * (1 - done)
                 planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
                                      cached, key)
                 plan.append(planned)

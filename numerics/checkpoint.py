@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "seconds_between", "slot"]
+__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "progress", "seconds_between", "slot"]
 
 #: layout of a checkpoint file; a file of another schema is ignored (the run starts over)
 SCHEMA = 1
@@ -149,3 +149,19 @@ def read(path: Path, meta: dict) -> tuple[dict, dict[str, np.ndarray]] | None:
             return stored, {k: np.array(f[k]) for k in f.files if k != _META}
     except (OSError, ValueError, KeyError, UnicodeDecodeError):
         return None
+
+
+def progress(root: Path, key: str) -> float | None:
+    """The fraction of its steps the first training of the run ``key`` has checkpointed
+    under ``root`` (``--plan`` counts only the rest), or None when there is no readable
+    checkpoint.  Reads the JSON header only."""
+    path = Path(root) / f"{key}-0.npz"
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            meta = json.loads(bytes(f[_META]).decode())
+    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+        return None
+    step, steps = meta.get("step"), meta.get("steps")
+    if meta.get("schema") != SCHEMA or not isinstance(step, int) or not isinstance(steps, int):
+        return None
+    return min(max(step / steps, 0.0), 1.0) if steps > 0 else None

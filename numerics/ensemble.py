@@ -304,8 +304,8 @@ class _Checkpoint:
     """The trainer's side of :mod:`numerics.checkpoint`: what one training stores and
     restores (its slot, file and the run's fingerprint)."""
 
-    def __init__(self, slot: ckpt.Slot, path, meta: dict):
-        self.slot, self.path, self.meta = slot, path, meta
+    def __init__(self, slot: ckpt.Slot, path, meta: dict, steps: int):
+        self.slot, self.path, self.meta, self.steps = slot, path, meta, steps
 
     @classmethod
     def open(cls, config: TrainConfig, params: Params, batch_fn, generators, observables
@@ -317,7 +317,8 @@ class _Checkpoint:
                  "params": {k: [list(v.shape), str(v.dtype)] for k, v in params.items()},
                  "observables": sorted(observables), "generators": len(generators),
                  "batched": batch_fn is not None, "description": config.description}
-        return cls(slot, slot.next_path(), {"fingerprint": ckpt.fingerprint(shape)})
+        return cls(slot, slot.next_path(), {"fingerprint": ckpt.fingerprint(shape)},
+                   config.steps)
 
     def save(self, step: int, params: Params, state: dict, elapsed: torch.Tensor,
              generators, rec_steps: list, rec_time: list, rec_loss: list, rec_obs: dict,
@@ -333,7 +334,7 @@ class _Checkpoint:
         arrays.update({f"o:{k}": a(torch.stack(v)) for k, v in rec_obs.items() if v})
         arrays.update({f"g:{k}": a(torch.stack(v)) for k, v in grad_sq.items() if v})
         arrays.update({f"r:{i}": g.get_state().numpy() for i, g in enumerate(generators)})
-        ckpt.write(self.path, arrays, self.meta)
+        ckpt.write(self.path, arrays, {**self.meta, "step": step, "steps": self.steps})
 
     def restore(self, params: Params, state: dict, generators) -> dict | None:
         """Load the checkpoint into ``params``, ``state`` and ``generators`` (in place) and

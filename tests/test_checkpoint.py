@@ -125,6 +125,25 @@ def _la_case():
     return nl, "sample_prompts_stacked", nl.run_comparison, run, fields, 0
 
 
+def _plan_counts_the_rest(fn, run, cache) -> None:
+    """--plan counts a checkpointed run at the share of its steps still to train."""
+    from numerics import cache as nc
+
+    def planned(c):
+        token = nc.PLAN.set([])
+        try:
+            with pytest.raises(nc.PlanStop) as stop:
+                fn(run, cache=c)
+        finally:
+            nc.PLAN.reset(token)
+        return stop.value.run
+
+    nc._PLANNED_COSTS.clear()
+    rest = planned(cache)
+    whole = planned(RunCache(cache.root.parent / "empty"))
+    assert rest.member_steps == pytest.approx(whole.member_steps * (1 - 4 / 6))
+
+
 @pytest.mark.parametrize("case", [_markov_case, _la_case], ids=["markov", "linear_attention"])
 def test_cached_full_run_resumes_and_clears_its_checkpoints(case, tmp_path, monkeypatch):
     """The run cache opens the slot: a full-model run (markov's, the LA comparison's) killed
@@ -147,6 +166,10 @@ def test_cached_full_run_resumes_and_clears_its_checkpoints(case, tmp_path, monk
     with pytest.raises(Killed):
         fn(run, cache=cache)
     assert list((tmp_path / CHECKPOINTS).glob("*.npz"))
+    (saved,) = (tmp_path / CHECKPOINTS).glob("*.npz")
+    stem = saved.name.removesuffix("-0.npz")
+    assert checkpoint.progress(tmp_path / CHECKPOINTS, stem) == pytest.approx(4 / 6)
+    _plan_counts_the_rest(fn, run, cache)
     after: list[int] = []
 
     def counting(*args, **kwargs):
