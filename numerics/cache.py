@@ -422,6 +422,8 @@ class RunCache:
             if ok:
                 if observer is not None:
                     observer.served(key)
+                # a checkpoint left by a run killed after it was stored is of no more use
+                checkpoint.clear(Path(self.root) / CHECKPOINTS, path.stem)
                 return value
             path.unlink(missing_ok=True)  # stale or corrupt: recompute below
         # a long computation checkpoints its trainer into the cache folder and resumes from

@@ -33,6 +33,7 @@ import json
 import os
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -40,13 +41,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "progress", "seconds_between", "slot"]
+__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "clear", "progress", "seconds_between", "slot"]
 
 #: layout of a checkpoint file; a file of another schema is ignored (the run starts over)
 SCHEMA = 1
 #: default seconds of training between two checkpoints (``TDCHECK_CHECKPOINT_SECONDS``)
 SECONDS = 600.0
 _META = "__checkpoint__"
+#: what reading a missing, truncated, corrupt or foreign file raises: the run starts over
+_UNREADABLE = (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError,
+               zipfile.BadZipFile)
 
 
 def seconds_between() -> float:
@@ -78,9 +82,9 @@ class Slot:
         return path
 
     def clear(self) -> None:
-        """Delete every checkpoint of this run (it has been stored whole)."""
-        for path in Path(self.root).glob(f"{self.key}-*.npz"):
-            path.unlink(missing_ok=True)
+        """Delete every checkpoint of this run (it has been stored whole, or cannot end),
+        half-written ones included."""
+        clear(self.root, self.key)
 
     def due(self, step: int, start: int, since: float) -> bool:
         """Whether to write a checkpoint before ``step`` (the run started at ``start``,
@@ -90,6 +94,16 @@ class Slot:
         if self.steps is not None:
             return step % self.steps == 0
         return self.seconds > 0 and time.monotonic() - since >= self.seconds
+
+
+def clear(root: Path, key: str) -> None:
+    """Delete the checkpoints of the run ``key`` under ``root`` (and their temporary files)."""
+    root = Path(root)
+    if not root.is_dir():
+        return
+    for pattern in (f"{key}-*.npz", f".{key}-*.tmp"):
+        for path in root.glob(pattern):
+            path.unlink(missing_ok=True)
 
 
 CHECKPOINT: ContextVar[Slot | None] = ContextVar("tdcheck_checkpoint", default=None)
@@ -131,6 +145,8 @@ def write(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **{_META: header}, **arrays)
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it replaces the last good checkpoint
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -144,10 +160,11 @@ def read(path: Path, meta: dict) -> tuple[dict, dict[str, np.ndarray]] | None:
     try:
         with np.load(Path(path), allow_pickle=False) as f:
             stored = json.loads(bytes(f[_META]).decode())
-            if stored.get("schema") != SCHEMA or any(stored.get(k) != v for k, v in meta.items()):
+            if (not isinstance(stored, dict) or stored.get("schema") != SCHEMA
+                    or any(stored.get(k) != v for k, v in meta.items())):
                 return None
             return stored, {k: np.array(f[k]) for k in f.files if k != _META}
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    except _UNREADABLE:
         return None
 
 
@@ -159,7 +176,9 @@ def progress(root: Path, key: str) -> float | None:
     try:
         with np.load(path, allow_pickle=False) as f:
             meta = json.loads(bytes(f[_META]).decode())
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    except _UNREADABLE:
+        return None
+    if not isinstance(meta, dict):
         return None
     step, steps = meta.get("step"), meta.get("steps")
     if meta.get("schema") != SCHEMA or not isinstance(step, int) or not isinstance(steps, int):

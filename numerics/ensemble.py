@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -313,10 +314,19 @@ class _Checkpoint:
         slot = ckpt.CHECKPOINT.get()
         if slot is None or (batch_fn is not None and not generators):
             return None
+        start = hashlib.sha256()  # the training's starting point: parameters and generators
+        for k in sorted(params):
+            start.update(k.encode())
+            start.update(params[k].detach().cpu().contiguous().numpy().tobytes())
+        for g in generators:
+            start.update(g.get_state().numpy().tobytes())
         shape = {"steps": config.steps, "record_every": config.record_every,
                  "params": {k: [list(v.shape), str(v.dtype)] for k, v in params.items()},
                  "observables": sorted(observables), "generators": len(generators),
-                 "batched": batch_fn is not None, "description": config.description}
+                 "batched": batch_fn is not None, "description": config.description,
+                 "lr": repr(config.lr), "optimizer": repr(config.optimizer),
+                 "clip": config.clip, "member_chunk": config.member_chunk,
+                 "schedule": config.schedule is not None, "start": start.hexdigest()}
         return cls(slot, slot.next_path(), {"fingerprint": ckpt.fingerprint(shape)},
                    config.steps)
 
@@ -328,7 +338,9 @@ class _Checkpoint:
 
         arrays = {"step": np.asarray(step), "elapsed": a(elapsed),
                   "rec_steps": np.asarray(rec_steps, dtype=np.int64),
-                  "rec_time": a(torch.stack(rec_time)), "rec_loss": a(torch.stack(rec_loss))}
+                  "rec_time": a(torch.stack(rec_time)), "rec_loss": a(torch.stack(rec_loss)),
+                  # torch's global generator too, in case a loss or observable draws from it
+                  "rng": torch.get_rng_state().numpy()}
         arrays.update({f"p:{k}": a(v) for k, v in params.items()})
         arrays.update({f"s:{k}:{n}": a(t) for k, slots in state.items() for n, t in slots.items()})
         arrays.update({f"o:{k}": a(torch.stack(v)) for k, v in rec_obs.items() if v})
@@ -336,37 +348,58 @@ class _Checkpoint:
         arrays.update({f"r:{i}": g.get_state().numpy() for i, g in enumerate(generators)})
         ckpt.write(self.path, arrays, {**self.meta, "step": step, "steps": self.steps})
 
-    def restore(self, params: Params, state: dict, generators) -> dict | None:
+    def restore(self, params: Params, state: dict, generators, observables) -> dict | None:
         """Load the checkpoint into ``params``, ``state`` and ``generators`` (in place) and
-        return the rest; None (nothing touched) when there is none for this run."""
+        return the rest; None (nothing touched) when there is none for this run or it does
+        not fit it (every array's shape and dtype and the records' lengths are checked
+        before anything is copied)."""
         found = ckpt.read(self.path, self.meta)
         if found is None:
             return None
-        _, arr = found
+        arr = found[1]
         ref = next(iter(params.values()))
+        members = int(ref.shape[0])
+        like = {f"p:{k}": v for k, v in params.items()}
+        like.update({f"s:{k}:{n}": t for k, slots in state.items() for n, t in slots.items()})
+        try:
+            step = int(arr["step"])
+            n_rec = len(arr["rec_steps"])
+            fits = (
+                0 < step < self.steps
+                and all(k in arr and tuple(arr[k].shape) == tuple(v.shape)
+                        and torch.from_numpy(np.ascontiguousarray(arr[k])).dtype == v.dtype
+                        for k, v in like.items())
+                and tuple(arr["elapsed"].shape) == (members,)
+                and arr["rec_time"].shape[:2] == (n_rec, members)
+                and arr["rec_loss"].shape[:2] == (n_rec, members)
+                and all(arr.get(f"o:{k}", np.empty((0,))).shape[:2] == (n_rec, members)
+                        for k in observables)
+                and all(arr.get(f"g:{k}", np.empty((0,))).shape[:2] == (step, members)
+                        for k in params)
+                and all(f"r:{i}" in arr and arr[f"r:{i}"].dtype == np.uint8
+                        for i in range(len(generators)))
+                and "rng" in arr and arr["rng"].dtype == np.uint8)
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+        if not fits:
+            return None
 
         def t(x: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(x)).to(ref.device).clone()
 
-        needed = ([f"p:{k}" for k in params] + [f"s:{k}:{n}" for k, s in state.items() for n in s]
-                  + [f"r:{i}" for i in range(len(generators))])
-        if any(k not in arr for k in needed):
-            return None
         with torch.no_grad():
-            for k, v in params.items():
-                v.copy_(t(arr[f"p:{k}"]))
-            for k, slots in state.items():
-                for n, v in slots.items():
-                    v.copy_(t(arr[f"s:{k}:{n}"]))
+            for k, v in like.items():
+                v.copy_(t(arr[k]))
         for i, g in enumerate(generators):
             g.set_state(torch.from_numpy(np.ascontiguousarray(arr[f"r:{i}"])).clone())
+        torch.set_rng_state(torch.from_numpy(np.ascontiguousarray(arr["rng"])).clone())
         return {
-            "step": int(arr["step"]), "elapsed": t(arr["elapsed"]),
+            "step": step, "elapsed": t(arr["elapsed"]),
             "rec_steps": [int(x) for x in arr["rec_steps"]],
             "rec_time": list(t(arr["rec_time"]).unbind(0)),
             "rec_loss": list(t(arr["rec_loss"]).unbind(0)),
-            "rec_obs": {k[2:]: list(t(v).unbind(0)) for k, v in arr.items() if k.startswith("o:")},
-            "grad_sq": {k[2:]: list(t(v).unbind(0)) for k, v in arr.items() if k.startswith("g:")},
+            "rec_obs": {k: list(t(arr[f"o:{k}"]).unbind(0)) for k in observables},
+            "grad_sq": {k: list(t(arr[f"g:{k}"]).unbind(0)) for k in params},
         }
 
 
@@ -436,7 +469,7 @@ def train(
     saver = _Checkpoint.open(config, params, batch_fn, generators, list(observables))
     start, saved_at = 0, 0.0
     if saver is not None:
-        restored = saver.restore(params, state, generators)
+        restored = saver.restore(params, state, generators, list(observables))
         if restored is not None:
             start, elapsed = restored["step"], restored["elapsed"]
             rec_steps.extend(restored["rec_steps"])
@@ -454,7 +487,7 @@ def train(
         iterator = tqdm(iterator, desc=config.description, leave=False, unit="step",
                         initial=start, total=config.steps + 1)
     for step in iterator:
-        if saver is not None and saver.slot.due(step, start, saved_at):
+        if saver is not None and step < config.steps and saver.slot.due(step, start, saved_at):
             saver.save(step, params, state, elapsed, generators, rec_steps, rec_time,
                        rec_loss, rec_obs, grad_sq)
             saved_at = time.monotonic()
@@ -463,6 +496,8 @@ def train(
         finite = torch.isfinite(loss)
         if not bool(finite.all()):
             k = int((~finite).nonzero()[0, 0])
+            if saver is not None:  # deterministic: a resumed run would diverge again
+                saver.slot.clear()
             raise DivergenceError(
                 f"member {k} diverged at step {step}: loss = {float(loss[k])} "
                 f"(lr = {float(lr[k])}); lower the learning rate"

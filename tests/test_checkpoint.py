@@ -150,7 +150,8 @@ def test_cached_full_run_resumes_and_clears_its_checkpoints(case, tmp_path, monk
     mid-run and asked for again resumes and ends with the uninterrupted run's numbers; the
     slot is then empty."""
     module, sampler, fn, run, fields, before = case()
-    whole = fn.compute(run)
+    whole = fn(run, cache=RunCache(None))  # computed as the cached runs are (one thread policy)
+    fn.cache_clear()
     monkeypatch.setenv("TDCHECK_CHECKPOINT_SECONDS", "1e-9")  # a checkpoint before every step
     real, calls = getattr(module, sampler), []
 
@@ -183,3 +184,31 @@ def test_cached_full_run_resumes_and_clears_its_checkpoints(case, tmp_path, monk
         np.testing.assert_array_equal(getattr(whole, name), getattr(resumed, name))
     assert not list((tmp_path / CHECKPOINTS).glob("*.npz"))
     fn.cache_clear()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "list_header", "wrong_shape"])
+def test_a_damaged_checkpoint_starts_the_run_over(damage, tmp_path):
+    """A truncated file, a header that is not a dict or an array of the wrong shape is not
+    taken up and does not raise: the training starts over and ends as a whole run."""
+    with checkpoint.slot(tmp_path, "run", steps=3), pytest.raises(Killed):
+        _train(member_generators(2, 100), kill_at=8)
+    path = next(tmp_path.glob("run-*.npz"))
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        meta, arrays = checkpoint.read(path, {})
+        if damage == "list_header":
+            import json
+
+            with open(path, "wb") as f:
+                np.savez(f, __checkpoint__=np.frombuffer(json.dumps([1]).encode(), np.uint8),
+                         **arrays)
+        else:
+            arrays["p:w"] = arrays["p:w"][:, :2]
+            checkpoint.write(path, arrays, {k: v for k, v in meta.items() if k != "schema"})
+    assert checkpoint.progress(tmp_path, "run") is None or damage == "wrong_shape"
+    seen: list[int] = []
+    with checkpoint.slot(tmp_path, "run", steps=100):
+        resumed = _train(member_generators(2, 100), seen=seen)
+    assert seen[0] == 0
+    _same(_train(member_generators(2, 100)), resumed)

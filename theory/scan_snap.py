@@ -507,11 +507,19 @@ def predicted_drift_signs(probs) -> tuple[int, ...]:
     return tuple(signs)
 
 
-def winners(probs) -> tuple[int | None, ...]:
-    """The DT that wins class n's attention from Z(0) = 0: argmax_l P(l|n) over G_DT(n)
-    (Theorem 3: the ordering of c~_l = P(l|n) e^{z_l} never changes; ties -> lowest index)."""
+def winners(probs, z0=None) -> tuple[int | None, ...]:
+    """The DT that wins class n's attention, Theorem 3's dominant token l0 (r_{l0/l|n}(0) > 0
+    for every other DT l): argmax over G_DT(n) of c~_l(0) = P(l|n) e^{z_l(0)}, since the
+    ordering of the c~_l never changes (the DT invariant); from Z(0) = 0 (``z0`` None)
+    argmax_l P(l|n).  ``z0``: the logits at t = 0, one row [L] for a shared query or one
+    per class [K, L] (Section 5, "initial value as prior"); ties -> lowest index."""
     P = _probs(probs)
-    return tuple(max(d, key=lambda j: (P[n, j], -j)) if d else None
+    if z0 is None:
+        c0 = P
+    else:
+        z = np.broadcast_to(np.asarray(z0, dtype=float), P.shape)
+        c0 = np.asarray(unnormalised_attention(P, z), dtype=float)
+    return tuple(max(d, key=lambda j: (c0[n, j], -j)) if d else None
                  for n, d in enumerate(distinct_tokens(P)))
 
 

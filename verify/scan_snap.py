@@ -134,6 +134,43 @@ def _attention(probs, z) -> np.ndarray:
     return c
 
 
+def _gain(z, z0, power: float) -> np.ndarray:
+    """:func:`theory.scan_snap.attention_gain`, chi = e^{p (z - z(0))}: finite and > 0 for
+    any logits; an output outside that domain fails the part with the reason
+    (InadmissibleTheory), where the logarithms the checks take of it would give NaN."""
+    chi = np.asarray(ts.attention_gain(z, z0, power), dtype=float)
+    bad = ~np.isfinite(chi) | (chi <= 0)
+    if np.any(bad):
+        raise InadmissibleTheory(
+            "attention gain chi = e^{p (z - z(0))} (theory.scan_snap.attention_gain) must be "
+            f"finite and > 0; {int(bad.sum())} of {chi.size} entries are not "
+            f"(e.g. {chi[bad].flat[0]!r})")
+    return chi
+
+
+def _dominant(P, z0, n: int, d) -> int:
+    """Theorem 3's dominant DT of class n from the start ``z0`` (theory.scan_snap.winners:
+    the largest c~(0); from Z(0) = 0 the largest P), as a position in ``d`` (class n's DTs);
+    a winner that is not one of them fails the part with the reason (InadmissibleTheory)."""
+    P = np.asarray(P, dtype=float)
+    try:
+        win = _winner_list(_theory(ts.winners, P, z0, what="winners"), P.shape[0],
+                           P.shape[1], "winners")[n]
+    except _InvalidTheory as e:
+        raise InadmissibleTheory(str(e)) from e
+    d = [int(j) for j in d]
+    if win not in d:
+        raise InadmissibleTheory(f"winners (theory.scan_snap.winners) gives {win!r} for class "
+                                 f"{n}, not one of its DTs {d}")
+    return d.index(win)
+
+
+def _worst(*values) -> float:
+    """The largest of ``values``, NaN if any is NaN (Python's max would drop a NaN that
+    comes first and hide a wrong theory's undefined error)."""
+    return float(np.max(np.asarray(values, dtype=float)))
+
+
 def _index(v, size: int, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise _InvalidTheory(f"{what}: {v!r} is not an integer token index")
@@ -1000,8 +1037,8 @@ def _probs(draw, M_min: int = 20, M_max: int = 2000, nu_max: float = 100.0,
     """K in {2, 3} classes sharing one query: n_ct CTs with class-independent mass, and
     n_dt in [2, 5] DTs per class with distinct random masses, laid out in a random order
     against the token ids (so that id order is not P order); M in [M_min, M_max], eta_Y in
-    [1, 20], nu = eta_Y/eta_Z in [1, nu_max]; with ``random_start``, half the draws start
-    Z from Model2's random init (``z_init_seed``, numerics.scan_snap.model2_logits)."""
+    [1, 20], nu = eta_Y/eta_Z in [1, nu_max]; with ``random_start``, half the one-CT draws
+    start Z from Model2's random init (``z_init_seed``, numerics.scan_snap.model2_logits)."""
     K = draw(st.integers(2, 3))
     n_ct = draw(st.integers(1, 2))
     n_dt = draw(st.integers(2, 5 if K == 2 else 3))
@@ -1024,7 +1061,9 @@ def _probs(draw, M_min: int = 20, M_max: int = 2000, nu_max: float = 100.0,
     nu = draw(st.floats(1.0, nu_max))
     out = {"probs": tuple(rows), "M": draw(st.integers(M_min, M_max)), "eta_Y": eta_Y,
            "eta_Z": eta_Y / nu}
-    if random_start:
+    if random_start and n_ct == 1:
+        # one CT only: Eqn 12 needs every CT's z' < 0, which Theorem 2 (b) gives for one CT
+        # at any Z, while Corollary 2 (several CTs) assumes Z(0) = 0
         seed = draw(st.one_of(st.none(), st.integers(1, 10)))
         if seed is not None:
             out["z_init_seed"] = seed
@@ -1092,7 +1131,9 @@ def _worse(cur: tuple[float, float], err: np.ndarray, allow: np.ndarray) -> tupl
     """The (error, allowance) pair with the larger error/allowance: ``cur`` or the worst
     entry of ``err`` against ``allow``."""
     err, allow = np.asarray(err, dtype=float), np.asarray(allow, dtype=float)
-    k = int(np.argmax(err / allow))
+    k = int(np.argmax(err / allow))  # the first NaN where there is one
+    if np.isnan(err[k] / allow[k]) or np.isnan(cur[0] / cur[1]):
+        return (math.nan, float(allow[k]))  # an undefined error fails, never drops out
     return (float(err[k]), float(allow[k])) if err[k] / allow[k] > cur[0] / cur[1] else cur
 
 
@@ -1122,7 +1163,7 @@ def _thm3_pairs(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult
     ``worst`` = [inv_w, id_w, from_inv_w] (error, allowance) pairs in place."""
     fine, ends, n_k, loc = errs
     ct = _attention(P[n, list(d)], res.z[:, list(d)])  # c~_l(t) [T, |d|]
-    l0 = int(np.argmax(ct[0]))  # the dominant DT: the largest c~(0) (from Z(0) = 0: P's)
+    l0 = _dominant(P, res.z[0], n, d)
     for j in range(len(d)):
         if j == l0:
             continue
@@ -1148,7 +1189,7 @@ def _thm3_pairs(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult
         # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
         # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
         r = ts.relative_gain(ct[:, l0], ct[:, j])
-        chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+        chi = _gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
         rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
         worst[1] = _worse(worst[1], (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
         # Eqn 11 from the invariant: r = c~_l0^2/c~_l^2 - 1 = -c~_l0^2 (1/c~_l0^2 - 1/c~_l^2),
@@ -1186,17 +1227,17 @@ def _thm3_eqn12(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult
     """Class n's Eqn 98 and Eqn 12 errors: (Eqn 98 integrated, Eqn 12 bounds, Eqn 12's
     sharpness at small B, its slack); ``rate`` = xi_n eta_Z / K at the output times."""
     ct = _attention(P[n, list(d)], res.z[:, list(d)])
-    l0 = int(np.argmax(ct[0]))  # the dominant DT: the largest c~(0) (from Z(0) = 0: P's)
+    l0 = _dominant(P, res.z[0], n, d)
     f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
     B = _log_trapezoid(res.t, rate)
     lnchi_pred = 2 * _log_trapezoid(res.t, rate * f_sq)
-    chi = ts.attention_gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
+    chi = _gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
     lnchi = np.log(chi)
     b98 = float(np.max(np.abs(lnchi[1:] - lnchi_pred[1:]) / np.abs(lnchi_pred[1:])))
     bound = 0.0
     for k in range(1, len(res.t)):
         lo, hi = _gain_bounds(float(f_sq[0]), max(float(B[k]), 0.0))
-        bound = max(bound, max(0.0, lo - chi[k]) / abs(lo), max(0.0, chi[k] - hi) / abs(hi))
+        bound = _worst(bound, max(0.0, lo - chi[k]) / abs(lo), max(0.0, chi[k] - hi) / abs(hi))
     # Eqn 12 is sharp as B -> 0: ln chi = 2 int f^2 dB lies in [2 f0^2 B, 2 f1^2 B] on
     # [0, t1] (f^2 from f0^2 to f1^2), so ln lo / ln chi and f0^2 ln hi / ln chi (both
     # f0^2 B / int f^2 dB) lie in [f0^2/f1^2, 1] at the first output time t1
@@ -1282,8 +1323,10 @@ def _thm3_solver_parts(res, errs, K: int, M: int, eY: float, tol_model: str
               Example(dict(_EXAMPLE_PROBS, z_init_seed=1),
                       via=_EXAMPLE_VIA + ", Z(0) from Model2's random init (seed 1)")),
     notes="Issue 34 item 2: from Z(0) = 0 the terms of the reduced system that vanish at "
-          "zero logits go untested, so the second pinned example (and half the drawn ones) "
-          "start the reduced system at Model2's random init U(-1/sqrt M, 1/sqrt M) "
+          "zero logits go untested, so the second pinned example (and half the drawn ones "
+          "with one CT: Eqn 12 needs every CT's z' < 0, which Theorem 2 (b) gives for one CT "
+          "at any Z while Corollary 2 for several CTs assumes Z(0) = 0) start the reduced "
+          "system at Model2's random init U(-1/sqrt M, 1/sqrt M) "
           "(numerics.scan_snap.model2_logits), with l0 the DT of largest c~(0) (Theorem 3's "
           "dominant token); expected to hold as from zero (the derivation does not use "
           "z(0) = 0), set before its first run.  That first run (quick) failed one part "
@@ -1333,7 +1376,7 @@ def _check_theorem3(params: dict, ctx: Context, *, power: float) -> Evidence:
         _thm3_pairs(P, n, d, res, errs, power, worst)
         b98, bound, sharp, slack = _thm3_eqn12(P, n, d, res, (eZ / K) * gam * drive[:, n],
                                                power)
-        b98_err, bound_err = max(b98_err, b98), max(bound_err, bound)
+        b98_err, bound_err = _worst(b98_err, b98), _worst(bound_err, bound)
         if sharp - slack > sharp_err - sharp_tol or n == 0:
             sharp_err, sharp_tol = sharp, slack
     inv_w, id_w, from_inv_w = worst
@@ -1393,11 +1436,14 @@ def _region_data(params: Mapping) -> ns.DataConfig:
                          num_unique_per_next=int(params.get("num_unique", 10)))
 
 
-def _assumption2(facts: ns.Facts) -> dict:
-    """Assumption 2's numbers at Z = 0 (E = F^T F - I): M, K, |lambda_1|, min |lambda_i|
-    against 1/K and sqrt(6/M) (the reconstructed lower bound Eqn 93 needs)."""
+def _assumption2(facts: ns.Facts, z0: np.ndarray | None = None) -> dict:
+    """Assumption 2's numbers at the start (E = F^T F - I, F's rows f_n = c_n/|c_n| with
+    c~ = P e^{z(0)}, theory.scan_snap.unnormalised_attention; Z(0) = 0 unless ``z0``
+    [K, M] is given): M, K, |lambda_1|, min |lambda_i| against 1/K and sqrt(6/M) (the
+    reconstructed lower bound Eqn 93 needs)."""
     P = facts.probs[:, : facts.n_context]
-    f = P / np.linalg.norm(P, axis=1, keepdims=True)
+    c = P if z0 is None else _attention(P, np.asarray(z0)[:, : facts.n_context])
+    f = c / np.linalg.norm(c, axis=1, keepdims=True)
     ev = np.abs(np.linalg.eigvalsh(f @ f.T - np.eye(facts.K)))
     return {"M": facts.M, "K": facts.K, "lambda_1": float(ev.max()), "1/K": 1 / facts.K,
             "min_lambda": float(ev.min()), "sqrt(6/M)": math.sqrt(6 / facts.M)}
@@ -2720,19 +2766,26 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
         ct = _attention(facts.probs[n], z)
         d = list(d)
         # the dominant token l0 of each run (r_{l0/l}(0) > 0 for every other DT l, Theorem
-        # 3): the largest c~(0); from Z(0) = 0 that is the largest P(l|n), from a random
-        # Z(0) the prior may reorder tokens of similar P ("initial value as prior")
-        for run, l0 in enumerate(np.asarray(d)[np.argmax(ct[:, 0, d], axis=1)]):
+        # 3; theory.scan_snap.winners at the run's start): from Z(0) = 0 the largest
+        # P(l|n), from a random Z(0) the prior may reorder tokens of similar P ("initial
+        # value as prior")
+        for run in range(zq.shape[0]):
+            l0 = d[_dominant(facts.probs, zq[run, 0], n, d)]
             one = slice(run, run + 1)
-            chi = ts.attention_gain(z[one, :, l0], z[one, :1, l0], power)
+            chi = _gain(z[one, :, l0], z[one, :1, l0], power)
             for j in d:
                 if j == l0:
                     continue
                 r = ts.relative_gain(ct[one, :, l0], ct[one, :, j])
-                lr = np.log(r[:, 1:] / (r[:, :1] * chi[:, 1:]))
-                band[run] = max(band[run], float(np.abs(lr).max()))
-                e = float(np.abs(np.log(r[0, -1] / r[0, 0]) / np.log(chi[0, -1]) - 1.0))
-                expo[run] = max(expo[run], e)
+                grown = r / r[:, :1]
+                if not np.all(grown[np.isfinite(grown)] > 0):
+                    # the order of c~ changed along the run: Eqn 11 (r(0) chi > 0) fails
+                    band[run] = expo[run] = math.inf
+                    continue
+                lr = np.log(grown[:, 1:] / chi[:, 1:])
+                band[run] = _worst(band[run], float(np.abs(lr).max()))
+                e = float(np.abs(np.log(grown[0, -1]) / np.log(chi[0, -1]) - 1.0))
+                expo[run] = _worst(expo[run], e)
     return expo, band
 
 
@@ -2817,7 +2870,7 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     return Evidence((Part(
         "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
         _EXPONENT_MODEL + "; deterministic flow (rtol 1e-9): no interval",
-        details={"Assumption 2 at Z = 0": _assumption2(facts)}, kind="simulation"),),
+        details={"Assumption 2 at Z(0)": _assumption2(facts, flow.zq[0])}, kind="simulation"),),
         {"max_abs_log_band": float(band[0])})
 
 
