@@ -788,3 +788,23 @@ def test_reduced_system_from_a_random_start():
     np.testing.assert_allclose(res.z.sum(1), sum(z0), rtol=0, atol=1e-12)
     with pytest.raises(ValueError):
         ns.reduced_start(ns.ReducedConfig(probs, 100, 10.0, 1.0, (0.0, 1.0), z0=(0.0,)))
+
+
+def test_eqn11_statistics_refuse_a_sign_flipped_gain_and_a_foreign_winner(monkeypatch):
+    """A sign-flipped attention_gain (chi < 0, whose logarithm is NaN) and a winner outside
+    the class's DTs fail with the reason (InadmissibleTheory); neither passes with error 0."""
+    import verify.scan_snap as vs
+    from theory.flow import InadmissibleTheory
+
+    data = ns.DataConfig(num_unique_per_next=3, num_common=2)
+    flow = ns.run_population_flow(ns.FlowConfig(data=data, t_eval=(0.0, 0.5, 2.0)))
+    expo, band = vs._eqn11_errors(flow.zq[None], flow.facts, 2.0)
+    assert np.all(np.isfinite(expo)) and np.all(np.isfinite(band))
+    real = ts.attention_gain
+    monkeypatch.setattr(ts, "attention_gain", lambda z, z0, p=2.0: -real(z, z0, p))
+    with pytest.raises(InadmissibleTheory):
+        vs._eqn11_errors(flow.zq[None], flow.facts, 2.0)
+    monkeypatch.setattr(ts, "attention_gain", real)
+    monkeypatch.setattr(ts, "winners", lambda P, z0=None: (0,) * np.asarray(P).shape[0])
+    with pytest.raises(InadmissibleTheory):
+        vs._eqn11_errors(flow.zq[None], flow.facts, 2.0)
