@@ -647,3 +647,19 @@ def test_merged_maps_take_a_structure_from_the_first_claim_in_the_rows_order():
     assert merged["structures"]["f"] == [[[0], "numeric"], [[1], "numeric"]]
     assert list(merged["baseline"]) == ["row.a", "row.b"]
     assert merged["roles"]["f"] == {"row.a": ["check"], "row.b": ["check"]}
+
+
+def test_a_rounding_level_change_does_not_move_a_simulation_part():
+    """--resolution leaves out a function whose mutants change a simulation part's numbers
+    by float rounding only (a scale a statement takes in ratios), not by more."""
+    from verify.mutate import MOVE_RTOL, _moves_simulation
+
+    base = {"kinds": {"run": ["simulation", "pass"]},
+            "parts": {"run": [0.0, 0.0796, 0.0796, 0.0796, 0.0796, 0.25]}}
+    nudged = {"parts": {"run": [0.0, 0.0796 * (1 + MOVE_RTOL / 10), 0.0796, 0.0796, 0.0796,
+                                0.25]}, "kinds": {"run": ["simulation", "pass"]}}
+    moved = {"parts": {"run": [0.0, 0.0797, 0.0797, 0.0797, 0.0797, 0.25]},
+             "kinds": {"run": ["simulation", "pass"]}}
+    assert not _moves_simulation(base, nudged)
+    assert _moves_simulation(base, moved)
+    assert _moves_simulation(base, {"parts": {"run": [0.0, "inf", 0, 0, 0, 0.25]}})

@@ -1428,14 +1428,36 @@ def _resolution_verdict(base: Mapping, mut: Mapping) -> tuple[str, list[str]]:
     return ("weak", left) if left else ("not rejected", [])
 
 
+#: relative change below which a part's number has not moved: float rounding.  A scale
+#: mutant of a quantity a statement takes only in ratios (theory.scan_snap's c~ in Eqn 11)
+#: changes the part's numbers by rounding (1e-16 relative, amplified by the statistic's
+#: condition, e.g. 1/ln chi ~ 1e3 at M = 253), not by what the mutant says
+MOVE_RTOL = 1e-9
+
+
+def _same_number(a, b) -> bool:
+    """Equal up to :data:`MOVE_RTOL` (relative); non-finite values (stored as strings) and
+    missing ones must be identical."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= MOVE_RTOL * max(abs(a), abs(b))
+    return a == b
+
+
+def _same_numbers(a, b) -> bool:
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)) or len(a) != len(b):
+        return a == b
+    return all(_same_number(x, y) for x, y in zip(a, b, strict=True))
+
+
 def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
-    """Whether a simulation part's numbers (worst example) or status differ from the map's."""
+    """Whether a simulation part's numbers (worst example) or status differ from the map's
+    by more than float rounding (:data:`MOVE_RTOL`)."""
     kinds, parts, now = base.get("kinds") or {}, base.get("parts") or {}, mut.get("parts") or {}
     now_kinds = mut.get("kinds") or {}
     for name, (kind, status) in kinds.items():
         if kind != "simulation":
             continue
-        if name in now and now[name] != parts.get(name):
+        if name in now and not _same_numbers(now[name], parts.get(name)):
             return True
         if name in now_kinds and now_kinds[name][1] != status:
             return True
