@@ -1228,7 +1228,7 @@ def _thm3_eqn12(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult
     sharpness at small B, its slack); ``rate`` = xi_n eta_Z / K at the output times."""
     ct = _attention(P[n, list(d)], res.z[:, list(d)])
     l0 = _dominant(P, res.z[0], n, d)
-    f_sq = ct[:, l0] ** 2 / (np.sum((P[n] * np.exp(res.z)) ** 2, axis=1))
+    f_sq = ct[:, l0] ** 2 / np.sum(_attention(P[n], res.z) ** 2, axis=1)  # f_l0^2, c~ from theory
     B = _log_trapezoid(res.t, rate)
     lnchi_pred = 2 * _log_trapezoid(res.t, rate * f_sq)
     chi = _gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
