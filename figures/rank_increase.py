@@ -115,30 +115,36 @@ def staircase(out: Path, ctx: Context) -> list[Path]:
 
 
 @figure(PAPER, "perturbations", "Fig. 3a-b",
-        "VO and KQ entries of the toy head after a 1e-2 kick (solid) vs the unperturbed flow "
-        "(dashed): mid-plateau kicks return to w^k, kicks at a stage start keep the next plateaus")
+        "VO and KQ entries of the toy head after a 1e-2 kick (solid) vs the unkicked run "
+        "(dashed), top: the exact log-form flow, bottom: the head trained by torch GD; "
+        "mid-plateau kicks return to w^k, kicks at a stage start keep the next plateaus")
 def perturbations(out: Path, ctx: Context) -> list[Path]:
-    runs = {key: nr.run_perturbation(cfg, cache=ctx.cache)
-            for key, cfg in nr.standard_perturbations(ctx.profile).items()}
-    alpha = runs["mid"].config.alpha
-    fig, axes = new_figure(2, 1, width=5.0, height=3.6)
+    rows = (("", {key: nr.run_perturbation(cfg, cache=ctx.cache)
+                  for key, cfg in nr.standard_perturbations(ctx.profile).items()}, "exact flow"),
+            ("gd_", {key: nr.run_gd_perturbation(cfg, cache=ctx.cache)
+                     for key, cfg in nr.standard_gd_perturbations(ctx.profile).items()},
+             "torch GD"))
+    fig, axes = new_figure(2, 2, width=5.0, height=3.6)
     colors = _alpha_colors(nr.HEAD.p)
     names = [f"κ_{i}" for i in range(3)] + [f"ν_{i}" for i in range(3)]
     data = {}
-    for ax, key, title in ((axes[0, 0], "mid", "(a) kick mid-plateau (strict local minimum)"),
-                           (axes[0, 1], "start", "(b) kick at a stage start (robust stage)")):
-        run = runs[key]
-        for i in range(nr.HEAD.p):
-            if np.max(np.abs(run.w[:, i])) < 1e-3:
-                continue
-            ax.plot(run.tau, run.w_perturbed[:, i], color=colors[i], lw=1.4, label=names[i])
-            ax.plot(run.tau, run.w[:, i], color="k", lw=0.8, ls="--")
-        ax.plot([], [], color="k", ls="--", label="unperturbed")
-        ax.set_xlabel(f"rescaled time τ (exact flow, α = {alpha:g})")
-        ax.set_ylabel("entries of W_K W_Q^T, W_V W_O^T")
-        ax.set_title(title)
-        ax.legend(loc="best")
-        data[f"{key}_tau"], data[f"{key}_w"], data[f"{key}_wp"] = run.tau, run.w, run.w_perturbed
+    for r, (prefix, runs, what) in enumerate(rows):
+        alpha = runs["mid"].config.alpha
+        for c, (key, title) in enumerate((("mid", "kick mid-plateau (strict local minimum)"),
+                                          ("start", "kick at a stage start (robust stage)"))):
+            ax, run = axes[r, c], runs[key]
+            for i in range(nr.HEAD.p):
+                if np.max(np.abs(run.w[:, i])) < 1e-3:
+                    continue
+                ax.plot(run.tau, run.w_perturbed[:, i], color=colors[i], lw=1.4, label=names[i])
+                ax.plot(run.tau, run.w[:, i], color="k", lw=0.8, ls="--")
+            ax.plot([], [], color="k", ls="--", label="unkicked")
+            ax.set_xlabel(f"rescaled time τ ({what}, α = {alpha:g})")
+            ax.set_ylabel("entries of W_K W_Q^T, W_V W_O^T")
+            ax.set_title(f"({'abcd'[2 * r + c]}) {title}")
+            ax.legend(loc="best")
+            data[f"{prefix}{key}_tau"] = run.tau
+            data[f"{prefix}{key}_w"], data[f"{prefix}{key}_wp"] = run.w, run.w_perturbed
     return save(fig, out, "perturbations", data)
 
 

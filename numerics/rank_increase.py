@@ -61,6 +61,7 @@ __all__ = [
     "SIZES",
     "FullHeadConfig",
     "FullHeadRun",
+    "GdPerturbConfig",
     "LadderConfig",
     "LadderRun",
     "LogFlowConfig",
@@ -85,6 +86,7 @@ __all__ = [
     "quadratic_loss_torch",
     "quadratic_problem",
     "run_full_head",
+    "run_gd_perturbation",
     "run_ladder",
     "run_log_flow",
     "run_perturbation",
@@ -92,6 +94,7 @@ __all__ = [
     "stable_rank_from_singular_values",
     "standard_full_head",
     "standard_full_head_nonnormal",
+    "standard_gd_perturbations",
     "standard_imbalance_run",
     "standard_ladder",
     "standard_log_flow",
@@ -692,6 +695,70 @@ def run_perturbation(config: PerturbConfig) -> PerturbRun:
     return PerturbRun(config, config.tau_perturb + t / L, out[0], out[1])
 
 
+# ---------------------------------------------------------------------- GD perturbations
+@dataclass(frozen=True)
+class GdPerturbConfig:
+    """Torch GD of ``problem`` from α θ_0 (the ladder's start, one α), kicked at
+    ``tau_perturb``: u and v are scaled entrywise by (1 + size·ξ_u) and (1 + size·ξ_v),
+    ξ ~ N(0, 1) (numpy ``seed``); then the kicked and the unkicked model are trained on, side
+    by side (two members of one run), to ``tau_end``.  The trained-model counterpart of
+    :class:`PerturbConfig` (the paper's Fig. 3)."""
+
+    problem: Problem
+    u0: tuple[float, ...]
+    v0: tuple[float, ...]
+    alpha: float = 1e-12
+    lr: float = 0.01
+    tau_perturb: float = 1.7
+    tau_end: float = 2.0
+    size: float = 1e-2
+    seed: int = 0
+    record_every: int = 5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1 or not self.lr > 0:
+            raise ValueError("alpha must lie in (0, 1) and lr be > 0")
+        if not 0 <= self.tau_perturb < self.tau_end:
+            raise ValueError("need 0 <= tau_perturb < tau_end")
+
+    @property
+    def kick_step(self) -> int:
+        return int(round(self.tau_perturb * math.log(1 / self.alpha) / self.lr))
+
+    @property
+    def steps_after(self) -> int:
+        return int(math.ceil(self.tau_end * math.log(1 / self.alpha) / self.lr)) - self.kick_step
+
+
+def _gd_perturb_smoke() -> GdPerturbConfig:
+    return GdPerturbConfig(HEAD, *HEAD_INIT, alpha=1e-2, lr=0.05, tau_perturb=0.1,
+                           tau_end=0.2, record_every=2)
+
+
+# the full model: the ladder's GD (torch autograd on the model's own loss), kicked in (u, v)
+@run_function("rank_increase.gd_perturb", full_model=True, smoke=_gd_perturb_smoke)
+def run_gd_perturbation(config: GdPerturbConfig, *, device: str = "cpu") -> PerturbRun:
+    """GD to the kick (one member), then the unkicked and the kicked model on (two members);
+    ``tau`` from the kick on, as for :func:`run_perturbation`."""
+    device = torch.device(device)
+    loss = torch_loss(config.problem, device)
+    a = config.alpha
+    start = {"u": a * torch.tensor([config.u0], dtype=DTYPE, device=device),
+             "v": a * torch.tensor([config.v0], dtype=DTYPE, device=device)}
+    before = train(loss, start, TrainConfig(steps=config.kick_step, lr=config.lr,
+                                            record_every=max(1, config.kick_step)))
+    rng = np.random.default_rng(config.seed)
+    xi = {k: torch.tensor(1.0 + config.size * rng.standard_normal(config.problem.p),
+                          dtype=DTYPE, device=device) for k in ("u", "v")}
+    pair = {k: torch.cat([v, v * xi[k]]) for k, v in before.params.items()}
+    after = train(loss, pair, TrainConfig(steps=config.steps_after, lr=config.lr,
+                                          record_every=config.record_every),
+                  observables={"w": lambda p: p["u"] * p["v"]})
+    w = after.observables["w"].cpu().numpy()
+    tau = config.tau_perturb + after.time[0].cpu().numpy() / math.log(1 / a)
+    return PerturbRun(config, tau, w[0], w[1])
+
+
 # ---------------------------------------------------------------------- standard runs
 QUAD = three_coordinate_problem()
 HEAD = head_problem()
@@ -733,6 +800,12 @@ FIG2_ALPHAS = (1e-2, 1e-4, 1e-8, 1e-16, 1e-32)
 #   T_3 log(1e3) = 16.6).  Fig. 7 itself is ViT/CIFAR-10 with Adam; the toy keeps GD.
 # * imbalance: the τ window of the one-member GD run (α = 1e-2, every step recorded) of the
 #   imbalance claim, doubled for the quadratic.
+# * GD perturbations (Fig. 3 on the trained head): alpha = 1e-12 and lr 0.01 (the quick head
+#   ladder's smallest alpha and rate) at test and quick, about 14 000 steps of a six-parameter
+#   model (about 10 s); thorough the Fig. 2a ladder's 1e-32.  The test size first followed the
+#   test head ladder (alpha = 1e-8, L = 18.4, lr 0.02): there the kicked head was still
+#   converging at the next plateau's midpoint (verify.rank_increase.check_perturbations'
+#   notes give the run), a finite-alpha remainder of the alpha -> 0 claim.
 SIZES = SizeTable({
     "ladder_quadratic": {
         "test": {"alphas": (1e-2, 1e-4, 1e-8), "lr": 0.05, "tau_max": 2.5, "record_every": 2},
@@ -780,6 +853,9 @@ SIZES = SizeTable({
     "gd_limit": {"test": {"alpha": 1e-2, "records": 25}, "quick": {"alpha": 1e-2, "records": 100}},
     "perturbation": {"test": {"alpha": 1e-16, "points": 401},
                      "quick": {"alpha": 1e-24, "points": 1201}},
+    "gd_perturbation": {"test": {"alpha": 1e-12, "lr": 0.01, "record_every": 5},
+                        "quick": {"alpha": 1e-12, "lr": 0.01, "record_every": 5},
+                        "thorough": {"alpha": 1e-32, "lr": 0.01, "record_every": 5}},
 })
 SCALE_SWEEP_ALPHAS = (1e-3, 1e-2, 0.1, 0.3, 1.0)
 
@@ -860,5 +936,17 @@ def standard_perturbations(profile: str = "quick") -> dict[str, PerturbConfig]:
     T = [float(s.jump_time) for s in problem_stages(HEAD)]
     mid = 0.5 * (T[1] + T[2])
     base = PerturbConfig(HEAD, *HEAD_INIT, **SIZES.at("perturbation", profile))
+    return {"mid": replace(base, tau_perturb=mid, tau_end=mid + 0.25, seed=0),
+            "start": replace(base, tau_perturb=T[1] + 0.1, tau_end=T[2] + 0.6, seed=1)}
+
+
+def standard_gd_perturbations(profile: str = "quick") -> dict[str, GdPerturbConfig]:
+    """The two kicks of :func:`standard_perturbations` applied to the trained toy head (sizes
+    in :data:`SIZES`), windows from Algorithm 1's T_k at the GD rate (``mid`` seed 0,
+    ``start`` seed 1)."""
+    size = SIZES.at("gd_perturbation", profile)
+    T = [float(s.jump_time) for s in problem_stages(HEAD, lr=size["lr"])]
+    mid = 0.5 * (T[1] + T[2])
+    base = GdPerturbConfig(HEAD, *HEAD_INIT, **size)
     return {"mid": replace(base, tau_perturb=mid, tau_end=mid + 0.25, seed=0),
             "start": replace(base, tau_perturb=T[1] + 0.1, tau_end=T[2] + 0.6, seed=1)}

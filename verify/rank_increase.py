@@ -1709,6 +1709,84 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 10. perturbations
+def _aitken(x0: np.ndarray, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """Aitken's delta-squared limit of three equally spaced samples of an exponential
+    approach, entrywise (x2 where the second difference vanishes: already converged)."""
+    den = x0 - 2 * x1 + x2
+    safe = np.abs(den) > 1e-14 * (1 + np.abs(x2))
+    return np.where(safe, x2 - (x2 - x1) ** 2 / np.where(safe, den, 1.0), x2)
+
+
+RETURN_ALLOWANCE = 2e-3
+"""The perturbation parts' allowance on |w - w^k|_inf after the return (our choice, not a
+derived bound): 1e-3 for the return's remainder beyond the one-exponential extrapolation
+(the quadratic terms of the flow at a kick of relative size 1e-2) + 1e-3 for the
+finite-alpha offset of the plateau; the 2e-3 of the exact-flow parts before issue 35."""
+
+
+def _return_part(name: str, prob: nr.Problem, tau: np.ndarray, w: np.ndarray, j0: int, j: int,
+                 theory: Theory, stage_index: int, where: str, kind: str) -> Part:
+    """The plateau a kicked run returns to, extrapolated at record ``j``, against the
+    theory's w^k.
+
+    After a kick (or a jump) at record ``j0`` the trajectory approaches its stationary point
+    exponentially: the linearised flow dw/dt = -diag(u^2 + v^2) H w has real rates, and on
+    the toy head's second plateau the slowest is about 0.2 per unit of t against 11 for the
+    other, so a finite-alpha run is still visibly converging when the plateau ends.  Aitken's
+    delta-squared limit of the records j - 2h, j - h, j (h = n/4, n = j - j0: the three points
+    lie in the window's second half, where the fast modes have decayed) extrapolates the
+    return; the interval is its change against h = n/6.  Tolerance: :data:`RETURN_ALLOWANCE`
+    + the derived first-order move of the stationary point by the off-support entries
+    (||H_SS^-1 H_SI||_inf at the paper's w^k x the extrapolated max off-support |w_i|, as for
+    the plateau claim's GD parts)."""
+    try:
+        stages = theory.stages(prob)
+        pred = (_plateau_values(theory, stages[stage_index], prob.p)
+                if stage_index < len(stages) else np.full(prob.p, np.nan))
+    except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
+        return _raised(f"{name}: theory output usable", "Algorithm 1", exc, kind=kind)
+    n = j - j0
+    if n < 12:
+        return Part(name, math.nan, math.nan, math.inf, RETURN_ALLOWANCE,
+                    f"only {n} records in the window: too few to extrapolate; " + where,
+                    kind=kind)
+    h1, h2 = n // 4, n // 6
+    lim1 = _aitken(w[j - 2 * h1], w[j - h1], w[j])
+    lim2 = _aitken(w[j - 2 * h2], w[j - h2], w[j])
+    if not np.all(np.isfinite(pred)):
+        return Part(name, math.nan, float(np.max(np.abs(lim1))), math.inf, RETURN_ALLOWANCE,
+                    "the theory gives no finite w^k here; " + where, kind=kind)
+    # the allowance's response term at the paper's w^k (the same under every theory, as the
+    # windows): a wrong theory's w^k must not move its own tolerance
+    paper = _plateau_values(PAPER_THEORY, PAPER_THEORY.stages(prob)[stage_index], prob.p)
+    support = np.abs(paper) > 0
+    off = float(np.max(np.abs(lim1[~support]), initial=0.0))
+    resp = _support_response(prob, paper, support)
+    err = float(np.max(np.abs(lim1 - pred)))
+    bar = float(np.max(np.abs(lim1 - lim2)))
+    return Part.bounded(
+        name, float(np.max(np.abs(pred))), float(np.max(np.abs(lim1))), err,
+        max(0.0, err - bar), err + bar, RETURN_ALLOWANCE + resp * off,
+        f"Aitken limit of the return (records {j - 2 * h1}, {j - h1}, {j} after the window's "
+        f"start {j0}; interval: against spacing n/6) vs w^k; tolerance {RETURN_ALLOWANCE:g} "
+        f"(our choice: nonlinear remainder + finite-alpha offset) + ||H_SS^-1 H_SI||_inf = "
+        f"{resp:.3g} x max off-support |w_i| = {off:.3g} (derived first-order move of the "
+        "stationary point); " + where,
+        details={"w_limit": lim1.tolist(), "w_limit_n6": lim2.tolist(),
+                 "w_pred": pred.tolist(), "w_at_record": w[j].tolist(),
+                 "tau": float(tau[j]), "error_at_record": float(np.max(np.abs(w[j] - pred)))},
+        kind=kind)
+
+
+def _jump_shift(prob: nr.Problem, tau: np.ndarray, w0: np.ndarray, wp: np.ndarray,
+                level: float) -> float:
+    """|difference| of the jump times through ``level`` of the unkicked and kicked runs."""
+    loss = nr.problem_loss(prob)
+    jt = [nr.jump_times(tau, np.array([loss(x) for x in arr]), np.array([level]))[0]
+          for arr in (w0, wp)]
+    return abs(jt[1] - jt[0])
+
+
 @claim(
     statement="perturbations mid-plateau return to w^k; perturbations at a stage start "
               "keep the next plateaus and shift the jump by O(1/L) only",
@@ -1721,48 +1799,67 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     control_description=SHIFTED_PLATEAU.name + " (a wrong stationary point)",
     cost="slow",
     examples=(Example({"problem": "head"}, via="Fig. 3 (the toy head)"),),
+    notes="Issue 35 item 7 (session of 2026-12-05): the kicks are applied both to the "
+          "theory's log-form flow at alpha = 1e-24 (symbolic parts) and to the toy head "
+          "trained by torch GD at the head ladder's smallest alpha and rate (simulation "
+          "parts: u and v scaled entrywise by 1 + 1e-2 xi).  Every plateau part compares "
+          "with the theory's w^k; the earlier perturbed-vs-unperturbed plateau parts were "
+          "replaced; each now extrapolates the return (Aitken, _return_part) because on the "
+          "toy head's second plateau the slowest rate of the linearised flow is about 0.21 "
+          "per unit of t (11.5 for the other mode), so a finite-alpha run is still "
+          "converging when the plateau ends.  The jump shifts stay run-against-run: Fig. "
+          "3b's O(1/L) statement is about the dynamics' robustness, which no formula of "
+          "theory/ predicts (their levels come from the paper's Algorithm 1).  The GD "
+          "kicks first ran at the test head ladder's size (alpha = 1e-8, L = 18.4, lr 0.02): "
+          "gd_stage_start_next_plateau was 8.7e-3 [5.7e-3, 1.16e-2] against 2e-3 (Aitken "
+          "limit 1.9913 of w^k's 2), a finite-alpha remainder of an alpha -> 0 claim, so the "
+          "GD kicks now run at alpha = 1e-12, lr 0.01 at test and quick alike "
+          "(numerics.rank_increase.SIZES 'gd_perturbation'), where the eight parts pass "
+          "and the control fails all six plateau parts.",
 )
 def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     # the kicks: mid-plateau of stage 2 of the head, and 0.1 after the start of stage 2
-    n_paper, n_pred = len(PAPER_THEORY.stages(HEAD)), len(theory.stages(HEAD))
-    if n_paper < 3 or n_pred < 2:  # a wrong theory with too few stages: nothing to kick
-        return Evidence((Part("mid_plateau_return", math.nan, math.nan, math.inf, 2e-3,
-                              f"the kicks need three stages of Algorithm 1 on the toy head and "
-                              f"a predicted stage 2; got {n_paper} and {n_pred}",
-                              kind="symbolic"),))
+    n_paper = len(PAPER_THEORY.stages(HEAD))
+    if n_paper < 3:  # the windows need three stages of the paper's Algorithm 1
+        return Evidence((Part("mid_plateau_return", math.nan, math.nan, math.inf,
+                              RETURN_ALLOWANCE,
+                              f"the kicks need three stages of Algorithm 1 on the toy head; "
+                              f"got {n_paper}", kind="symbolic"),))
     runs = {key: nr.run_perturbation(cfg, cache=ctx.cache)
             for key, cfg in nr.standard_perturbations(ctx.profile).items()}
     alpha = runs["mid"].config.alpha
     L = math.log(1 / alpha)
-    stages = theory.stages(HEAD)
-    T = [float(s.jump_time) for s in PAPER_THEORY.stages(HEAD)]
-    w0, wp = runs["mid"].w, runs["mid"].w_perturbed
-    target = theory.plateau(stages[1])
-    err_mid = float(np.max(np.abs(wp[-1] - target)))
-    moved = float(np.max(np.abs(wp[0] - w0[0])))
-    tau2, v0, vp = runs["start"].tau, runs["start"].w, runs["start"].w_perturbed
-    j_next = int(np.searchsorted(tau2, 0.5 * (T[1] + T[2])))
-    d_next = float(np.max(np.abs(vp[j_next] - v0[j_next])))
-    d_end = float(np.max(np.abs(vp[-1] - v0[-1])))
-    loss = nr.problem_loss(HEAD)
     lev = _levels(PAPER_THEORY.stages(HEAD), _loss0(HEAD))[2]
-    jt = [nr.jump_times(tau2, np.array([loss(x) for x in arr]), np.array([lev]))[0]
-          for arr in (v0, vp)]
-    shift = abs(jt[1] - jt[0])
-    model = ("our tolerance (Fig. 3a): perturbations of relative size 1e-2 return to within "
-             f"1e-3 of w^k; + 1e-3 for the finite-alpha offset at alpha = {alpha:g} (our "
-             "allowance, not a derived bound)")
-    same = ("our tolerance (Fig. 3b): a 1e-2 kick at a stage start leaves the later plateaus "
-            "unchanged to 1e-3 (perturbed vs unperturbed run, same alpha)")
-    return Evidence((
-        Part("mid_plateau_return", 0.0, err_mid, err_mid, 2e-3, model,
-             details={"kick": moved}, kind="symbolic"),
-        Part("stage_start_next_plateau", 0.0, d_next, d_next, 1e-3, same, kind="symbolic"),
-        Part("stage_start_after_next_jump", 0.0, d_end, d_end, 1e-3, same, kind="symbolic"),
-        Part("stage_start_jump_shift", 0.0, shift, shift, 1.0 / L,
-             "Fig. 3b: a perturbation at a stage start shifts the next jump by O(1/L) only; "
-             "1/L allowance (the kick moves the clocks by log(1.01)/L)", kind="symbolic"),
-    ), {"kick_size": moved, "jump_times": [float(x) for x in jt]})
+    mid, start = runs["mid"], runs["start"]
+    gd = {key: nr.run_gd_perturbation(cfg, cache=ctx.cache)
+          for key, cfg in nr.standard_gd_perturbations(ctx.profile).items()}
+    cfg = gd["mid"].config
+    L_gd = math.log(1 / cfg.alpha)
+    parts = []
+    # the same four parts on the flow (symbolic) and on the trained head (simulation)
+    for prefix, (m, s), rate, kind, where, Lx in (
+            ("", (mid, start), 0.0, "symbolic", f"log-form flow at alpha = {alpha:g}", L),
+            ("gd_", (gd["mid"], gd["start"]), cfg.lr, "simulation",
+             f"torch GD at alpha = {cfg.alpha:g} (L = {L_gd:.1f}), lr {cfg.lr:g}", L_gd)):
+        T = [float(s_.jump_time) for s_ in PAPER_THEORY.stages(HEAD, rate)]
+        parts.append(_return_part(f"{prefix}mid_plateau_return", HEAD, m.tau, m.w_perturbed,
+                                  0, len(m.tau) - 1, theory, 1,
+                                  where + f", kicked at tau = {m.tau[0]:.3f}", kind))
+        j_next = min(int(np.searchsorted(s.tau, 0.5 * (T[1] + T[2]))), len(s.tau) - 1)
+        parts.append(_return_part(f"{prefix}stage_start_next_plateau", HEAD, s.tau,
+                                  s.w_perturbed, 0, j_next, theory, 1,
+                                  where + f", kicked at tau = {s.tau[0]:.3f}", kind))
+        j_jump = min(int(np.searchsorted(s.tau, T[2])), len(s.tau) - 1)
+        parts.append(_return_part(f"{prefix}stage_start_after_next_jump", HEAD, s.tau,
+                                  s.w_perturbed, j_jump, len(s.tau) - 1, theory, 2,
+                                  where + ", from the next jump (Algorithm 1's T_3) on", kind))
+        shift = _jump_shift(HEAD, s.tau, s.w, s.w_perturbed, lev)
+        parts.append(Part(f"{prefix}stage_start_jump_shift", 0.0, shift, shift, 1.0 / Lx,
+                          "Fig. 3b: a perturbation at a stage start shifts the next jump by "
+                          "O(1/L) only; 1/L allowance (the kick moves the clocks by ~1e-2/L); "
+                          "run against run: " + where, kind=kind))
+    return Evidence(tuple(parts), {"flow_alpha": alpha, "gd_alpha": cfg.alpha,
+                                   "gd_lr": cfg.lr})
 
 
 # ---------------------------------------------------------------------- 11. full-head stable rank
