@@ -45,7 +45,7 @@ import torch
 
 from numerics.cache import run_function
 from numerics.context import SizeTable
-from numerics.ensemble import OptimizerConfig, TrainConfig, train
+from numerics.ensemble import OptimizerConfig, TrainConfig, member_generators, train
 from numerics.ode import integrate
 from theory import rank_increase as theory
 from theory.flow import InadmissibleTheory
@@ -77,6 +77,7 @@ __all__ = [
     "gd_limit_flow",
     "gd_limit_ladders",
     "head_loss_torch",
+    "head_loss_weighted_torch",
     "head_problem",
     "initial_weight_bound",
     "jump_times",
@@ -241,6 +242,21 @@ def head_loss_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
     return loss
 
 
+def head_loss_weighted_torch(X: torch.Tensor, Y: torch.Tensor) -> Callable:
+    """Diagonal head loss of one member on a minibatch given as per-sample weights ``c`` [n]
+    (1/B on the B samples drawn, 0 elsewhere): the full-batch loss when every c_n = 1/n."""
+    d = X.shape[-1]
+
+    def loss(params, c):
+        w = params["u"] * params["v"]
+        kappa, nu = w[:d], w[d:]
+        Z = torch.einsum("nai,i,nbi->nab", X, kappa, X)
+        out = torch.softmax(Z, dim=-1) @ X * nu
+        return 0.5 * (c * ((out - Y) ** 2).sum((1, 2))).sum()
+
+    return loss
+
+
 def torch_loss(problem: Problem, device) -> Callable:
     """The problem's loss of one member in torch (float64), on ``device``."""
     if problem.kind == "quadratic":
@@ -275,8 +291,15 @@ class LadderConfig:
     tau_max: float = 3.2
     record_every: int = 5
     optimizer: str = "sgd"
+    batch: int = 0
+    seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.optimizer not in ("sgd", "adam", "minibatch"):
+            raise ValueError(f"optimizer must be sgd, adam or minibatch, got {self.optimizer!r}")
+        if self.optimizer == "minibatch" and (self.problem.kind != "head"
+                                              or not 0 < self.batch <= self.problem.n):
+            raise ValueError("minibatch SGD needs the head problem and 0 < batch <= n")
         if not self.alphas or any(not 0 < a < 1 for a in self.alphas):
             raise ValueError(f"alphas must lie in (0, 1), got {self.alphas}")
         if len(self.u0) != self.problem.p or len(self.v0) != self.problem.p:
@@ -321,10 +344,23 @@ def run_ladder(config: LadderConfig, *, device: str = "cpu") -> LadderRun:
     v0 = torch.tensor(config.v0, dtype=DTYPE, device=device)
     params = {"u": alphas * u0, "v": alphas * v0}
     opt = OptimizerConfig(name="adam" if config.optimizer == "adam" else "sgd")
+    loss, batch_fn, gens = torch_loss(config.problem, device), None, ()
+    if config.optimizer == "minibatch":  # B of the n samples, without replacement, per member
+        X, Y = (torch.tensor(a, dtype=DTYPE, device=device) for a in _head_data(config.problem))
+        loss, n, B = head_loss_weighted_torch(X, Y), config.problem.n, config.batch
+        gens = member_generators(len(config.alphas), config.seed, device)
+
+        def batch_fn(_step: int) -> torch.Tensor:
+            c = torch.zeros(len(gens), n, dtype=DTYPE, device=device)
+            for k, g in enumerate(gens):
+                c[k, torch.randperm(n, generator=g, device=device)[:B]] = 1.0 / B
+            return c
     traj = train(
-        torch_loss(config.problem, device), params,
+        loss, params,
         TrainConfig(steps=config.steps, lr=config.lr, optimizer=opt,
                     record_every=config.record_every),
+        batch_fn,
+        generators=gens,
         observables={
             "w": lambda p: p["u"] * p["v"],
             "imbalance": lambda p: (p["u"] - p["v"]) * (p["u"] + p["v"]),
@@ -785,6 +821,10 @@ FIG2_ALPHAS = (1e-2, 1e-4, 1e-8, 1e-16, 1e-32)
 #   from the same α θ_0, α = 1e-2 ... 1e-4; Adam's steps move every parameter by ~lr whatever
 #   its gradient, so the run is sized in steps (1200 at quick: the loss is below 2 % of g(0)
 #   by then), one record every 10 steps.  ``tau_max`` only sets that step count here.
+# * Minibatch SGD ladder (head; the reviewers' SGD arm of the Adam question): the GD ladder's
+#   α, rate (0.01 at quick: the paper's toy rate is unknown, so the GD arm's) and τ window,
+#   each step on B = 4 of the n = 16 samples drawn without replacement (our choice: a quarter
+#   of the data, noisy enough to differ from GD), member k's draws from generator seed + k.
 # * Full head with a non-normal teacher VO matrix (the first-jump claim): the τ window covers
 #   the first escape (T_1 < 1) and its finite-α delay at α = 1e-2.
 # * One member per α; nothing is statistical over seeds (θ_0 fixed: the worked example's, and
@@ -823,6 +863,7 @@ SIZES = SizeTable({
         "test": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.065, "record_every": 10},
         "quick": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.13, "record_every": 10},
     },
+    "minibatch": {"test": {"batch": 4, "seed": 0}, "quick": {"batch": 4, "seed": 0}},
     "log_flow_quadratic": {
         "test": {"alphas": (1e-4, 1e-8, 1e-16, 1e-24), "tau_max": 58.0, "points": 11601},
         "quick": {"alphas": (1e-4, 1e-6, 1e-8, 1e-12, 1e-16, 1e-24, 1e-64), "tau_max": 58.0,
@@ -868,12 +909,16 @@ def _problem_and_init(name: str) -> tuple[Problem, tuple[tuple[float, ...], tupl
 
 def standard_ladder(name: str, profile: str = "quick", optimizer: str = "sgd") -> LadderConfig:
     """The α ladder of ``name`` at ``profile`` (:data:`SIZES`), shared by the claims and the
-    figures (same config: same cache entry); ``optimizer="adam"`` the Adam ladder."""
+    figures (same config: same cache entry); ``optimizer="adam"`` the Adam ladder,
+    ``"minibatch"`` the GD ladder's α, rate and window under minibatch SGD."""
     problem, (u0, v0) = _problem_and_init(name)
     if optimizer == "adam":
         return LadderConfig(problem, u0=u0, v0=v0, optimizer="adam",
                             **SIZES.at("ladder_adam", profile))
-    return LadderConfig(problem, u0=u0, v0=v0, **SIZES.at(f"ladder_{name}", profile))
+    gd = LadderConfig(problem, u0=u0, v0=v0, **SIZES.at(f"ladder_{name}", profile))
+    if optimizer == "minibatch":
+        return replace(gd, optimizer="minibatch", **SIZES.at("minibatch", profile))
+    return gd
 
 
 def standard_imbalance_run(name: str, profile: str = "quick") -> LadderConfig:
