@@ -1537,6 +1537,26 @@ def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Eviden
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     det = {}
+    # the trained model's rank mid-plateau against the support of the theory's w^k, at the
+    # ladder's smallest alpha: the whole plateaus of the paper's Algorithm 1 at the GD rate
+    # that the run covers (_gd_plateau_points: the plateau claim's GD windows), threshold
+    # 0.05 max|w^k| of the paper's plateau as for the exact flow
+    i = int(np.argmin(cfg.alphas))
+    paper = PAPER_THEORY.stages(prob, cfg.lr)
+    for k, _t, j in _gd_plateau_points(prob, cfg, run):
+        thr = 0.05 * max(abs(float(x)) for x in paper[k].plateau)
+        obs = int(nr.active_count(run.w[i, j][None], thr)[0])
+        pred = _support(stages[k]) if k < len(stages) else None
+        parts.append(Part(
+            f"{name}_gd_rank_plateau_{k + 1}", math.nan if pred is None else float(pred),
+            float(obs), math.inf if pred is None else float(abs(obs - pred)), 0.0,
+            f"integer: #{{|w_i| > {thr:.3g}}} of the trained model (torch GD, alpha = "
+            f"{cfg.alphas[i]:g}, lr {cfg.lr:g}) at tau = {run.tau[i, j]:.3f}, mid-plateau = "
+            "the support of the theory's w^k", kind="simulation"))
+    # the largest rise between records: Algorithm 1 switches on one coordinate per jump
+    # except at exact ties, so the prediction is the corollary's 1 on these problems (it
+    # tests the trained model against the paper's statement; the rank parts above are the
+    # ones that read theory/'s supports)
     for k, a in enumerate(cfg.alphas):
         if a > 1e-4:
             continue  # small init only: alpha <= 1e-4
