@@ -101,6 +101,7 @@ __all__ = [
     "standard_log_flow",
     "standard_perturbations",
     "standard_scale_sweep",
+    "standard_staircase_ladder",
     "teacher_toy",
     "three_coordinate_problem",
     "torch_loss",
@@ -821,6 +822,10 @@ FIG2_ALPHAS = (1e-2, 1e-4, 1e-8, 1e-16, 1e-32)
 #   from the same α θ_0, α = 1e-2 ... 1e-4; Adam's steps move every parameter by ~lr whatever
 #   its gradient, so the run is sized in steps (1200 at quick: the loss is below 2 % of g(0)
 #   by then), one record every 10 steps.  ``tau_max`` only sets that step count here.
+# * Staircase GD ladders: the GD ladder's rate and window at the Fig. 2a alphas from quick on
+#   (the paper's own list; the staircase claim's notes give the quick run at the quick
+#   ladder's alphas, where the quadratic's extrapolation could not decide), the test ladder's
+#   at test.
 # * Minibatch SGD ladder (head; the reviewers' SGD arm of the Adam question): the GD ladder's
 #   α, rate (0.01 at quick: the paper's toy rate is unknown, so the GD arm's) and τ window,
 #   each step on B = 4 of the n = 16 samples drawn without replacement (our choice: a quarter
@@ -863,6 +868,7 @@ SIZES = SizeTable({
         "test": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.065, "record_every": 10},
         "quick": {"alphas": (1e-2, 1e-3, 1e-4), "lr": 1e-3, "tau_max": 0.13, "record_every": 10},
     },
+    "staircase_gd": {"test": {"alphas": (1e-2, 1e-4, 1e-8)}, "quick": {"alphas": FIG2_ALPHAS}},
     "minibatch": {"test": {"batch": 4, "seed": 0}, "quick": {"batch": 4, "seed": 0}},
     "log_flow_quadratic": {
         "test": {"alphas": (1e-4, 1e-8, 1e-16, 1e-24), "tau_max": 58.0, "points": 11601},
@@ -919,6 +925,11 @@ def standard_ladder(name: str, profile: str = "quick", optimizer: str = "sgd") -
     if optimizer == "minibatch":
         return replace(gd, optimizer="minibatch", **SIZES.at("minibatch", profile))
     return gd
+
+
+def standard_staircase_ladder(name: str, profile: str = "quick") -> LadderConfig:
+    """The GD ladder of ``name`` at the staircase claim's alphas (:data:`SIZES`)."""
+    return replace(standard_ladder(name, profile), **SIZES.at("staircase_gd", profile))
 
 
 def standard_imbalance_run(name: str, profile: str = "quick") -> LadderConfig:
