@@ -113,6 +113,8 @@ class PlannedRun:
     flops: float | None
     cached: bool
     key: str = ""  # the run's cache key: two claims asking for one run share it
+    # the rest of a checkpointed run at the wall rate its training measured (seconds), or None
+    measured_seconds: float | None = None
 
 
 class PlanStop(Exception):
@@ -530,13 +532,16 @@ def run_function(tag: str, *, maxsize: int = 8,
                 path = resolve(cache).path_for_key(key, tag)
                 cached = key in memo or (path is not None and path.exists())
                 steps, flops = (None, None) if cached else planned_cost_of(key, config, options)
-                done = (checkpoint.progress(path.parent / CHECKPOINTS, path.stem)
-                        if not cached and path is not None else None)
+                found = (checkpoint.status(path.parent / CHECKPOINTS, path.stem)
+                         if not cached and path is not None else None)
+                done, wall = found if found is not None else (None, None)
+                measured = None
                 if done:  # a run killed part-way resumes from its checkpoint: count the rest
                     steps = None if steps is None else steps * (1 - done)
                     flops = None if flops is None else flops * (1 - done)
+                    measured = None if wall is None else wall * (1 - done) / done
                 planned = PlannedRun(tag, config, tuple(sorted(options.items())), steps, flops,
-                                     cached, key)
+                                     cached, key, measured)
                 plan.append(planned)
                 if not planned.cached:
                     raise PlanStop(planned)

@@ -41,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "clear", "progress", "seconds_between", "slot"]
+__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "clear", "progress", "seconds_between", "slot",
+           "status"]
 
 #: layout of a checkpoint file; a file of another schema is ignored (the run starts over)
 SCHEMA = 1
@@ -168,10 +169,13 @@ def read(path: Path, meta: dict) -> tuple[dict, dict[str, np.ndarray]] | None:
         return None
 
 
-def progress(root: Path, key: str) -> float | None:
-    """The fraction of its steps the first training of the run ``key`` has checkpointed
-    under ``root`` (``--plan`` counts only the rest), or None when there is no readable
-    checkpoint.  Reads the JSON header only."""
+def status(root: Path, key: str) -> tuple[float, float | None] | None:
+    """(fraction of its steps checkpointed, wall seconds its training has taken so far, None
+    when the checkpoint predates that record) of the first training of the run ``key`` under
+    ``root``, or None when there is no readable checkpoint.  ``--plan`` costs the rest of a
+    checkpointed run at the rate it measured (wall / fraction x the fraction left): the
+    bench's rate is another model size, thread count and load.  Reads the JSON header
+    only."""
     path = Path(root) / f"{key}-0.npz"
     try:
         with np.load(path, allow_pickle=False) as f:
@@ -181,6 +185,17 @@ def progress(root: Path, key: str) -> float | None:
     if not isinstance(meta, dict):
         return None
     step, steps = meta.get("step"), meta.get("steps")
-    if meta.get("schema") != SCHEMA or not isinstance(step, int) or not isinstance(steps, int):
+    if (meta.get("schema") != SCHEMA or not isinstance(step, int) or not isinstance(steps, int)
+            or steps <= 0):
         return None
-    return min(max(step / steps, 0.0), 1.0) if steps > 0 else None
+    wall = meta.get("wall")
+    wall = float(wall) if isinstance(wall, (int, float)) and wall > 0 and step > 0 else None
+    return min(max(step / steps, 0.0), 1.0), wall
+
+
+def progress(root: Path, key: str) -> float | None:
+    """The fraction of its steps the first training of the run ``key`` has checkpointed
+    under ``root`` (``--plan`` counts only the rest), or None when there is no readable
+    checkpoint (:func:`status`)."""
+    found = status(root, key)
+    return None if found is None else found[0]

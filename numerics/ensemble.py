@@ -307,6 +307,8 @@ class _Checkpoint:
 
     def __init__(self, slot: ckpt.Slot, path, meta: dict, steps: int):
         self.slot, self.path, self.meta, self.steps = slot, path, meta, steps
+        # wall seconds of training: those of earlier sessions (restored) + this one's
+        self.wall_before, self.started = 0.0, time.monotonic()
 
     @classmethod
     def open(cls, config: TrainConfig, params: Params, batch_fn, generators, observables
@@ -346,7 +348,9 @@ class _Checkpoint:
         arrays.update({f"o:{k}": a(torch.stack(v)) for k, v in rec_obs.items() if v})
         arrays.update({f"g:{k}": a(torch.stack(v)) for k, v in grad_sq.items() if v})
         arrays.update({f"r:{i}": g.get_state().numpy() for i, g in enumerate(generators)})
-        ckpt.write(self.path, arrays, {**self.meta, "step": step, "steps": self.steps})
+        wall = self.wall_before + time.monotonic() - self.started
+        ckpt.write(self.path, arrays, {**self.meta, "step": step, "steps": self.steps,
+                                       "wall": wall})
 
     def restore(self, params: Params, state: dict, generators, observables) -> dict | None:
         """Load the checkpoint into ``params``, ``state`` and ``generators`` (in place) and
@@ -393,6 +397,9 @@ class _Checkpoint:
         for i, g in enumerate(generators):
             g.set_state(torch.from_numpy(np.ascontiguousarray(arr[f"r:{i}"])).clone())
         torch.set_rng_state(torch.from_numpy(np.ascontiguousarray(arr["rng"])).clone())
+        wall = found[0].get("wall")
+        self.wall_before = float(wall) if isinstance(wall, (int, float)) else 0.0
+        self.started = time.monotonic()
         return {
             "step": step, "elapsed": t(arr["elapsed"]),
             "rec_steps": [int(x) for x in arr["rec_steps"]],

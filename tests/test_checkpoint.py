@@ -142,6 +142,12 @@ def _plan_counts_the_rest(fn, run, cache) -> None:
     rest = planned(cache)
     whole = planned(RunCache(cache.root.parent / "empty"))
     assert rest.member_steps == pytest.approx(whole.member_steps * (1 - 4 / 6))
+    # and at the wall rate its own training measured: the checkpoint's seconds x 2/6 / 4/6
+    (saved,) = (cache.root / CHECKPOINTS).glob("*-0.npz")
+    done, wall = checkpoint.status(cache.root / CHECKPOINTS, saved.name.removesuffix("-0.npz"))
+    assert done == pytest.approx(4 / 6) and wall is not None and wall > 0
+    assert rest.measured_seconds == pytest.approx(wall * (1 - done) / done)
+    assert whole.measured_seconds is None
 
 
 @pytest.mark.parametrize("case", [_markov_case, _la_case], ids=["markov", "linear_attention"])

@@ -15,6 +15,13 @@ what is left, and counting a run that several claims ask for once (the cache tra
 3. else, with no bench for the device, FLOP / (nominal peak x the fraction of peak the CPU
    bench measured), stated as an assumption; ``--plan-rate`` overrides it.
 
+A run stopped part-way (a ``--resume`` campaign's checkpoint) is costed at the wall rate its
+own training measured: the checkpoint's wall seconds / the share of steps done x the share
+left (training only: what the check computes after training is not in it).  The bench's rate
+can be far off for such a run (another size, thread count and load: the linear-attention
+comparison's plan said 25.4 min where one thread under load trained at about 2.9 ms per
+member-step, 2.3 h).
+
 A run whose cost is unknown is listed as such, never guessed.
 """
 
@@ -98,6 +105,8 @@ def throughput(device: str, rate: float | None = None) -> Throughput:
 
 
 def _seconds(run, tp: Throughput) -> float | None:
+    if getattr(run, "measured_seconds", None) is not None:  # its own checkpointed rate
+        return run.measured_seconds
     model = run.tag.split(".", 1)[0]
     if run.flops is not None and model in tp.flops_by_model:
         return run.flops / tp.flops_by_model[model]
@@ -156,6 +165,8 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
         flops = (None if any(r.flops is None for r in todo)
                  else float(sum(r.flops * wi for r, wi in zip(todo, w, strict=True))))
         rows.append({"claim": p.claim.id, "cost": p.claim.cost, "examples": p.examples,
+                     "measured_runs": sum(1 for r in todo
+                                          if getattr(r, "measured_seconds", None) is not None),
                      "drawn": getattr(p, "drawn", 0),
                      "drawn_probed": getattr(p, "drawn_probed", 0),
                      "runs": len(todo), "shared_runs": shared,
@@ -177,6 +188,8 @@ def plan_report(plans: Sequence, tp: Throughput, profile: str, device: str) -> t
             est = "fast"
         lines.append(f"{r['claim']:<44} {r['examples']:>3} {r['runs']:>4} {r['shared_runs']:>6} "
                      f"{r['member_steps']:>13.3g} {flops:>10} {est:>9}"
+                     + ("  (rest of a checkpointed run at its measured rate)"
+                        if r["measured_runs"] else "")
                      + (f"  ({r['error']})" if r["error"] else ""))
     tags = sorted({t for r in rows for t in r["unknown_cost_tags"]})
     bounded = [r for r in rows if r["drawn_probed"] < r["drawn"]]
