@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHECKPOINT", "SCHEMA", "Slot", "clear", "progress", "seconds_between", "slot",
-           "status"]
+__all__ = ["CHECKPOINT", "SCHEMA", "Entry", "Slot", "clear", "entries", "progress", "prune",
+           "seconds_between", "slot", "status"]
 
 #: layout of a checkpoint file; a file of another schema is ignored (the run starts over)
 SCHEMA = 1
@@ -199,3 +199,54 @@ def progress(root: Path, key: str) -> float | None:
     checkpoint (:func:`status`)."""
     found = status(root, key)
     return None if found is None else found[0]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One checkpoint file: its run key and training index, the step it holds, the share of
+    steps done (None if unreadable or not recorded), the wall seconds its training took (None if not recorded), age and size."""
+
+    path: Path
+    key: str
+    index: int
+    step: int | None
+    done: float | None
+    wall: float | None
+    age_s: float
+    size: int
+
+
+def entries(root: Path, now: float | None = None) -> list[Entry]:
+    """Every checkpoint file under ``root`` (a run cache's ``checkpoints`` folder), oldest
+    first.  A run's checkpoints are cleared when it is stored; what stays is a campaign
+    still under way, or an orphan: a run stopped and never asked for again, or one whose
+    code changed (its key with it), which no later run resumes."""
+    now = time.time() if now is None else now
+    out = []
+    for path in sorted(Path(root).glob("*-*.npz")):
+        stem, _, idx = path.stem.rpartition("-")
+        if not idx.isdigit():
+            continue
+        found = status(root, stem) if idx == "0" else None
+        st = path.stat()
+        out.append(Entry(path, stem, int(idx), _step(path), None if found is None else found[0],
+                         None if found is None else found[1], now - st.st_mtime, st.st_size))
+    return sorted(out, key=lambda e: -e.age_s)
+
+
+def _step(path: Path) -> int | None:
+    """The step a checkpoint file holds (its ``step`` array), None if unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return int(f["step"])
+    except (*_UNREADABLE, KeyError, TypeError):
+        return None
+
+
+def prune(root: Path, older_than_s: float, now: float | None = None) -> list[Entry]:
+    """Remove the checkpoints under ``root`` not written for ``older_than_s`` seconds (a
+    campaign under way rewrites its file every :func:`seconds_between`); returns them."""
+    gone = [e for e in entries(root, now) if e.age_s > older_than_s]
+    for e in gone:
+        e.path.unlink(missing_ok=True)
+    return gone

@@ -218,3 +218,28 @@ def test_a_damaged_checkpoint_starts_the_run_over(damage, tmp_path):
         resumed = _train(member_generators(2, 100), seen=seen)
     assert seen[0] == 0
     _same(_train(member_generators(2, 100)), resumed)
+
+
+def test_checkpoints_are_listed_and_stale_ones_pruned(tmp_path, capsys):
+    """`tdcheck checkpoints` lists a cache's checkpoints (step, share done, wall seconds of
+    training); --prune-older removes only those not written for that long."""
+    import os
+    import time
+
+    from verify.cli import main
+
+    folder = tmp_path / CHECKPOINTS
+    for key in ("old", "new"):
+        with checkpoint.slot(folder, key, steps=3), pytest.raises(Killed):
+            _train(member_generators(2, 100), kill_at=8)
+    old = next(folder.glob("old-*.npz"))
+    week = time.time() - 8 * 86400
+    os.utime(old, (week, week))
+    listed = checkpoint.entries(folder)
+    assert [e.key for e in listed] == ["old", "new"]  # oldest first
+    assert all(e.step is not None and e.step > 0 and e.done is not None
+               and e.wall is not None and e.wall > 0 for e in listed)
+    assert main(["checkpoints", "--cache", str(tmp_path), "--prune-older", "7"]) == 0
+    out = capsys.readouterr().out
+    assert "checkpoints in" in out and "removed 1" in out
+    assert [p.name.split("-")[0] for p in folder.glob("*.npz")] == ["new"]

@@ -32,6 +32,8 @@ COMMANDS = {
               "tdcheck bench --out tdcheck-bench"),
     "sweep": ("train over a parameter grid and draw the phase diagram",
               "tdcheck sweep markov phase --grid p=0.05:0.95:5 q=0.05:0.95:5"),
+    "checkpoints": ("list a run cache's training checkpoints; prune stale ones",
+                    "tdcheck checkpoints --prune-older 7"),
 }
 
 #: exit codes of ``tdcheck`` (``tdcheck verify -h`` and the README list them)
@@ -474,6 +476,32 @@ def _cmd_figures(args) -> int:
     return 1 if failed else 0
 
 
+def _cmd_checkpoints(args) -> int:
+    """List (and with --prune-older, remove) the checkpoints of a run cache."""
+    from numerics import checkpoint
+    from numerics.cache import CHECKPOINTS, default_cache_dir
+
+    root = Path(args.cache) if args.cache else default_cache_dir()
+    if (root / "runs").is_dir() and not (root / CHECKPOINTS).is_dir():
+        root = root / "runs"  # a --resume campaign folder keeps its runs there
+    folder = root / CHECKPOINTS
+    found = checkpoint.entries(folder)
+    print(f"checkpoints in {folder}: {len(found)}")
+    for e in found:
+        done = ("?" if e.step is None else f"step {e.step}") if e.done is None \
+            else f"{100 * e.done:.1f}%"
+        wall = "" if e.wall is None else f", {e.wall / 3600:.2f} h of training"
+        print(f"  {e.key}-{e.index}: {done} done{wall}; written {e.age_s / 3600:.1f} h ago, "
+              f"{e.size / 2**20:.1f} MiB")
+    if args.prune_older is not None:
+        if args.prune_older < 0:
+            raise ValueError(f"--prune-older must be >= 0 days, got {args.prune_older}")
+        gone = checkpoint.prune(folder, args.prune_older * 86400.0)
+        print(f"removed {len(gone)} not written for {args.prune_older:g} days "
+              f"({sum(e.size for e in gone) / 2**20:.1f} MiB)")
+    return EXIT_OK
+
+
 def _cmd_bench(args) -> int:
     from numerics.bench import run_bench
     from numerics.device import select_device
@@ -683,6 +711,19 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--no-memory", action="store_true",
                     help="skip the memory-per-member probe (two fresh processes per model)")
     be.set_defaults(fn=_cmd_bench)
+
+    ck = sub.add_parser("checkpoints", help=COMMANDS["checkpoints"][0],
+                        description="A run's checkpoints are cleared when it is stored; those "
+                                    "left are campaigns under way or orphans (a run stopped "
+                                    "and not asked for again, or whose code changed). A "
+                                    "campaign under way rewrites its file every 10 minutes "
+                                    "(TDCHECK_CHECKPOINT_SECONDS).")
+    ck.add_argument("--cache", default=None,
+                    help="the run cache (default ~/.cache/tdcheck or TDCHECK_CACHE_DIR), or a "
+                         "--resume campaign folder")
+    ck.add_argument("--prune-older", type=float, default=None, metavar="DAYS",
+                    help="remove checkpoints not written for DAYS days")
+    ck.set_defaults(fn=_cmd_checkpoints)
 
     sw = sub.add_parser("sweep", help=COMMANDS["sweep"][0])
     sw.add_argument("paper", choices=("markov",))
