@@ -21,7 +21,9 @@ Simulations (``numerics.rank_increase.standard_*`` configs, sized by its one tab
 * The full d×d head (our non-diagonal bridge test); a scale sweep 1e-3 … 1 for the Fig. 7
   analogue; an Adam ladder for the open question.
 
-No claim is statistical over seeds: one member per α (θ_0 fixed).
+One member per α (θ_0 fixed); only the open Adam/SGD question's minibatch-SGD arm draws
+data, one generator per α member (``--seed`` moves it), and none of its parts is a
+statistic over seeds.
 
 Jump times are the first crossing of the loss midpoint between consecutive predicted plateau
 losses.  Richardson extrapolation in 1/L, L = log(1/α), uses the two smallest α of three
@@ -35,6 +37,7 @@ inside each plateau (the exact flows share one τ grid across α).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1498,6 +1501,50 @@ def _plateau_rank_parts(prefix: str, tau: np.ndarray, w_or_counts, stages, paper
     return parts
 
 
+def _switch_off_time(prob: nr.Problem, before, after, thr: float) -> float:
+    """Flow time for the coordinates the jump into plateau w^k (``after``) switches off to
+    fall below ``thr`` from their values on the plateau before (``before``): off the support
+    a coordinate of the balanced small-init flow obeys d|w_i|/dt = -2|grad_i g(w^k)| |w_i|
+    (s_i' = -s_i grad_i g, w_i = s_i^2/4), so it needs ln(|w_i^(k-1)|/thr)/(2|grad_i g(w^k)|).
+    0 when nothing switches off; inf when a switched-off coordinate has no restoring
+    gradient."""
+    w_prev = np.array([float(x) for x in before], dtype=float)
+    w_k = np.array([float(x) for x in after], dtype=float)
+    off = (w_prev != 0) & (w_k == 0) & (np.abs(w_prev) > thr)
+    if not off.any():
+        return 0.0
+    g = np.abs(np.asarray(nr.problem_gradient(prob)(w_k), dtype=float)[off])
+    if not np.all(np.isfinite(g)) or np.any(g == 0):
+        return math.inf
+    return float(np.max(np.log(np.abs(w_prev[off]) / thr) / (2 * g)))
+
+
+def _gd_rank_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
+                    ) -> list[tuple[int, int, float]]:
+    """(k, record index at the smallest alpha, threshold) for each plateau of the paper's
+    Algorithm 1 at the GD rate that the run covers: from T_k + the derived switch-off time
+    (:func:`_switch_off_time`, in tau: / L) to the next jump or 90 % of the run, compared at
+    the middle of that window when it is longer than 5/L (a coordinate switched off at T_k
+    is still decaying through the threshold before it: at alpha = 1e-32 the worked example's
+    third plateau needs 0.48 in tau).  Windows and thresholds (0.05 max|w^k|) from the
+    paper's stages, the same under every theory checked."""
+    i = int(np.argmin(cfg.alphas))
+    L = math.log(1 / cfg.alphas[i])
+    tau = run.tau[i]
+    stages = PAPER_THEORY.stages(prob, cfg.lr)
+    ends = [float(s_.jump_time) for s_ in stages] + [0.9 * float(tau[-1])]
+    out = []
+    for k, st_ in enumerate(stages):
+        thr = 0.05 * max(abs(float(x)) for x in st_.plateau)
+        before = stages[k - 1].plateau if k else [0.0] * prob.p
+        start = ends[k] + _switch_off_time(prob, before, st_.plateau, thr) / L
+        end = min(ends[k + 1], ends[-1])
+        if end - start > 5 / L:
+            out.append((k, min(int(np.searchsorted(tau, 0.5 * (start + end))), len(tau) - 1),
+                        thr))
+    return out
+
+
 def _switch_on_part(name: str, counts: np.ndarray, stages) -> Part:
     inc = int(np.max(np.diff(counts), initial=0))
     pred_inc = _max_added(stages)
@@ -1525,7 +1572,16 @@ def _switch_on_part(name: str, counts: np.ndarray, stages) -> Part:
           "off-support entries): at the GD ladder's alphas a coordinate whose clock is near "
           "+-1 already exceeds a fixed threshold mid-plateau (|w_i| ~ alpha^(2(1-|b_i|))), "
           "which a quick run showed on the worked example's first and third plateaus.  The "
-          "rise between records is read off the GD ladder (alpha <= 1e-4, |w_i| > 1e-3).",
+          "rise between records is read off the GD ladder (alpha <= 1e-4, |w_i| > 1e-3).  "
+          "Issue 35 items 5 (session of 2026-12-05): the gd_*_rank parts count the trained "
+          "model's active coordinates on the Fig. 2a ladder's smallest alpha (1e-32, the "
+          "staircase claim's run) against the theory's supports, each plateau read after the "
+          "derived switch-off time (_switch_off_time: 0.48 in tau for the worked example's "
+          "third plateau, whose switched-off coordinate decays at 2|grad_0 g(w^3)|); on the "
+          "quick ladder (1e-12) that time, 1.28, outlasts the run, and a first window at the "
+          "plateau's midpoint counted the decaying coordinate (3 against 2) in a quick run.  "
+          "The UNCONSTRAINED control differs from the paper only on that plateau, where "
+          "quadratic_gd_rank_plateau_3 now rejects it (3 predicted, 2 counted).",
 )
 def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
@@ -1564,26 +1620,33 @@ def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Eviden
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     det = {}
-    # the trained model's rank mid-plateau against the support of the theory's w^k, at the
-    # ladder's smallest alpha: the whole plateaus of the paper's Algorithm 1 at the GD rate
-    # that the run covers (_gd_plateau_points: the plateau claim's GD windows), threshold
-    # 0.05 max|w^k| of the paper's plateau as for the exact flow
-    i = int(np.argmin(cfg.alphas))
-    paper = PAPER_THEORY.stages(prob, cfg.lr)
-    for k, _t, j in _gd_plateau_points(prob, cfg, run):
-        thr = 0.05 * max(abs(float(x)) for x in paper[k].plateau)
-        obs = int(nr.active_count(run.w[i, j][None], thr)[0])
+    # the trained model's rank on each plateau against the support of the theory's w^k, at
+    # the smallest alpha of the Fig. 2a ladder (the staircase claim's GD run), threshold
+    # 0.05 max|w^k| of the paper's plateau as for the exact flow, in the windows of
+    # _gd_rank_points (after the derived switch-off time)
+    scfg = nr.standard_staircase_ladder(name, ctx.profile)
+    srun = nr.run_ladder(scfg, cache=ctx.cache)
+    i = int(np.argmin(scfg.alphas))
+    try:
+        points = _gd_rank_points(prob, scfg, srun)
+    except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
+        points = []
+        parts.append(_raised(f"{name}_gd_rank: windows usable", "Algorithm 1's windows", exc,
+                             kind="simulation"))
+    for k, j, thr in points:
+        obs = int(nr.active_count(srun.w[i, j][None], thr)[0])
         pred = _support(stages[k]) if k < len(stages) else None
         parts.append(Part(
             f"{name}_gd_rank_plateau_{k + 1}", math.nan if pred is None else float(pred),
             float(obs), math.inf if pred is None else float(abs(obs - pred)), 0.0,
             f"integer: #{{|w_i| > {thr:.3g}}} of the trained model (torch GD, alpha = "
-            f"{cfg.alphas[i]:g}, lr {cfg.lr:g}) at tau = {run.tau[i, j]:.3f}, mid-plateau = "
-            "the support of the theory's w^k", kind="simulation"))
-    # the largest rise between records: Algorithm 1 switches on one coordinate per jump
-    # except at exact ties, so the prediction is the corollary's 1 on these problems (it
-    # tests the trained model against the paper's statement; the rank parts above are the
-    # ones that read theory/'s supports)
+            f"{scfg.alphas[i]:g}, lr {scfg.lr:g}) at tau = {srun.tau[i, j]:.3f} (the "
+            "plateau's window after the derived switch-off time) = the support of the "
+            "theory's w^k", kind="simulation"))
+    # the largest rise between records against Algorithm 1's most coordinates switched on
+    # at one jump (_max_added of the theory's stages): one except at exact ties, so on these
+    # problems it tests the trained model against the paper's corollary more than theory/'s
+    # numbers; the rank parts above read theory/'s supports
     for k, a in enumerate(cfg.alphas):
         if a > 1e-4:
             continue  # small init only: alpha <= 1e-4
@@ -1725,7 +1788,10 @@ def _gd_staircase_part(name: str, prob: nr.Problem, theory: Theory, ctx: Context
     loss = np.array([np.interp(grid, run.tau[k], run.loss[k]) for k in order])
     l1 = np.array([float(np.sum(np.abs(x - stair)) * dtau) for x in loss])
     est, bar = _richardson(L, l1, 0.0)
-    bar += dtau * float(np.sum(np.abs(np.diff(stair)))) * L[-1] / (L[-1] - L[-2])
+    # grid: a jump between records, <= dtau x the loss step per jump; the steps summed on
+    # the observed side (the smallest alpha's loss curve's total variation: the staircase's
+    # when the claim holds), so the interval does not move with the theory under test
+    bar += dtau * float(np.sum(np.abs(np.diff(loss[-1])))) * L[-1] / (L[-1] - L[-2])
     sizes = np.array([float(np.sum(np.abs(x - x[-1])) * dtau) for x in loss])
     scale = abs(_richardson(L, sizes, 0.0)[0])
     part = Part.bounded(
@@ -1762,14 +1828,24 @@ def _gd_staircase_part(name: str, prob: nr.Problem, theory: Theory, ctx: Context
           "against 0.031.  From quick on the part therefore runs on the paper's Fig. 2a alphas "
           "(down to 1e-32, L = 73.7; numerics.rank_increase.SIZES 'staircase_gd'), where "
           "the same code gave quadratic 0.0001 [0, 0.0057] against 0.0060 and head 0.0002 "
-          "[0, 0.0044] against 0.031, and the memoryless control failed both.",
+          "[0, 0.0044] against 0.031, and the memoryless control failed both.  Sensitivity "
+          "(a referee's estimate from those numbers): an L1 part fails only when a theory's "
+          "staircase moves the distance by more than its tolerance plus interval, about a "
+          "5 % error in the quadratic's T_1 or a 25 % error in the head's T_3; the per-T_k "
+          "tests are the jump_times claim's.  The grid term of the interval sums the observed "
+          "loss curve's steps (not the predicted staircase's), so it does not move with the "
+          "theory under test.",
 )
 def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
     prob = _problem(name)
     run = nr.run_log_flow(nr.standard_log_flow(name, ctx.profile), cache=ctx.cache)
-    stages = theory.stages(prob)
-    stair = tr.staircase(stages, run.tau, _loss0(prob))  # the whole simulated range
+    try:
+        stages = theory.stages(prob)
+        stair = tr.staircase(stages, run.tau, _loss0(prob))  # the whole simulated range
+    except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
+        return Evidence((_raised(f"{name}_l1_extrapolated: theory output usable",
+                                 "Algorithm 1", exc),))
     alphas = np.asarray(run.config.alphas)
     L = np.log(1 / alphas)
     dtau = float(run.tau[1] - run.tau[0])
@@ -1777,8 +1853,10 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     mono = int(np.sum(np.diff(l1) >= 0))
     # L1 = C/L + O(1/L^2) (jump delays and widths are O(1/L)): Richardson on the last two
     # rungs removes C/L; the interval is the change when the pair moves one rung up plus
-    # the grid (a jump between grid points: <= dtau x the loss step, per jump)
-    grid = dtau * float(np.sum(np.abs(np.diff(stair))))
+    # the grid (a jump between grid points: <= dtau x the loss step, per jump; the steps
+    # summed on the observed side, the smallest alpha's loss curve's total variation, so
+    # the interval does not move with the theory under test)
+    grid = dtau * float(np.sum(np.abs(np.diff(run.loss[-1]))))
     est, bar = _richardson(L, l1, 0.0)
     bar += grid * L[-1] / (L[-1] - L[-2])
     # the allowance's scale is the observed side's: each alpha's loss curve's L1 distance
@@ -1807,19 +1885,32 @@ def check_staircase(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 10. perturbations
-def _aitken(x0: np.ndarray, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
-    """Aitken's delta-squared limit of three equally spaced samples of an exponential
-    approach, entrywise (x2 where the second difference vanishes: already converged)."""
-    den = x0 - 2 * x1 + x2
-    safe = np.abs(den) > 1e-14 * (1 + np.abs(x2))
-    return np.where(safe, x2 - (x2 - x1) ** 2 / np.where(safe, den, 1.0), x2)
+AITKEN_MAX_RATIO = 0.9
+"""Largest ratio r = (x2 - x1)/(x1 - x0) at which Aitken's limit is taken: an approach with
+r in [0, 0.9] is a decay that the three points resolve; r near 1 (a nearly linear drift),
+above 1 (growth) or below 0 (an oscillation the records alias) is not an exponential return
+the three points can extrapolate."""
+
+
+def _aitken(x0: np.ndarray, x1: np.ndarray, x2: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(Aitken's delta-squared limit of three equally spaced samples of an exponential
+    approach, entrywise; whether every entry is such an approach).  An entry whose two steps
+    are both at rounding level (1e-12 relative) has converged: its limit is x2."""
+    d1, d2 = x1 - x0, x2 - x1
+    settled = (np.abs(d1) <= 1e-12 * (1 + np.abs(x2))) & (np.abs(d2) <= 1e-12 * (1 + np.abs(x2)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(settled, 0.0, d2 / np.where(d1 == 0, np.nan, d1))
+    ok = bool(np.all(settled | ((r >= 0) & (r <= AITKEN_MAX_RATIO))))
+    r = np.nan_to_num(np.clip(r, -1.0, AITKEN_MAX_RATIO))  # only used where ok
+    return np.where(settled, x2, x2 + d2 * r / (1 - r)), ok
 
 
 RETURN_ALLOWANCE = 2e-3
 """The perturbation parts' allowance on |w - w^k|_inf after the return (our choice, not a
 derived bound): 1e-3 for the return's remainder beyond the one-exponential extrapolation
 (the quadratic terms of the flow at a kick of relative size 1e-2) + 1e-3 for the
-finite-alpha offset of the plateau; the 2e-3 of the exact-flow parts before issue 35."""
+finite-alpha offset of the plateau beyond its derived first-order part; the 2e-3 of the
+exact-flow parts before issue 35."""
 
 
 def _return_part(name: str, prob: nr.Problem, tau: np.ndarray, w: np.ndarray, j0: int, j: int,
@@ -1830,17 +1921,23 @@ def _return_part(name: str, prob: nr.Problem, tau: np.ndarray, w: np.ndarray, j0
     After a kick (or a jump) at record ``j0`` the trajectory approaches its stationary point
     exponentially: the linearised flow dw/dt = -diag(u^2 + v^2) H w has real rates, and on
     the toy head's second plateau the slowest is about 0.2 per unit of t against 11 for the
-    other, so a finite-alpha run is still visibly converging when the plateau ends.  Aitken's
-    delta-squared limit of the records j - 2h, j - h, j (h = n/4, n = j - j0: the three points
-    lie in the window's second half, where the fast modes have decayed) extrapolates the
-    return; the interval is its change against h = n/6.  Tolerance: :data:`RETURN_ALLOWANCE`
-    + the derived first-order move of the stationary point by the off-support entries
-    (||H_SS^-1 H_SI||_inf at the paper's w^k x the extrapolated max off-support |w_i|, as for
-    the plateau claim's GD parts)."""
+    other, so a finite-alpha run is still visibly converging when the plateau ends.  On the
+    support of the paper's w^k, Aitken's delta-squared limit of the records j - 2h, j - h, j
+    (h = n/4, n = j - j0: the points lie in the window's second half, where the fast modes
+    have decayed) extrapolates the return; the interval is the spread of the limits over
+    the spacings h = n/6, n/4 and n/3 (the latter reaching back to a third of the window), so
+    a remaining fast mode or a nonlinear approach widens it.  Off the support the entries
+    are not returning but drifting as alpha-small exponentials, so they are taken as
+    recorded at ``j``.  An approach that is not an exponential decay at every spacing (ratio
+    of steps outside [0, 0.9]) is not extrapolated: the part is unmeasured.  Tolerance:
+    :data:`RETURN_ALLOWANCE` + the derived first-order move of the stationary point by the
+    off-support entries (||H_SS^-1 H_SI||_inf at the paper's w^k x the max off-support
+    |w_i| recorded at ``j``, as for the plateau claim's GD parts)."""
     try:
         stages = theory.stages(prob)
         pred = (_plateau_values(theory, stages[stage_index], prob.p)
                 if stage_index < len(stages) else np.full(prob.p, np.nan))
+        paper = _plateau_values(PAPER_THEORY, PAPER_THEORY.stages(prob)[stage_index], prob.p)
     except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
         return _raised(f"{name}: theory output usable", "Algorithm 1", exc, kind=kind)
     n = j - j0
@@ -1848,31 +1945,41 @@ def _return_part(name: str, prob: nr.Problem, tau: np.ndarray, w: np.ndarray, j0
         return Part(name, math.nan, math.nan, math.inf, RETURN_ALLOWANCE,
                     f"only {n} records in the window: too few to extrapolate; " + where,
                     kind=kind)
-    h1, h2 = n // 4, n // 6
-    lim1 = _aitken(w[j - 2 * h1], w[j - h1], w[j])
-    lim2 = _aitken(w[j - 2 * h2], w[j - h2], w[j])
-    if not np.all(np.isfinite(pred)):
-        return Part(name, math.nan, float(np.max(np.abs(lim1))), math.inf, RETURN_ALLOWANCE,
-                    "the theory gives no finite w^k here; " + where, kind=kind)
-    # the allowance's response term at the paper's w^k (the same under every theory, as the
+    # the allowance's terms at the paper's w^k (the same under every theory, as the
     # windows): a wrong theory's w^k must not move its own tolerance
-    paper = _plateau_values(PAPER_THEORY, PAPER_THEORY.stages(prob)[stage_index], prob.p)
-    support = np.abs(paper) > 0
-    off = float(np.max(np.abs(lim1[~support]), initial=0.0))
+    support = np.abs(np.nan_to_num(paper)) > 0
+    limits, fits = [], []
+    for h in (n // 4, n // 6, n // 3):
+        lim, ok = _aitken(w[j - 2 * h, support], w[j - h, support], w[j, support])
+        limits.append(lim)
+        fits.append(ok)
+    off = float(np.max(np.abs(w[j, ~support]), initial=0.0))
     resp = _support_response(prob, paper, support)
-    err = float(np.max(np.abs(lim1 - pred)))
-    bar = float(np.max(np.abs(lim1 - lim2)))
+    tol = RETURN_ALLOWANCE + resp * off
+    if not all(fits):
+        return Part.unmeasured(
+            name, tol, "the return is not an exponential decay at the spacings n/6, n/4, "
+            f"n/3 (a step ratio outside [0, {AITKEN_MAX_RATIO}]): a longer window or a "
+            "smaller alpha would measure it; " + where, kind=kind)
+    lim = w[j].copy()
+    lim[support] = limits[0]
+    if not np.all(np.isfinite(pred)):
+        return Part(name, math.nan, float(np.max(np.abs(lim))), math.inf, tol,
+                    "the theory gives no finite w^k here; " + where, kind=kind)
+    err = float(np.max(np.abs(lim - pred)))
+    bar = max(float(np.max(np.abs(a - b_))) for a in limits for b_ in limits)
     return Part.bounded(
-        name, float(np.max(np.abs(pred))), float(np.max(np.abs(lim1))), err,
-        max(0.0, err - bar), err + bar, RETURN_ALLOWANCE + resp * off,
-        f"Aitken limit of the return (records {j - 2 * h1}, {j - h1}, {j} after the window's "
-        f"start {j0}; interval: against spacing n/6) vs w^k; tolerance {RETURN_ALLOWANCE:g} "
-        f"(our choice: nonlinear remainder + finite-alpha offset) + ||H_SS^-1 H_SI||_inf = "
-        f"{resp:.3g} x max off-support |w_i| = {off:.3g} (derived first-order move of the "
-        "stationary point); " + where,
-        details={"w_limit": lim1.tolist(), "w_limit_n6": lim2.tolist(),
-                 "w_pred": pred.tolist(), "w_at_record": w[j].tolist(),
-                 "tau": float(tau[j]), "error_at_record": float(np.max(np.abs(w[j] - pred)))},
+        name, float(np.max(np.abs(pred))), float(np.max(np.abs(lim))), err,
+        max(0.0, err - bar), err + bar, tol,
+        f"Aitken limit of the return on the support (records {j - n // 2}, {j - n // 4}, {j} "
+        f"after the window's start {j0}; interval: spread over the spacings n/6, n/4, n/3), "
+        "off the support as recorded, vs w^k; tolerance "
+        f"{RETURN_ALLOWANCE:g} (our choice: nonlinear remainder + finite-alpha offset) + "
+        f"||H_SS^-1 H_SI||_inf = {resp:.3g} x max off-support |w_i| = {off:.3g} (derived "
+        "first-order move of the stationary point); " + where,
+        details={"w_limit": lim.tolist(), "w_pred": pred.tolist(),
+                 "w_at_record": w[j].tolist(), "tau": float(tau[j]),
+                 "error_at_record": float(np.max(np.abs(w[j] - pred)))},
         kind=kind)
 
 
@@ -1910,27 +2017,41 @@ def _jump_shift(prob: nr.Problem, tau: np.ndarray, w0: np.ndarray, wp: np.ndarra
           "theory/ predicts (their levels come from the paper's Algorithm 1).  The GD "
           "kicks first ran at the test head ladder's size (alpha = 1e-8, L = 18.4, lr 0.02): "
           "gd_stage_start_next_plateau was 8.7e-3 [5.7e-3, 1.16e-2] against 2e-3 (Aitken "
-          "limit 1.9913 of w^k's 2), a finite-alpha remainder of an alpha -> 0 claim, so the "
-          "GD kicks now run at alpha = 1e-12, lr 0.01 at test and quick alike "
-          "(numerics.rank_increase.SIZES 'gd_perturbation'), where the eight parts pass "
-          "and the control fails all six plateau parts.",
+          "limit 1.9913 of w^k's 2), a finite-alpha remainder of an alpha -> 0 claim.  At "
+          "alpha = 1e-12 (the quick head ladder's) it was 9.6e-4 with interval [5.4e-4, "
+          "1.4e-3] from two spacings; a referee read showed that interval vanishes for any "
+          "single exponential, so it now spans three spacings (n/6, n/4, n/3) and Aitken is "
+          "taken only where the steps decay (ratio in [0, 0.9]), which gave [0, 2.2e-3]: "
+          "inconclusive.  The extrapolation's bias is quadratic in the deviation left a third "
+          "of the window after the kick, ~ exp(-2 lambda dtau L/3) (lambda = 0.21, dtau = "
+          "0.59): about 10x smaller per doubling of L, so the GD kicks run at alpha = 1e-24 "
+          "(L = 55.3, the flow's alpha) at test and quick (numerics.rank_increase.SIZES "
+          "'gd_perturbation'): there the eight parts pass (GD returns within 3e-5, upper "
+          "8e-5) and the control fails all six plateau parts.  Sensitivity: RETURN_ALLOWANCE "
+          "is 0.1 % of w^k's largest entry, so a 2 % error in a plateau value fails.",
 )
 def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
-    # the kicks: mid-plateau of stage 2 of the head, and 0.1 after the start of stage 2
-    n_paper = len(PAPER_THEORY.stages(HEAD))
-    if n_paper < 3:  # the windows need three stages of the paper's Algorithm 1
-        return Evidence((Part("mid_plateau_return", math.nan, math.nan, math.inf,
-                              RETURN_ALLOWANCE,
-                              f"the kicks need three stages of Algorithm 1 on the toy head; "
-                              f"got {n_paper}", kind="symbolic"),))
-    runs = {key: nr.run_perturbation(cfg, cache=ctx.cache)
-            for key, cfg in nr.standard_perturbations(ctx.profile).items()}
+    # the kicks: mid-plateau of stage 2 of the head, and 0.1 after the start of stage 2; their
+    # windows and levels come from the paper's Algorithm 1 (theory/: a slip there that leaves
+    # no usable window fails a part, it does not raise)
+    try:
+        n_paper = len(PAPER_THEORY.stages(HEAD))
+        if n_paper < 3:  # the windows need three stages of the paper's Algorithm 1
+            raise ValueError(f"the kicks need three stages of Algorithm 1 on the toy head; "
+                             f"got {n_paper}")
+        flow_cfgs = nr.standard_perturbations(ctx.profile)
+        gd_cfgs = nr.standard_gd_perturbations(ctx.profile)
+        lev = _levels(PAPER_THEORY.stages(HEAD), _loss0(HEAD))[2]
+        windows = {rate: [float(s_.jump_time) for s_ in PAPER_THEORY.stages(HEAD, rate)]
+                   for rate in (0.0, gd_cfgs["mid"].lr)}
+    except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
+        return Evidence((_raised("mid_plateau_return: windows usable",
+                                 "Algorithm 1's windows on the toy head", exc),))
+    runs = {key: nr.run_perturbation(cfg, cache=ctx.cache) for key, cfg in flow_cfgs.items()}
     alpha = runs["mid"].config.alpha
     L = math.log(1 / alpha)
-    lev = _levels(PAPER_THEORY.stages(HEAD), _loss0(HEAD))[2]
     mid, start = runs["mid"], runs["start"]
-    gd = {key: nr.run_gd_perturbation(cfg, cache=ctx.cache)
-          for key, cfg in nr.standard_gd_perturbations(ctx.profile).items()}
+    gd = {key: nr.run_gd_perturbation(cfg, cache=ctx.cache) for key, cfg in gd_cfgs.items()}
     cfg = gd["mid"].config
     L_gd = math.log(1 / cfg.alpha)
     parts = []
@@ -1939,7 +2060,7 @@ def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Eviden
             ("", (mid, start), 0.0, "symbolic", f"log-form flow at alpha = {alpha:g}", L),
             ("gd_", (gd["mid"], gd["start"]), cfg.lr, "simulation",
              f"torch GD at alpha = {cfg.alpha:g} (L = {L_gd:.1f}), lr {cfg.lr:g}", L_gd)):
-        T = [float(s_.jump_time) for s_ in PAPER_THEORY.stages(HEAD, rate)]
+        T = windows[rate]
         parts.append(_return_part(f"{prefix}mid_plateau_return", HEAD, m.tau, m.w_perturbed,
                                   0, len(m.tau) - 1, theory, 1,
                                   where + f", kicked at tau = {m.tau[0]:.3f}", kind))
@@ -1954,8 +2075,12 @@ def check_perturbations(params: dict, ctx: Context, *, theory: Theory) -> Eviden
         shift = _jump_shift(HEAD, s.tau, s.w, s.w_perturbed, lev)
         parts.append(Part(f"{prefix}stage_start_jump_shift", 0.0, shift, shift, 1.0 / Lx,
                           "Fig. 3b: a perturbation at a stage start shifts the next jump by "
-                          "O(1/L) only; 1/L allowance (the kick moves the clocks by ~1e-2/L); "
-                          "run against run: " + where, kind=kind))
+                          "O(1/L) only; allowance 1/L, the paper's O(1/L) with constant 1 "
+                          "(our choice: a kick of relative size 1e-2 moves the log-clocks by "
+                          "about 1e-2, i.e. the jump by about 1e-2/L, so the allowance is "
+                          "about 100 times the expected shift and the part tests only that "
+                          "the kick does not move the jump by O(1)); run against run: "
+                          + where, kind=kind))
     return Evidence(tuple(parts), {"flow_alpha": alpha, "gd_alpha": cfg.alpha,
                                    "gd_lr": cfg.lr})
 
@@ -2053,7 +2178,14 @@ def check_stable_rank_scale(params: dict, ctx: Context, *, theory: Theory) -> Ev
           "active count (|w_i| > 1e-3) rises by at most the number of coordinates "
           "Algorithm 1 switches on together between records, and the switch-on order and "
           "signs are Algorithm 1's.  Full-batch GD is the positive control.  The SGD arm "
-          "was added in the session of 2026-12-05 (issue 35 item 8).",
+          "was added in the session of 2026-12-05 (issue 35 item 8).  Limits of this "
+          "answer: Adam's ladder (alpha 1e-2 ... 1e-4) and the GD/SGD arms' (alpha <= 1e-4) "
+          "share only alpha = 1e-4, so alpha and optimiser are confounded above it; the SGD "
+          "arm is one draw per alpha at rate 0.01, where the batch noise averages over the "
+          "~L/lr steps of a stage, and it does not compare SGD's jump times with GD's; the "
+          "toy cannot answer the reviewers' question about ViTs.  The UNCONSTRAINED control "
+          "predicts the paper's stages on the head (no switch-off there), so it is not "
+          "informative for this open question.",
     positive=Positive({"optimizer": "sgd"},
                       "the same check under plain full-batch GD (the theory's setting, the "
                       "toy head's GD ladder) must hold"),
@@ -2063,6 +2195,8 @@ def check_optimizer(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     order and with its signs, at every alpha of the ladder."""
     opt = params["optimizer"]
     cfg = nr.standard_ladder("head", ctx.profile, optimizer=opt)
+    if opt == "minibatch":  # --seed moves the batch draws
+        cfg = dataclasses.replace(cfg, seed=cfg.seed + ctx.seed)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     stages = theory.stages(HEAD)
     pred_inc = _max_added(stages)
