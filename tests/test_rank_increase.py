@@ -1,6 +1,7 @@
 """rank_increase row: Algorithm 1 (exact and numeric), reduced flows, numerics, claims."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -516,3 +517,59 @@ def test_clocks_fail_a_part_when_the_log_flow_is_inadmissible(monkeypatch):
     part = ev.part("quadratic_clocks_log_flow")
     assert part.failed and "start outside the domain" in part.error_model
     assert ev.part("gd_quadratic_clocks_plateau_1").passed
+
+
+# ---------------------------------------------------------------------- issue 35: new runs and helpers
+def test_gd_perturbation_unkicked_member_is_the_ladders_gd():
+    """The unkicked member of a GD perturbation run is plain GD from alpha theta_0: its last
+    state equals a one-member ladder run of the same steps; the kicked one starts off by the
+    kick (relative size ~ 1e-2 in u and v)."""
+    u0, v0 = nr.HEAD_INIT
+    cfg = nr.GdPerturbConfig(nr.HEAD, u0, v0, alpha=1e-2, lr=0.05, tau_perturb=0.1,
+                             tau_end=0.2, record_every=1)
+    run = nr.run_gd_perturbation(cfg)
+    steps = cfg.kick_step + cfg.steps_after
+    lad = nr.run_ladder(nr.LadderConfig(nr.HEAD, alphas=(1e-2,), u0=u0, v0=v0, lr=0.05,
+                                        tau_max=(steps - 0.5) * 0.05 / math.log(100),
+                                        record_every=1))
+    assert lad.config.steps == steps
+    np.testing.assert_allclose(run.w[-1], lad.w[0, -1], rtol=1e-12, atol=1e-300)
+    rel = np.abs(run.w_perturbed[0] - run.w[0]) / np.abs(run.w[0])
+    assert 1e-4 < np.max(rel) < 0.1
+
+
+def test_minibatch_of_all_samples_is_full_batch_gd():
+    """B = n: every step's weights are 1/n on every sample, so minibatch SGD is GD."""
+    gd = nr.LadderConfig(nr.HEAD, alphas=(1e-2, 1e-3), u0=nr.HEAD_INIT[0], v0=nr.HEAD_INIT[1],
+                         lr=0.05, tau_max=0.3, record_every=2)
+    full = nr.run_ladder(gd)
+    mb = nr.run_ladder(replace(gd, optimizer="minibatch", batch=nr.HEAD.n, seed=3))
+    np.testing.assert_allclose(mb.w, full.w, rtol=1e-10, atol=1e-300)
+    with pytest.raises(ValueError, match="minibatch"):
+        replace(gd, optimizer="minibatch", batch=0)
+
+
+def test_aitken_extrapolates_decays_and_refuses_the_rest():
+    from verify.rank_increase import _aitken
+
+    t = np.array([0.0, 1.0, 2.0])
+    lim, ok = _aitken(*(np.array([2 - 0.5 * np.exp(-0.3 * x), -1 + np.exp(-2 * x)]) for x in t))
+    assert ok and np.allclose(lim, [2.0, -1.0], atol=1e-12)
+    for x in ((1.99, 1.995, 2 + 1e-12), (1e-4, 2e-4, 4e-4), (1.0, 1.1, 1.05)):
+        assert not _aitken(*(np.array([v]) for v in x))[1]  # near-linear, growing, oscillating
+    assert _aitken(np.ones(2), np.ones(2), np.ones(2)) == (pytest.approx(np.ones(2)), True)
+
+
+def test_switch_off_time_is_zero_without_a_switch_off_and_positive_with_one():
+    """The worked example's third plateau switches w_0 off (Algorithm 1), the head's none."""
+    from verify.rank_increase import PAPER_THEORY, _switch_off_time
+
+    st = PAPER_THEORY.stages(nr.QUAD)
+    thr = 0.05 * max(abs(float(x)) for x in st[2].plateau)
+    dt = _switch_off_time(nr.QUAD, st[1].plateau, st[2].plateau, thr)
+    w_prev = float(st[1].plateau[0])
+    g0 = abs(float(nr.problem_gradient(nr.QUAD)(np.array([float(x) for x in st[2].plateau]))[0]))
+    assert dt == pytest.approx(math.log(w_prev / thr) / (2 * g0)) and dt > 0
+    head = PAPER_THEORY.stages(nr.HEAD)
+    assert all(_switch_off_time(nr.HEAD, a.plateau, b.plateau, 0.05) == 0.0
+               for a, b in zip(head, head[1:], strict=False))
