@@ -533,7 +533,12 @@ def test_gd_perturbation_unkicked_member_is_the_ladders_gd():
                                         tau_max=(steps - 0.5) * 0.05 / math.log(100),
                                         record_every=1))
     assert lad.config.steps == steps
+    # the same float64 GD steps, in two train() calls and a two-member stack against one
+    # call of one member: only summation order differs (~1e-15 relative per step over ~20
+    # steps), so 1e-12 is rounding with room
     np.testing.assert_allclose(run.w[-1], lad.w[0, -1], rtol=1e-12, atol=1e-300)
+    # w = u v with u, v each scaled by 1 + 1e-2 xi: a relative move of ~2e-2 |xi|, between
+    # 1e-4 and 0.1 for any of the six normal draws of seed 0 (a kick of 0 or O(1) fails)
     rel = np.abs(run.w_perturbed[0] - run.w[0]) / np.abs(run.w[0])
     assert 1e-4 < np.max(rel) < 0.1
 
@@ -544,6 +549,8 @@ def test_minibatch_of_all_samples_is_full_batch_gd():
                          lr=0.05, tau_max=0.3, record_every=2)
     full = nr.run_ladder(gd)
     mb = nr.run_ladder(replace(gd, optimizer="minibatch", batch=nr.HEAD.n, seed=3))
+    # the weighted per-sample sum (weights 1/n) against the full-batch mean: the same
+    # terms in another order, rounding only (~1e-16 per step, ~30 steps, 1e-10 with room)
     np.testing.assert_allclose(mb.w, full.w, rtol=1e-10, atol=1e-300)
     with pytest.raises(ValueError, match="minibatch"):
         replace(gd, optimizer="minibatch", batch=0)
