@@ -27,12 +27,6 @@ def _grouped(cid: str, *marks) -> object:
 # Known defects, listed rather than hidden: each is an open finding of a row issue, and the
 # test fails (strict xfail) the day the defect is fixed, so the entry must then go.
 KNOWN_DEFECTS: dict[str, str] = {
-    "cooccurrence.balancing": (
-        "issue 36 item 3: at the test profile lemma45_total_over_R_den exceeds its derived "
-        "allowance on data sets 1 and 2 (0.00258 / 0.00207 and 0.00247 / 0.00203; data set 0 "
-        "passes at 0.00188 / 0.00202), so the allowance misses a term at the smoke size; at "
-        "quick data sets 0 and 1 hold (worst 0.000439 / 0.000464).  Found when the second "
-        "pinned data set was added (session of 2026-12-04); the allowance is not widened"),
 }
 
 

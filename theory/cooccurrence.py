@@ -82,6 +82,7 @@ __all__ = [
     "G1",
     "G2",
     "G3",
+    "KAPPA",
     "STATE_KEYS",
     "TAU",
     "WEIGHTS",
@@ -103,6 +104,7 @@ __all__ = [
     "initial_rates",
     "invariants",
     "loss_law",
+    "preconditioned_private_system",
     "private_beta_sq",
     "private_losses",
     "private_margins",
@@ -634,11 +636,55 @@ def private_system(n: int, L: int, weights: Sequence = WEIGHTS) -> ReducedSystem
     return _private_system(int(n), int(L), _weights(weights))
 
 
+#: kappa = m1 / S^2, the weight of the preconditioner term (:func:`preconditioned_private_system`)
+KAPPA = sp.Symbol("kappa", nonnegative=True)
+
+
+@cache
+def _preconditioned_private_system(n: int, L: int, weights: tuple) -> ReducedSystem:
+    base = _private_system(n, L, weights)
+    per, counts = _private_counts(n, L)
+    # beta.r = (1/2) d|beta|^2/dtau on the reduced flow: one coordinate per special token,
+    # N_k = n_k (L - s_k) coordinates equal to P_k per class (private_beta_sq's weights)
+    mult = (sp.S.One,) * 3 + tuple(sp.Integer(c * nk) for c, nk in zip(per, counts, strict=True))
+    beta_r = sum((w * y * f for w, y, f in zip(mult, base.state, base.rhs, strict=True)),
+                 sp.S.Zero)
+    return ReducedSystem(
+        base.state, (KAPPA,), base.rhs + KAPPA * beta_r * sp.Matrix(base.state),
+        name=f"cooccurrence private-token classes n={n} L={L}, m1 M r kept to first order",
+        assumptions=(
+            "our derivation: the private-token reduction (private_system) plus the term it "
+            "drops; dbeta/dt = S r + m1 M r and dM/dt = beta r^T + r beta^T give, with S "
+            "constant and dbeta/dt = S r at leading order, M = M0 + (beta beta^T - beta0 "
+            "beta0^T)/S, so in tau = S t: dbeta/dtau = r + (m1/S^2) beta (beta.r), dropping the "
+            "isotropic m1 M0 r/S (a clock change) and the beta0 terms (|G(0)| << |beta|)"),
+    )
+
+
+def preconditioned_private_system(n: int, L: int, weights: Sequence = WEIGHTS) -> ReducedSystem:
+    """:func:`private_system` with the preconditioner term it drops kept to first order (our
+    derivation): ``dY/dtau = f(Y) + kappa (beta.r) Y``, kappa = m1/S^2 (:data:`KAPPA`).
+
+    The term is along beta itself: it grows every margin in proportion to its own value, so
+    ratios of the class losses that the reduction predicts move at first order in kappa
+    |beta|^2 (about tau_eff/tau - 1), not only through the clock.  S grows with |beta|
+    (:func:`s_drift`), so kappa at S0 bounds the term from above."""
+    return _preconditioned_private_system(int(n), int(L), _weights(weights))
+
+
 def private_trajectory(taus, n: int, L: int, weights: Sequence = _FLOAT_WEIGHTS,
-                       Y0: Sequence | None = None) -> np.ndarray:
+                       Y0: Sequence | None = None, kappa: float = 0.0) -> np.ndarray:
     """:func:`private_system` integrated from ``Y0`` (default 0) to the increasing times
-    ``taus``, [7, T] (LSODA, rtol 1e-10, atol 1e-12)."""
-    f = private_system(n, L, weights).lambdify()
+    ``taus``, [7, T] (LSODA, rtol 1e-10, atol 1e-12); with ``kappa`` > 0 the
+    :func:`preconditioned_private_system` at that kappa = m1/S^2."""
+    if kappa:
+        _positive("kappa", kappa)
+        g = preconditioned_private_system(n, L, weights).lambdify()
+
+        def f(t, y):
+            return g(t, y, kappa)
+    else:
+        f = private_system(n, L, weights).lambdify()
     taus = np.asarray(taus, dtype=float)
     sol = solve_ivp(lambda t, y: np.asarray(f(t, y), dtype=float).reshape(-1),
                     (0.0, float(taus[-1])), np.zeros(7) if Y0 is None else
