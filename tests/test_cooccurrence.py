@@ -479,3 +479,26 @@ def test_key_query_near_miss_transposes_gamma_with_gram_blocks():
     got = vc._score_drift_transposed(taus, Y, L, m, 0.7, S, K=K, Q=Q)
     assert np.allclose(got, expected, rtol=1e-13, atol=0)  # rounding of 3 x 3 products
     assert not np.allclose(got, tc.score_drift(taus, Y, L, m, 0.7, S, K=K, Q=Q))
+
+
+def test_kept_map_fails_a_diverging_theory_with_a_reason():
+    """A preconditioned reduction whose GD map leaves the finite numbers is InadmissibleTheory
+    (the runner's failed part with its reason), not a numpy warning or a crash; the paper's
+    own map stays within the allowance on the smoke run."""
+    from theory.flow import InadmissibleTheory, ReducedSystem
+    from verify import cooccurrence as vc
+    from verify.claims import Context
+
+    def blown(n, L, weights=tc.WEIGHTS):
+        base = tc.preconditioned_private_system(n, L, weights)
+        return ReducedSystem(base.state, base.params, base.rhs * 1e300, name="blown up")
+
+    ctx = Context(profile="test")
+    run = vc._run(vc._main_config(ctx, 0), ctx)
+    with pytest.raises(InadmissibleTheory, match="left the finite numbers"):
+        vc._kept_map(vc._Theory("blown", (("preconditioned_private_system", blown),)), run, 0)
+    pred = vc._kept_map(tc, run, 0)
+    allow, why = vc._kept_allowance(run, 0)
+    assert pred.shape == allow.shape == (4, run.tau.shape[1])
+    assert np.all(np.abs(vc._class_margins(run, 0) - pred) <= allow)
+    assert why["max_h_lambda_g"] < 2
