@@ -502,3 +502,19 @@ def test_kept_map_fails_a_diverging_theory_with_a_reason():
     assert pred.shape == allow.shape == (4, run.tau.shape[1])
     assert np.all(np.abs(vc._class_margins(run, 0) - pred) <= allow)
     assert why["max_h_lambda_g"] < 2
+
+
+def test_attention_drift_is_the_gram_sandwich_of_the_gamma_integral():
+    rng = np.random.default_rng(0)
+    taus = np.array([0.0, 0.5, 2.0])
+    gam = rng.normal(size=(3, 4, 4))
+    K, Q = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+    integral = 0.25 * (gam[0] + gam[1]) + 0.75 * (gam[1] + gam[2])
+    got = tc.attention_drift(taus, gam, 2.0, K, Q)
+    assert got.shape == (3, 4, 4) and np.allclose(got[0], 0.0)
+    assert np.allclose(got[-1], (integral @ Q + K @ integral) / 2.0, rtol=1e-14)
+    # at K = Q = kappa I it is (2 kappa / S) int Gamma dtau
+    iso = tc.attention_drift(taus, gam, 2.0, 0.3 * np.eye(4), 0.3 * np.eye(4))[-1]
+    assert np.allclose(iso, 0.3 * integral, rtol=1e-14)
+    with pytest.raises(ValueError, match="d x d"):
+        tc.attention_drift(taus, gam, 1.0, np.eye(3), np.eye(4))

@@ -87,6 +87,7 @@ __all__ = [
     "TAU",
     "WEIGHTS",
     "MaxMargin",
+    "attention_drift",
     "canonical_rhs",
     "canonical_velocity",
     "class_gamma",
@@ -481,8 +482,24 @@ def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
     margins = np.array(private_margins(list(Y), L))
     gam = np.array([class_gamma(Y[:3, j], L, m, weights, margins[:, j])
                     for j in range(taus.size)])
+    return attention_drift(taus, gam, S, K_, Q_)
+
+
+def attention_drift(taus, gammas, S: float, K, Q) -> np.ndarray:
+    """``Delta A = (1/S) (I Q_G + K_G I)``, ``I = int Gamma dtau`` (trapezoid on ``taus``) for
+    a path of ``gammas`` [T, d, d] at ``taus`` [T], with K_G, Q_G [d, d] frozen (our
+    derivation: dA/dt = Gamma Q_G + K_G Gamma, Appendix B, and dt = dtau/S); [T, d, d].
+    :func:`score_drift` is its mu1..mu3 block along the private-token reduction; a check
+    with one initialisation's whole Gram matrices uses it on the full vocabulary."""
+    taus = np.asarray(taus, dtype=float)
+    gam = np.asarray(gammas, dtype=float)
+    K_, Q_ = np.asarray(K, dtype=float), np.asarray(Q, dtype=float)
+    d = gam.shape[-1]
+    if gam.shape != (taus.size, d, d) or K_.shape != (d, d) or Q_.shape != (d, d):
+        raise ValueError(f"gammas must be [T, d, d] at the T times and K, Q d x d, got "
+                         f"{gam.shape}, {K_.shape}, {Q_.shape} for T = {taus.size}")
     steps = 0.5 * (gam[1:] + gam[:-1]) * np.diff(taus)[:, None, None]
-    integral = np.concatenate([np.zeros((1, 3, 3)), np.cumsum(steps, axis=0)])
+    integral = np.concatenate([np.zeros((1, d, d)), np.cumsum(steps, axis=0)])
     return (integral @ Q_ + K_ @ integral) / S
 
 
