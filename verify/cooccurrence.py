@@ -2074,6 +2074,92 @@ def _full_gammas(theory, run: nc.CoRun, k: int, grid: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
+def _coefficients(theory, run: nc.CoRun, k: int) -> tuple[np.ndarray, float]:
+    """Eq. (3)'s coefficients C12, C21, C31, C32 = (2 kappa/S0) int Gamma dtau along the
+    theory's private-token reduction to member k's tau_eff (theory.score_drift), and their
+    relative allowance on the paper's reduction: the random-token G(0) spread and the clock
+    (:func:`_g0_spread`, the same for check and control)."""
+    cfg = run.config
+    kappa = cfg.s0 ** 2 * cfg.m
+    grid = np.concatenate([np.linspace(0.0, 20.0, 801),
+                           np.geomspace(20.1, float(run.tau_eff[k, -1]), 800)])
+    S0 = float(run.S0[k])
+
+    def of(th, Yg):
+        C = th.score_drift(grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]
+        return np.array([C[i, j] for i, j in ATT_PAIRS])
+
+    def coeff_spread(th):
+        p = of(th, _private(th, cfg, grid, _start(run, k)))
+        return lambda Yg: np.max(np.abs(of(th, Yg) / p - 1))
+
+    pred = of(theory, _private(theory, cfg, grid, _start(run, k)))
+    _, c_spread = _g0_spread(theory, run, k, grid, None, _clock(run, k),
+                             stat_of=coeff_spread)
+    return pred, float(c_spread)
+
+
+def _leakage(n_random: int, n_unseen: int, n_seen: int, m: int) -> tuple[float, float]:
+    """K_G leakage scales (random-token entries, unseen-token entries): an entry with a
+    non-special token moves through K_G's (or Q_G's) off-diagonal ~ sigma0^2 sqrt(m) N(0, 1)
+    against the diagonal sigma0^2 m, so each entry is ~ N(0, 1/m) relative to the special
+    ones, and the largest of N such entries is ~ sqrt(2 ln N / m) (extreme-value scale)."""
+    return tuple(math.sqrt(2 * math.log(max(2 * n * n_seen, 2)) / m)
+                 for n in (n_random, n_unseen))
+
+
+def _gamma_exact_error(theory, run: nc.CoRun, k: int) -> float:
+    """Gamma = -dL/dA on mu1..mu3 (theory.class_gamma at the reduction's sample margins)
+    against the exact canonical Gamma (theory.canonical_velocity with Q_G = I, K_G = 0,
+    uniform attention) on the run's tokens, at the reduction's state at member k's tau_eff
+    end; the largest entry error relative to the largest exact entry."""
+    cfg = run.config
+    Ye = _private(theory, cfg, [0.0, float(run.tau_eff[k, -1])], _start(run, k))[:, -1]
+    g_red = theory.class_gamma(Ye[:3], cfg.L, cfg.m,
+                               margins=theory.private_margins(list(Ye), cfg.L))
+    g_ex = theory.canonical_velocity(_placed(run.data, cfg.vocabulary, Ye, Q=1.0),
+                                     run.data.tokens, run.data.labels, cfg.m,
+                                     cfg.m1)["A"][:3, :3]
+    return float(np.max(np.abs(g_red - g_ex)) / np.max(np.abs(g_ex)))
+
+
+def _random_entry_points(theory, run: nc.CoRun, k: int, dA: np.ndarray, rand: np.ndarray,
+                         seen: np.ndarray, a_rel: float, c_spread: float, leak_r: float
+                         ) -> tuple[float, tuple, tuple]:
+    """Member k's random entries through the theory: (observed ratio, random_entries' and
+    random_entries_paired's (predicted, observed, error, tolerance)).
+
+    Gamma on the whole vocabulary along the reduction (:func:`_full_gammas`), integrated by
+    theory.attention_drift, at the paper's K_G = Q_G = kappa I (Eq. (3)'s O(1/n), its
+    constant from the reduction; one-sided, with the leakage scale ``leak_r``) and with the
+    member's own initial Gram matrices (paired: the leakage predicted entry by entry).  Both
+    are ratios, so S/S0 - 1 and kappa cancel: the first takes comparable_vs_reduction's
+    ``a_rel``, the second only the random-token spread and clock ``c_spread`` (own Gram
+    matrices: no chi-square term); each with its trapezoid error (:func:`_drift_ratio`)."""
+    cfg = run.config
+    S0 = float(run.S0[k])
+    kappa = cfg.s0 ** 2 * cfg.m
+    r_obs = _random_ratio(dA, rand, seen)
+    grid = np.concatenate([np.linspace(0.0, 20.0, RANDOM_GRID[0]), np.geomspace(
+        20.0 * (1 + 1e-9), float(run.tau_eff[k, -1]), RANDOM_GRID[1])])
+    gammas = _full_gammas(theory, run, k, grid)
+    WK0 = run.initial["WK"][k].detach().cpu().double().numpy()
+    WQ0 = run.initial["WQ"][k].detach().cpu().double().numpy()
+    iso = kappa * np.eye(cfg.vocabulary)
+    every = np.arange(grid.size)
+    half = np.unique(np.concatenate([every[::2], every[-1:]]))
+    r_iso, g_iso = _drift_ratio(theory, gammas, grid, S0, iso, iso, rand, seen, half)
+    r_own, g_own = _drift_ratio(theory, gammas, grid, S0, WK0.T @ WK0, WQ0.T @ WQ0, rand,
+                                seen, half)
+    bound = (r_iso * math.exp(g_iso) * (1 + a_rel) / (1 - a_rel) if a_rel < 1
+             else math.inf) + leak_r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_err = abs(math.log(r_obs / r_own)) if r_own > 0 else math.inf
+    p_tol = (math.log((1 + c_spread) / (1 - c_spread)) if c_spread < 1 else math.inf) + g_own
+    return r_obs, (r_iso, r_obs, r_obs, bound), (
+        r_own, r_obs, p_err if math.isfinite(p_err) else math.inf, p_tol)
+
+
 def _drift_ratio(theory, gammas: np.ndarray, grid: np.ndarray, S0: float, K: np.ndarray,
                  Q: np.ndarray, rand: np.ndarray, seen: np.ndarray, half: np.ndarray
                  ) -> tuple[float, float]:
@@ -2129,53 +2215,18 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     unseen = np.setdiff1d(np.arange(cfg.vocabulary), seen)
     rand = seen[seen >= 3]
     sign_err, spread, rnd, both, mixed = 0, 0.0, 0.0, 0.0, 0.0
-    kappa = cfg.s0 ** 2 * cfg.m
     mag = comp = pair = _NONE_YET
     mag_tols, comp_tols, pair_tols = [], [], []
     rand_w, rand_tols = _NONE_YET, []
-    # K_G leakage: an entry with a non-special token moves through K_G's (or Q_G's)
-    # off-diagonal ~ sigma0^2 sqrt(m) N(0, 1) against the diagonal sigma0^2 m: each entry is
-    # ~ N(0, 1/m) relative to the special ones, and the largest of N such entries is
-    # ~ sqrt(2 ln N / m) (extreme-value scale)
-    n_rand = 2 * rand.size * seen.size
-    n_mixed = 2 * unseen.size * seen.size
-    leak_r = math.sqrt(2 * math.log(max(n_rand, 2)) / cfg.m)
-    leak_u = math.sqrt(2 * math.log(max(n_mixed, 2)) / cfg.m)
+    leak_r, leak_u = _leakage(rand.size, unseen.size, seen.size, cfg.m)
     gam_err = 0.0
     for k in range(cfg.members):
         dA = run.A_end[k] - run.A_start[k]
-        # Gamma = -dL/dA on mu1..mu3 (theory.class_gamma at the reduction's sample margins)
-        # against the exact canonical Gamma (theory.canonical_velocity with Q_G = I, K_G = 0,
-        # uniform attention) on the run's tokens, at the reduction's state at tau_end
-        Ye = _private(theory, cfg, [0.0, float(run.tau_eff[k, -1])], _start(run, k))[:, -1]
-        g_red = theory.class_gamma(Ye[:3], cfg.L, cfg.m,
-                                   margins=theory.private_margins(list(Ye), cfg.L))
-        g_ex = theory.canonical_velocity(_placed(run.data, cfg.vocabulary, Ye, Q=1.0),
-                                         run.data.tokens, run.data.labels, cfg.m,
-                                         cfg.m1)["A"][:3, :3]
-        gam_err = max(gam_err, float(np.max(np.abs(g_red - g_ex)) / np.max(np.abs(g_ex))))
+        gam_err = max(gam_err, _gamma_exact_error(theory, run, k))
         gam = theory.class_gamma(_class_state(theory, float(run.tau[k, -1]))[0], cfg.L, cfg.m)
         sign_err += _sign_errors(gam, dA, ATT_PAIRS)
-        # Eq. (3)'s magnitudes: the coefficients C_{nu,mu} = (2 kappa/S0) int Gamma dtau along
-        # the private-token reduction to the run's tau_eff (theory.score_drift)
-        grid = np.concatenate([np.linspace(0.0, 20.0, 801),
-                               np.geomspace(20.1, float(run.tau_eff[k, -1]), 800)])
         S0 = float(run.S0[k])
-
-        def coeffs(Yg, S0=S0, grid=grid):
-            C = theory.score_drift(grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]
-            return np.array([C[i, j] for i, j in ATT_PAIRS])
-
-        pred = coeffs(_private(theory, cfg, grid, _start(run, k)))
-        def coeff_spread(th, S0=S0, grid=grid, k=k):
-            def of(Yg):
-                return np.array([C[i, j] for C in [th.score_drift(
-                    grid, Yg, cfg.L, cfg.m, kappa, S0)[-1]] for i, j in ATT_PAIRS])
-            p = of(_private(th, cfg, grid, _start(run, k)))
-            return lambda Yg: np.max(np.abs(of(Yg) / p - 1))
-
-        _, c_spread = _g0_spread(theory, run, k, grid, None, _clock(run, k),
-                                 stat_of=coeff_spread)
+        pred, c_spread = _coefficients(theory, run, k)
         obs = np.array([dA[i, j] for i, j in ATT_PAIRS])
         # K_G, Q_G: chi-square diagonals (3 sqrt(2/m)), their growth over the run (S/S0 - 1
         # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
@@ -2199,38 +2250,13 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
                        s_err if math.isfinite(s_err) else math.inf, s_tol), comp)
         comp_tols.append(s_tol)
         special = float(mags.max())
-        r_obs = float(max(np.abs(dA[np.ix_(rand, seen)]).max(),
-                          np.abs(dA[np.ix_(seen, rand)]).max())) / special
+        r_obs, rand_pt, pair_pt = _random_entry_points(theory, run, k, dA, rand, seen, a_rel,
+                                                       c_spread, leak_r)
         rnd = max(rnd, r_obs)
-        # the random entries through the theory: Gamma on the whole vocabulary along the
-        # reduction (canonical_velocity), integrated by attention_drift; at the paper's
-        # K_G = Q_G = kappa I (Eq. (3)'s O(1/n), its constant from the reduction) and with
-        # the member's own initial Gram matrices (paired: the leakage predicted entry by
-        # entry).  Both are ratios, so S/S0 - 1 and kappa cancel; the member's allowance is
-        # the magnitudes' a less those terms, as comparable_vs_reduction's
-        full_grid = np.concatenate([np.linspace(0.0, 20.0, RANDOM_GRID[0]), np.geomspace(
-            20.0 * (1 + 1e-9), float(run.tau_eff[k, -1]), RANDOM_GRID[1])])
-        gammas = _full_gammas(theory, run, k, full_grid)
-        WK0 = run.initial["WK"][k].detach().cpu().double().numpy()
-        WQ0 = run.initial["WQ"][k].detach().cpu().double().numpy()
-
-        K0, Q0 = WK0.T @ WK0, WQ0.T @ WQ0
-        iso = kappa * np.eye(cfg.vocabulary)
-        every = np.arange(full_grid.size)
-        half = np.unique(np.concatenate([every[::2], every[-1:]]))
-        r_iso, g_iso = _drift_ratio(theory, gammas, full_grid, S0, iso, iso, rand, seen, half)
-        r_own, g_own = _drift_ratio(theory, gammas, full_grid, S0, K0, Q0, rand, seen, half)
-        r_bound = r_iso * math.exp(g_iso) * (1 + a_rel) / (1 - a_rel) if a_rel < 1 else math.inf
-        rand_w = _worse((r_iso, r_obs, r_obs, r_bound + leak_r), rand_w)
-        rand_tols.append(r_bound + leak_r)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p_err = abs(math.log(r_obs / r_own)) if r_own > 0 else math.inf
-        # paired: the member's own Gram matrices replace the chi-square allowance of their
-        # diagonals (3 sqrt(2/m)), so only the random-token spread and clock remain of a
-        a_pair = float(c_spread)
-        p_tol = (math.log((1 + a_pair) / (1 - a_pair)) if a_pair < 1 else math.inf) + g_own
-        pair = _worse((r_own, r_obs, p_err if math.isfinite(p_err) else math.inf, p_tol), pair)
-        pair_tols.append(p_tol)
+        rand_w = _worse(rand_pt, rand_w)
+        rand_tols.append(rand_pt[3])
+        pair = _worse(pair_pt, pair)
+        pair_tols.append(pair_pt[3])
         both = max(both, float(np.abs(dA[np.ix_(unseen, unseen)]).max()))
         mixed = max(mixed, float(max(np.abs(dA[np.ix_(unseen, seen)]).max(),
                                      np.abs(dA[np.ix_(seen, unseen)]).max())) / special)
