@@ -659,7 +659,7 @@ KAPPA = sp.Symbol("kappa", nonnegative=True)
 
 @cache
 def _preconditioned_private_system(n: int, L: int, weights: tuple) -> ReducedSystem:
-    base = _private_system(n, L, weights)
+    base = private_system(n, L, weights)  # the public one: a slip in it reaches this too
     per, counts = _private_counts(n, L)
     # beta.r = (1/2) d|beta|^2/dtau on the reduced flow: one coordinate per special token,
     # N_k = n_k (L - s_k) coordinates equal to P_k per class (private_beta_sq's weights)
