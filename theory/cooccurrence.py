@@ -82,7 +82,7 @@ __all__ = [
     "G1",
     "G2",
     "G3",
-    "KAPPA",
+    "PRECOND",
     "STATE_KEYS",
     "TAU",
     "WEIGHTS",
@@ -653,8 +653,9 @@ def private_system(n: int, L: int, weights: Sequence = WEIGHTS) -> ReducedSystem
     return _private_system(int(n), int(L), _weights(weights))
 
 
-#: kappa = m1 / S^2, the weight of the preconditioner term (:func:`preconditioned_private_system`)
-KAPPA = sp.Symbol("kappa", nonnegative=True)
+#: m1 / S^2, the weight of the preconditioner term (:func:`preconditioned_private_system`);
+#: called kappa in its docstrings, not the kappa = sigma0^2 m of :func:`score_drift`
+PRECOND = sp.Symbol("kappa_p", nonnegative=True)
 
 
 @cache
@@ -667,7 +668,7 @@ def _preconditioned_private_system(n: int, L: int, weights: tuple) -> ReducedSys
     beta_r = sum((w * y * f for w, y, f in zip(mult, base.state, base.rhs, strict=True)),
                  sp.S.Zero)
     return ReducedSystem(
-        base.state, (KAPPA,), base.rhs + KAPPA * beta_r * sp.Matrix(base.state),
+        base.state, (PRECOND,), base.rhs + PRECOND * beta_r * sp.Matrix(base.state),
         name=f"cooccurrence private-token classes n={n} L={L}, m1 M r kept to first order",
         assumptions=(
             "our derivation: the private-token reduction (private_system) plus the term it "
@@ -680,7 +681,7 @@ def _preconditioned_private_system(n: int, L: int, weights: tuple) -> ReducedSys
 
 def preconditioned_private_system(n: int, L: int, weights: Sequence = WEIGHTS) -> ReducedSystem:
     """:func:`private_system` with the preconditioner term it drops kept to first order (our
-    derivation): ``dY/dtau = f(Y) + kappa (beta.r) Y``, kappa = m1/S^2 (:data:`KAPPA`).
+    derivation): ``dY/dtau = f(Y) + kappa (beta.r) Y``, kappa = m1/S^2 (:data:`PRECOND`).
 
     The term is along beta itself: it grows every margin in proportion to its own value, so
     ratios of the class losses that the reduction predicts move at first order in kappa
@@ -707,8 +708,8 @@ def private_trajectory(taus, n: int, L: int, weights: Sequence = _FLOAT_WEIGHTS,
                     (0.0, float(taus[-1])), np.zeros(7) if Y0 is None else
                     np.asarray(Y0, dtype=float), method="LSODA", t_eval=taus,
                     rtol=1e-10, atol=1e-12)
-    if not sol.success:
-        raise RuntimeError(f"private-token class system failed: {sol.message}")
+    if not sol.success:  # a wrong system (a control, a mutant) fails a part, not the check
+        raise InadmissibleTheory(f"private-token class system failed: {sol.message}")
     return sol.y
 
 

@@ -160,7 +160,7 @@ def _preconditioner_dropped(n, L, weights=tc.WEIGHTS):
     from theory.flow import ReducedSystem
 
     base = tc.private_system(n, L, weights)
-    return ReducedSystem(base.state, (tc.KAPPA,), base.rhs, name=base.name + ", kappa ignored")
+    return ReducedSystem(base.state, (tc.PRECOND,), base.rhs, name=base.name + ", kappa ignored")
 
 
 NO_PRECONDITIONER = _Theory("the reduction without its m1 M r term (kappa ignored: "
@@ -296,6 +296,24 @@ def _clock(run: nc.CoRun, k: int, j: int | None = None, preconditioner: bool = T
     return gd + float(run.tau_eff[k, j] / run.tau[k, j] - 1) if preconditioner else gd
 
 
+def _m0_eps(run: nc.CoRun, k: int) -> float:
+    """eps0 = m1 lambda_max(M0) / S0 of member k, M0 = W_V^T W_V at the start: the largest
+    relative rate error of the m1 M0 r / S0 term the preconditioned reduction drops."""
+    WV = run.initial["WV"][k].detach().cpu().double()
+    return run.config.m1 * float(torch.linalg.eigvalsh(WV.T @ WV).max()) / float(run.S[k, 0])
+
+
+def _kept_second(run: nc.CoRun, k: int) -> float:
+    """The relative size of what the preconditioned reduction leaves at second order: the
+    term is first order in kappa |beta|^2, M = int d(beta beta^T)/S differs from beta
+    beta^T/S by the relative S drift (theory.s_drift at the run's end) and by the dropped
+    beta0 beta0^T/S: kappa0 (|beta|^2_max + |beta0|^2) + S drift (member k's run)."""
+    beta_sq = np.sum(run.beta[k] ** 2, axis=1)
+    kappa0 = _kappa(run, k)
+    return (kappa0 * float(beta_sq.max() + beta_sq[0])
+            + float(tc.s_drift(beta_sq[-1] - beta_sq[0], run.config.m1, float(run.S[k, 0]))))
+
+
 def _kappa(run: nc.CoRun, k: int) -> float:
     """kappa = m1 / S0^2 of member k, the weight of the m1 M r term the private-token
     reduction drops (theory.preconditioned_private_system); S grows with |beta|
@@ -307,7 +325,8 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
                stat: Callable[[np.ndarray], float] | None, clock: float = 0.0, *,
                allowance=None, through_trajectory: bool = False,
                stat_of: Callable[[Any], Callable[[np.ndarray], float]] | None = None,
-               reference: bool = False, kappa: float = 0.0) -> tuple:
+               reference: bool = False, kappa: float = 0.0, kept_second: float = 0.0
+               ) -> tuple:
     """``stat`` on the reduced trajectory from member k's own start (:func:`_start`), and the
     allowance for what the reduction (one margin per class) leaves out: the spread of the
     samples' random-token G(0) around their class mean, of sd sd_G sqrt(L - s_k) in a margin.
@@ -343,7 +362,9 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
     ``kappa`` (> 0): add the change of ``stat`` when the allowance theory's reduction keeps
     its dropped m1 M r term (theory.preconditioned_private_system at kappa, :func:`_kappa`):
     that term grows beta along itself, which moves ratios of class losses at first order, not
-    only the clock; a claim that uses it passes ``_clock(..., preconditioner=False)``."""
+    only the clock; a claim that uses it passes ``_clock(..., preconditioner=False)``.  The
+    change counts (1 + ``kept_second``) times, for what the kept term leaves at second order
+    (:func:`_kept_second`)."""
     cfg = run.config
     if stat_of is not None:
         at = tc if allowance is None else allowance
@@ -381,7 +402,7 @@ def _g0_spread(theory, run: nc.CoRun, k: int, taus,
         worst = worst + np.abs(fast - base_at)
     if kappa:
         kept = np.asarray(stat(_private(at, cfg, taus, Y0, kappa)), dtype=float)
-        worst = worst + np.abs(kept - base_at)
+        worst = worst + (1.0 + kept_second) * np.abs(kept - base_at)
     if base.ndim == 0:
         out = (float(base), float(worst), float(base_at))
     else:
@@ -1447,7 +1468,11 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
           "the tau_eff/tau - 1 clock term it replaces (the same effect; GD's step x curvature "
           "clock stays), and the reduction is read to each member's own last record (the "
           "ratio grows to the end, and a common end had compared the run's last value with "
-          "an earlier one of the reduction).  Lemma 4.5 states only O(1); the parts compare the "
+          "an earlier one of the reduction).  A referee read then added the m1 M0 r / S0 clock "
+          "and the kept term's second-order remainder (_kept_second).  With them: test "
+          "profile 0.00244 / 0.00489, quick 0.000431 / 0.000861 (lemma45_total_over_R_den, "
+          "worst example).  The derivation this allowance rests on is tested on its own by "
+          "kept_preconditioner.  Lemma 4.5 states only O(1); the parts compare the "
           "largest ratio after T1 with the reduction's value, in place of the former bare "
           "bound of 20",
 )
@@ -1475,9 +1500,9 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
                     float(np.max(gp.sum(0) / (gp[0] - np.maximum(gp[1], gp[2])))))
 
         base, spread, ref = _g0_spread(
-            theory, run, k, taus, None, _clock(run, k, preconditioner=False),
+            theory, run, k, taus, None, _clock(run, k, preconditioner=False) + _m0_eps(run, k),
             stat_of=lambda th, f=stats: lambda Y: np.array(f(Y, th)), reference=True,
-            kappa=_kappa(run, k))
+            kappa=_kappa(run, k), kept_second=_kept_second(run, k))
         g = run.type_g[k, i:]
         obs = (float(np.max(np.abs(g[:, 1] / g[:, 2] - 1))),
                float(np.max(g.sum(1) / (g[:, 1:].sum(1) - g[:, 0]))),
@@ -1496,9 +1521,10 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
                   "Lemma 4.4: |sum_I2 g / sum_I3 g - 1|, largest after T1, against the reduced "
                   "system's from the member's own initial G (0 by symmetry from G = 0); "
                   "allowance: its random-token G(0) spread, its change over GD's clock "
-                  "offset (step x curvature) and its change when the reduction keeps the "
-                  "m1 M r term it drops (theory.preconditioned_private_system at m1/S0^2), "
-                  "all on the paper's reduction",
+                  "offset (step x curvature) and the m1 M0 r / S0 clock, and its change when "
+                  "the reduction keeps the m1 M r term it drops (theory."
+                  "preconditioned_private_system at m1/S0^2; times 1 + its second-order "
+                  "remainder, _kept_second), all on the paper's reduction",
                   details={"members": parts_obs["ratio"]}, kind="simulation"), tols["ratio"])]
     for key, name, what in (("a", "lemma45_total_over_R_num",
                              "sum g / (sum_{I2 u I3 u I4} g - sum_I1 g)"),
@@ -1551,59 +1577,88 @@ def _class_margins(run: nc.CoRun, k: int) -> np.ndarray:
     return np.stack([run.margin[k][:, run.data.types == c].mean(1) for c in range(4)])
 
 
+#: records at which _kept_allowance evaluates the attention's and M0's rate perturbations
+KEPT_RATE_POINTS = 40
+
+
 def _kept_allowance(run: nc.CoRun, k: int) -> tuple[np.ndarray, dict]:
-    """What the kept-term reduction's GD map leaves out, as a bound on each class margin at
-    each record [4, records], from the run and the paper's reduction (tc) alone, so the same
-    for check and control:
+    """What the kept-term reduction's GD map leaves out, as an allowance on each class margin
+    at each record [4, records], from the run and the paper's theory (tc) alone, so the same
+    for check and control.  Errors injected into beta are carried to a margin by L (it sums
+    L token coordinates) and by the stretch exp(kappa0 |beta|^2_max): the uniform-attention
+    flow is the gradient flow of a convex loss in beta, non-expansive (GD too while
+    h lambda <= 2, checked), but the kept map's Jacobian adds h kappa (beta r^T + (beta.r) I),
+    non-expansive only in the metric of P = I + kappa beta beta^T; converting norms costs
+    sqrt(1 + kappa |beta|^2) <= exp(kappa |beta|^2 / 2) and the (beta.r) I term compounds to
+    at most exp(kappa Delta|beta|^2 / 2).  The terms:
 
     - GD's product term: beta = W_V^T W^T a moves by -lr (dW_V^T u + W_V^T dW^T a) + lr^2
       dW_V^T dW^T a per step, the last left out of the map; |lr^2 dW_V^T dW^T a| <= lr^2
-      |dL/dW_V| |dL/dW| sqrt(m1) (|a| = sqrt(m1)), from the run's own gradients.  The
-      uniform-attention flow is the gradient flow of the logistic loss, convex in beta, so an
-      error injected into beta is not amplified (GD too while h lambda_max <= 2, checked); the
-      kept term I + kappa beta beta^T can stretch it by 1 + kappa |beta|^2 at most.  A margin
-      sums L token coordinates: L times the accumulated |error|.
-    - Attention: a margin reads beta through c_h = sum_l P_hl, which departs from the
-      reduction's 1 by L max|P - 1/L| <= L (max|P0 - 1/L| + max|P - P0|) at most (P0 from the
-      model's forward pass at its initial parameters); on the margin itself and on the rates
-      that built it, 2 L^2 (max|P0 - 1/L| + max|P - P0|) |beta|_inf.
-    - The isotropic m1 M0 r/S0 the derivation drops, a clock change of m1 lambda_max(M0)/S0
-      (M0 = W_V^T W_V at the start): the reduction's change over that clock offset.
-    - Second order: the kept term is first order in kappa |beta|^2, and M = int d(beta
-      beta^T)/S differs from beta beta^T/S by the relative S drift; their product with the
-      term's own effect, (kappa0 |beta|^2_max + s_drift at the end) |Q_kept - Q_dropped|.
+      |dL/dW_V| |dL/dW| sqrt(m1) (|a| = sqrt(m1)), from the run's own gradients, summed.
+    - Attention, an estimate (linear response, not a bound): the rate perturbation of the
+      model's attention scores, |r(beta; A) - r(beta; 0)| from tc.canonical_velocity at the
+      run's own beta, A the run's A at the start and at the end (the larger; the scores are
+      of order 1e-5, where the softmax is linear in A, and A moves by far less than it starts
+      from: max|P - P0| against max|P0 - 1/L|), integrated over tau; plus the direct reading
+      of beta through c_h = sum_l P_hl at the record, L max|c - 1| |beta|_inf with max|c - 1|
+      <= max|c0 - 1| + L max|P - P0| so far.
+    - The dropped m1 M0 r / S0 (M0 = W_V^T W_V at the start, not isotropic where d > m): a
+      rate error of at most eps0 |r|, eps0 = m1 lambda_max(M0) / S0, integrated with the
+      run's own |r| (tc.canonical_velocity).
+    - Second order: the kept term is first order in kappa |beta|^2; M = int d(beta
+      beta^T)/S differs from beta beta^T/S by the relative S drift and by the dropped beta0
+      beta0^T / S; their product with the term's own effect, (kappa0 (|beta|^2_max +
+      |beta0|^2) + s_drift at the end) |Q_kept - Q_dropped| on tc's flow.
     - The random tokens' G(0) spread within a class (second order, :func:`_g0_spread`)."""
     cfg = run.config
     tau = run.tau[k]
-    L, m1, S0 = cfg.L, cfg.m1, float(run.S[k, 0])
-    lr = run.lr_steps[k]
-    per_step = lr ** 2 * np.sqrt(run.grad_sq["WV"][k] * run.grad_sq["W"][k] * m1)
-    injected = np.concatenate([[0.0], np.cumsum(per_step)])[run.steps]
+    L, m1, S0, d = cfg.L, cfg.m1, float(run.S[k, 0]), cfg.vocabulary
     beta_sq = np.sum(run.beta[k] ** 2, axis=1)
     kappa0 = m1 / S0 ** 2
-    stretch = 1.0 + kappa0 * float(beta_sq.max())
-    gd = stretch * L * injected
+    stretch = math.exp(kappa0 * float(beta_sq.max()))
+    lr = run.lr_steps[k]
+    per_step = lr ** 2 * np.sqrt(run.grad_sq["WV"][k] * run.grad_sq["W"][k] * m1)
+    gd = np.concatenate([[0.0], np.cumsum(per_step)])[run.steps]
+    # rate perturbations at the run's own beta, at KEPT_RATE_POINTS records
+    zero = np.zeros((d, d))
+    at = np.unique(np.linspace(0, tau.size - 1, KEPT_RATE_POINTS).astype(int))
+    d_attn, r_norm = [], []
+    for j in at:
+        state = {"beta": run.beta[k, j], "S": 1.0, "M": zero, "A": zero, "K_G": zero,
+                 "Q_G": zero}
+        r0 = tc.canonical_velocity(state, run.data.tokens, run.data.labels, cfg.m, m1)["beta"]
+        r_norm.append(float(np.linalg.norm(r0)))
+        d_attn.append(max(float(np.linalg.norm(tc.canonical_velocity(
+            {**state, "A": A}, run.data.tokens, run.data.labels, cfg.m, m1)["beta"] - r0))
+            for A in (run.A_start[k], run.A_end[k])))
+
+    def accumulated(rate):
+        rate = np.asarray(rate)
+        cum = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1])
+                                               * np.diff(tau[at]))])
+        return np.interp(tau, tau[at], cum)
+
     with torch.no_grad():
         _, P0 = nc.forward({name: v[k] for name, v in run.initial.items()},
                            torch.as_tensor(run.data.tokens))
-    dev0 = float((P0 - 1.0 / L).abs().max())
-    attn = 2 * L ** 2 * (dev0 + run.max_dp[k]) * np.abs(run.beta[k]).max(axis=1)
-    WV = run.initial["WV"][k].detach().cpu().double()
-    eps0 = m1 * float(torch.linalg.eigvalsh(WV.T @ WV).max()) / S0
+    cdev = float((P0.sum(2) - 1.0).abs().max()) + L * np.maximum.accumulate(run.max_dp[k])
+    direct = L * cdev * np.abs(run.beta[k]).max(axis=1)
+    eps0 = _m0_eps(run, k)
+    injected = gd + accumulated(d_attn) + eps0 * accumulated(r_norm)
     Y0 = _start(run, k)
     margins = lambda Y: np.array(tc.private_margins(list(Y), L), dtype=float)  # noqa: E731
     kept = margins(_private(tc, cfg, tau, Y0, kappa0))
     dropped = margins(_private(tc, cfg, tau, Y0))
-    clock0 = np.abs(margins(_private(tc, cfg, tau * (1 + eps0), Y0, kappa0)) - kept)
-    drift_end = float(tc.s_drift(beta_sq[-1] - beta_sq[0], m1, S0))
-    second = (kappa0 * float(beta_sq.max()) + drift_end) * np.abs(kept - dropped)
+    second = _kept_second(run, k) * np.abs(kept - dropped)
     _, spread = _g0_spread(tc, run, k, tau, margins, allowance=tc)
     step_curv = 2 * _clock(run, k, preconditioner=False)  # max h lambda g over the run
-    total = gd[None, :] + attn[None, :] + clock0 + second + spread
-    return total, {"gd_product": float(gd[-1]), "attention": float(attn.max()),
-                   "initial_attention_departure": dev0,
-                   "m0_clock": float(clock0.max()), "second_order": float(second.max()),
-                   "spread": float(np.max(spread)), "max_h_lambda_g": step_curv}
+    total = (L * stretch * injected + direct)[None, :] + second + spread
+    return total, {"gd_product": float(L * stretch * gd[-1]),
+                   "attention_rates": float(L * stretch * accumulated(d_attn)[-1]),
+                   "attention_direct": float(direct.max()),
+                   "m0_rates": float(L * stretch * eps0 * accumulated(r_norm)[-1]),
+                   "second_order": float(second.max()), "spread": float(np.max(spread)),
+                   "stretch": stretch, "max_h_lambda_g": step_curv}
 
 
 @claim(
@@ -1629,14 +1684,23 @@ def _kept_allowance(run: nc.CoRun, k: int) -> tuple[np.ndarray, dict]:
           "against 0.036-0.127 for the reduction without the term; the allowance below is "
           "derived term by term (see _kept_allowance), none of it fitted to those numbers.  "
           "The control is the same map without the term: the near miss the claim is about.  "
-          "One change after a run: the first test-profile run of the check failed at record "
-          "0 (an error of 6e-8 against an allowance of 0), because the model's initial "
-          "attention is not exactly uniform; the attention term now counts max|P0 - 1/L| "
-          "beside max|P - P0|.  Then (session of 2026-12-05): at quick the worst point is "
-          "0.936 of its allowance (data set 1; data set 0 0.894, an unpinned data set 2 "
-          "0.937), near tau 40-64 where the accumulated GD term is still small; the control "
-          "reaches 8.31.  At the test profile 0.453, the control 3.75.  The part's error is in "
-          "units of each point's own allowance, so its tolerance is 1.",
+          "Changes after runs: (1) the first test-profile run failed at record 0 (6e-8 "
+          "against an allowance of 0): the initial attention is not exactly uniform, and the "
+          "attention term now counts it.  (2) A referee read (no failure prompted it) found "
+          "the attention term underived for the rates that built beta and the stretch 1 + "
+          "kappa |beta|^2 a guess; the allowance was rebuilt (_kept_allowance: a linear-"
+          "response estimate of the attention's and M0's rate perturbations from "
+          "tc.canonical_velocity at the run's beta, the stretch exp(kappa0 |beta|^2_max), "
+          "beta0 in the second order).  With it (session of 2026-12-05), the worst point is "
+          "0.493 of its allowance at quick (0.218-0.493 over the four members of data sets 0 "
+          "and 1) and 0.215 at the test profile; the control (the map without the term) "
+          "reaches 3.8-4.5 at quick and 2.3-2.4 at the test profile.  A nearer miss, the term "
+          "as a clock only (dbeta/dtau = (1 + kappa |beta|^2) r), reaches 1.33-1.52 at quick "
+          "(rejected) but 0.70-0.75 at the test profile (not): the smoke size does not "
+          "resolve the term's direction, quick does.  Allowance terms at quick, member 0 of "
+          "data set 0: GD product 0.0015, M0 rates 0.0024, attention rates 0.0011, second "
+          "order 0.00066, spread 0.00032.  The part's error is in units of each point's own "
+          "allowance, so its tolerance is 1.",
 )
 def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence:
     """Class margins of the trained model against the preconditioned reduction's GD map."""
@@ -1654,8 +1718,11 @@ def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence
                 kind="simulation"),))
         err = np.abs(obs - pred)
         # in units of each point's own allowance (which the run and tc fix, not the theory
-        # under test): a non-finite prediction ranks worst
-        ratio = np.where(np.isfinite(err), err / allow, np.inf)
+        # under test): a non-finite prediction ranks worst, an error where the allowance is 0
+        # too (0 / 0 reads 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(allow > 0, err / allow, np.where(err > 0, np.inf, 0.0))
+        ratio = np.where(np.isfinite(err), ratio, np.inf)
         c, j = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
         point = (float(pred[c, j]), float(obs[c, j]), float(ratio[c, j]))
         if worst is None or point[2] >= worst[2]:
@@ -1669,9 +1736,10 @@ def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence
         "preconditioned reduction's (theory.preconditioned_private_system, kappa from "
         "theory.s_drift) GD map on the member's own tau steps| / its allowance at that point "
         "(so the tolerance is 1); predicted and observed are the margins at the worst point; "
-        "the allowance from the run and the paper's reduction alone (_kept_allowance: GD's "
-        "product term, attention, the isotropic M0 clock, second order in kappa |beta|^2 "
-        "and the S drift, the random-token G(0) spread), the same for check and control",
+        "the allowance from the run and the paper's theory alone (_kept_allowance: GD's "
+        "product term, the attention's and M0's rate perturbations, second order in kappa "
+        "|beta|^2, the S drift and beta0, the random-token G(0) spread), the same for check "
+        "and control",
         details={"members": details}, kind="simulation"),))
 
 
@@ -2096,7 +2164,9 @@ def _coefficients(theory, run: nc.CoRun, k: int) -> tuple[np.ndarray, float]:
         return lambda Yg: np.max(np.abs(of(th, Yg) / p - 1))
 
     pred = of(theory, _private(theory, cfg, grid, _start(run, k)))
-    _, c_spread = _g0_spread(theory, run, k, grid, None, _clock(run, k),
+    # the grid runs to tau_eff, which already carries the preconditioner's rate along beta:
+    # the clock is GD's alone (tau_eff/tau - 1 counted once)
+    _, c_spread = _g0_spread(theory, run, k, grid, None, _clock(run, k, preconditioner=False),
                              stat_of=coeff_spread)
     return pred, float(c_spread)
 
@@ -2125,41 +2195,31 @@ def _gamma_exact_error(theory, run: nc.CoRun, k: int) -> float:
     return float(np.max(np.abs(g_red - g_ex)) / np.max(np.abs(g_ex)))
 
 
-def _random_entry_points(theory, run: nc.CoRun, k: int, dA: np.ndarray, rand: np.ndarray,
-                         seen: np.ndarray, a_rel: float, c_spread: float, leak_r: float
-                         ) -> tuple[float, tuple, tuple]:
-    """Member k's random entries through the theory: (observed ratio, random_entries' and
-    random_entries_paired's (predicted, observed, error, tolerance)).
+def _random_entry_point(theory, run: nc.CoRun, k: int, dA: np.ndarray, rand: np.ndarray,
+                        seen: np.ndarray, a_rel: float, leak_r: float) -> tuple[float, tuple]:
+    """Member k's random entries through the theory: (observed ratio, random_entries'
+    (predicted, observed, error, tolerance)).
 
     Gamma on the whole vocabulary along the reduction (:func:`_full_gammas`), integrated by
-    theory.attention_drift, at the paper's K_G = Q_G = kappa I (Eq. (3)'s O(1/n), its
-    constant from the reduction; one-sided, with the leakage scale ``leak_r``) and with the
-    member's own initial Gram matrices (paired: the leakage predicted entry by entry).  Both
-    are ratios, so S/S0 - 1 and kappa cancel: the first takes comparable_vs_reduction's
-    ``a_rel``, the second only the random-token spread and clock ``c_spread`` (own Gram
-    matrices: no chi-square term); each with its trapezoid error (:func:`_drift_ratio`)."""
+    theory.attention_drift at the paper's K_G = Q_G = kappa I: Eq. (3)'s O(1/n) with the
+    reduction's own constant.  The bound is that ratio times (1 + a)/(1 - a) (a:
+    comparable_vs_reduction's allowance, S/S0 - 1 and kappa cancelling in a ratio) and its
+    trapezoid error (:func:`_drift_ratio`), plus the leakage scale ``leak_r``: one-sided, so
+    the theory's own ratio is the tolerance (declared where the part is built)."""
     cfg = run.config
-    S0 = float(run.S0[k])
     kappa = cfg.s0 ** 2 * cfg.m
     r_obs = _random_ratio(dA, rand, seen)
     grid = np.concatenate([np.linspace(0.0, 20.0, RANDOM_GRID[0]), np.geomspace(
         20.0 * (1 + 1e-9), float(run.tau_eff[k, -1]), RANDOM_GRID[1])])
     gammas = _full_gammas(theory, run, k, grid)
-    WK0 = run.initial["WK"][k].detach().cpu().double().numpy()
-    WQ0 = run.initial["WQ"][k].detach().cpu().double().numpy()
     iso = kappa * np.eye(cfg.vocabulary)
     every = np.arange(grid.size)
     half = np.unique(np.concatenate([every[::2], every[-1:]]))
-    r_iso, g_iso = _drift_ratio(theory, gammas, grid, S0, iso, iso, rand, seen, half)
-    r_own, g_own = _drift_ratio(theory, gammas, grid, S0, WK0.T @ WK0, WQ0.T @ WQ0, rand,
-                                seen, half)
+    r_iso, g_iso = _drift_ratio(theory, gammas, grid, float(run.S0[k]), iso, iso, rand, seen,
+                                half)
     bound = (r_iso * math.exp(g_iso) * (1 + a_rel) / (1 - a_rel) if a_rel < 1
              else math.inf) + leak_r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_err = abs(math.log(r_obs / r_own)) if r_own > 0 else math.inf
-    p_tol = (math.log((1 + c_spread) / (1 - c_spread)) if c_spread < 1 else math.inf) + g_own
-    return r_obs, (r_iso, r_obs, r_obs, bound), (
-        r_own, r_obs, p_err if math.isfinite(p_err) else math.inf, p_tol)
+    return r_obs, (r_iso, r_obs, r_obs, bound)
 
 
 def _drift_ratio(theory, gammas: np.ndarray, grid: np.ndarray, S0: float, K: np.ndarray,
@@ -2204,10 +2264,13 @@ def _random_ratio(dA: np.ndarray, rand: np.ndarray, seen: np.ndarray) -> float:
           "the private-token reduction, at K_G = Q_G = kappa I): about 6.3/n at quick's n = 60 "
           "(6.29 and 6.23 times 1/n, data sets 0 and 1), twice the bare constant, so the old part "
           "had passed only through its leakage term (observed 0.17-0.19 at quick, 0.22-0.27 "
-          "at the test profile, against 3/n = 0.05).  A new part, random_entries_paired, "
-          "predicts the leakage entry by entry from the member's own initial Gram matrices: "
-          "at quick |log| errors 0.018 and 0.041 against allowances of 0.38 (its allowance, "
-          "the magnitudes' spread and clock terms, is wide: the GD clock dominates).",
+          "at the test profile, against 3/n = 0.05).  Its bound is the tested theory's own "
+          "ratio (declared: tolerance_from_theory), a one-sided reading of O(1/n).  A part "
+          "that predicted the leakage entry by entry from the member's own Gram matrices (at "
+          "quick, |log| errors 0.018 and 0.041) was taken out again after a referee read: it "
+          "is a strengthening of ours, and its allowance was not derived for a ratio.  The "
+          "same read found tau_eff/tau - 1 counted twice in the coefficients' allowance (the "
+          "grid already runs to tau_eff); the clock there is now GD's alone.",
 )
 def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence:
     """Eq. (3) / Theorem 3.3 at T* (end of the run); unseen-token entries of Delta A."""
@@ -2217,8 +2280,8 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     unseen = np.setdiff1d(np.arange(cfg.vocabulary), seen)
     rand = seen[seen >= 3]
     sign_err, spread, rnd, both, mixed = 0, 0.0, 0.0, 0.0, 0.0
-    mag = comp = pair = _NONE_YET
-    mag_tols, comp_tols, pair_tols = [], [], []
+    mag = comp = _NONE_YET
+    mag_tols, comp_tols = [], []
     rand_w, rand_tols = _NONE_YET, []
     leak_r, leak_u = _leakage(rand.size, unseen.size, seen.size, cfg.m)
     gam_err = 0.0
@@ -2252,13 +2315,10 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
                        s_err if math.isfinite(s_err) else math.inf, s_tol), comp)
         comp_tols.append(s_tol)
         special = float(mags.max())
-        r_obs, rand_pt, pair_pt = _random_entry_points(theory, run, k, dA, rand, seen, a_rel,
-                                                       c_spread, leak_r)
+        r_obs, rand_pt = _random_entry_point(theory, run, k, dA, rand, seen, a_rel, leak_r)
         rnd = max(rnd, r_obs)
         rand_w = _worse(rand_pt, rand_w)
         rand_tols.append(rand_pt[3])
-        pair = _worse(pair_pt, pair)
-        pair_tols.append(pair_pt[3])
         both = max(both, float(np.abs(dA[np.ix_(unseen, unseen)]).max()))
         mixed = max(mixed, float(max(np.abs(dA[np.ix_(unseen, seen)]).max(),
                                      np.abs(dA[np.ix_(seen, unseen)]).max())) / special)
@@ -2283,7 +2343,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             "along the private-token reduction (theory.score_drift), largest relative error; "
             "allowance 3 sqrt(2/m) (K_G, Q_G diagonals), the random-token G(0) spread "
             "(relative, on the paper's reduction) and S/S0 - 1", kind="simulation"), mag_tols),
-        _worst_member_part(Part("random_entries", *rand_w,
+        _worst_member_part(tolerance_from_theory(Part("random_entries", *rand_w,
              "Eq. (3): entries with a random token are O(1/n) of the special ones; the "
              "constant is the reduction's own (largest over members of the ratio max|random| / "
              "max|C| of theory.attention_drift at K_G = Q_G = kappa I of the whole-vocabulary "
@@ -2291,21 +2351,11 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
              "(1 + a)/(1 - a), a as comparable_vs_reduction's, and its trapezoid error), plus "
              "the sigma0^2 sqrt(m) "
              "term: K_G off-diagonal leakage, largest of N entries ~ sqrt(2 ln N / m)",
-             details={"ratio_times_n": rand_w[0] * cfg.n}, kind="simulation"), rand_tols),
-        _worst_member_part(tolerance_from_theory(Part(
-            "random_entries_paired", *pair,
-            "|log| of the observed max|random entry| / max|C| against the same ratio of "
-            "theory.attention_drift with the member's own initial K_G = W_K^T W_K and Q_G = "
-            "W_Q^T W_Q (the leakage predicted entry by entry) of the whole-vocabulary Gamma "
-            "(theory.canonical_velocity along the private-token reduction, each random token "
-            "at its own initial offset); allowance log((1 + a)/(1 - a)) with a the "
-            "magnitudes' random-token G(0) spread and clock term (its chi-square term of the "
-            "Gram diagonals and S/S0 - 1 do not enter: own Gram matrices, and a ratio), and "
-            "the integral's trapezoid error (Richardson against every other grid point)",
-            kind="simulation"),
-            "the trapezoid error term is the tested theory's own integral's on its grid (a "
-            "numerical error of the prediction, computed as it is); the rest is the paper's "
-            "reduction's, the same for check and control"), pair_tols),
+             details={"ratio_times_n": rand_w[0] * cfg.n}, kind="simulation"),
+             "a one-sided O(1/n) reading: the bound is the tested theory's own ratio (its "
+             "constant), times the paper's reduction's allowance factor and the integral's "
+             "trapezoid error; a theory that predicts larger random entries is allowed more, "
+             "as Eq. (3)'s O(1/n) itself allows"), rand_tols),
         Part("unseen_pairs_zero", 0.0, both, both, 0.0,
              "W_K, W_Q columns of unseen tokens never receive gradient: exactly 0", kind="simulation"),
         Part("gamma_exact", 0.0, gam_err, gam_err, 64 * EPS,
@@ -2649,7 +2699,8 @@ F0_DRAWS = 200
           "data set suffices (issue 36): both parts are over initialisations (F0_DRAWS), and "
           "the law of F(0) at uniform attention depends on the data only through L distinct "
           "tokens per sample.  The Lemma D.8 part is a high-probability upper bound that sits "
-          "far out (8.7 sd, a referee's count), so it cannot fail under the paper's bound nor "
+          "far out (2 sqrt(2 ln(2 L n / delta)) sd, 8.67 at L = 5, n = 60, delta = 0.05), so it "
+          "cannot fail under the paper's bound nor "
           "a 5 % slip of it: it checks the inequality's direction only; G0_variance is the "
           "quantitative part",
 )
