@@ -385,7 +385,8 @@ def test_preconditioned_private_system_keeps_m1_M_r_to_first_order():
     # second order: kappa |beta|^2 reaches 0.09 here, and the kept term leaves 0.03 of the
     # first-order departure (a run of this test), well inside 0.1
     assert np.abs(special - kept).max() < 0.1 * first
-    # kappa = 0 is the reduction itself
+    # kappa = 0 is the reduction itself: private_trajectory then takes the same code path
+    # (private_system), so the two calls are bitwise equal and the tolerance is exactly 0
     assert np.allclose(tc.private_trajectory(taus, 12, 4, kappa=0.0), tc.private_trajectory(
         taus, 12, 4), rtol=0, atol=0)
 
