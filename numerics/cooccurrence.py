@@ -424,6 +424,16 @@ SIZES = SizeTable({
         "thorough": replace(THEORY_THOROUGH, members=1, zero_kq=True, n_val=6,
                             record_every=20),
     },
+    # the four_class_tracks claim (verify.cooccurrence): many samples, so that the private
+    # random tokens' share of the class margins (~ L tau / n) stays small, equal tau-steps to
+    # tau = 7 (Phase 1 and the I2/I3 hump), every other step recorded; its half-step twin is
+    # verify.cooccurrence._half_step of the same entry
+    "four_class": {
+        "test": CoConfig(n=120, L=5, m=64, m1=4, members=2, steps=280, dtau=0.025, growth=0.0,
+                         warm=0, record_every=2, n_val=6),
+        "quick": CoConfig(n=600, L=5, m=128, m1=8, members=2, steps=280, dtau=0.025,
+                          growth=0.0, warm=0, record_every=2, n_val=6),
+    },
     "closure": {
         "test": {"t_end": 0.3, "eta": 4e-3},
         "quick": {"t_end": 1.0, "eta": 2e-3},

@@ -41,7 +41,7 @@ import numpy as np
 import sympy as sp
 import torch
 from hypothesis import strategies as st
-from scipy.integrate import trapezoid
+from scipy.integrate import solve_ivp, trapezoid
 from scipy.optimize import minimize
 
 from numerics import cooccurrence as nc
@@ -1767,6 +1767,241 @@ def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence
         "|beta|^2, the S drift and beta0, the random-token G(0) spread), the same for check "
         "and control",
         details={"members": details}, kind="simulation"),))
+
+
+# ---------------------------------------------------------------------- 6b four-class tracking
+#: the tau window of four_class_tracks (our choice): Phase 1 and the I2/I3 hump of Lemma 4.3
+#: (the four-class system's T_0.5 from G = 0 lies inside it; details print it per run)
+FOUR_CLASS_WINDOW = 7.0
+#: max |g''| of g(q) = 1/(1 + e^q): 1/(6 sqrt 3), at q = +-log(2 + sqrt 3) (the second-order
+#: remainder of the random tokens' margin shift); |g'| <= 1/4
+G2_MAX = 1.0 / (6.0 * math.sqrt(3.0))
+
+
+def _frozen_mu3_trajectory(taus, G0=(0.0, 0.0, 0.0), w=None):
+    """The four-class flow with dG3/dtau = 0 (Lemma 4.2's initial cancellation read as holding
+    along the path): the near miss of ``four_class_tracks``."""
+    taus = np.asarray(taus, dtype=float)
+
+    def f(_t, y):
+        v = np.array(tc.class_velocity(y), dtype=float)
+        v[2] = 0.0
+        return v
+
+    sol = solve_ivp(f, (0.0, float(taus[-1])), np.asarray(G0, dtype=float), method="LSODA",
+                    t_eval=taus, rtol=1e-10, atol=1e-12)
+    return sol.y
+
+
+MU3_FROZEN = _Theory("mu3 frozen: theory.class_trajectory with dG3/dtau = 0 (Lemma 4.2's "
+                     "initial cancellation read as holding along the path)",
+                     (("class_trajectory", _frozen_mu3_trajectory),))
+
+
+def _richardson(run: nc.CoRun, half: nc.CoRun, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Member k's G(mu1..mu3) extrapolated to the flow, 2 G(h/2) - G(h) on the run's records
+    (the half-step run read at the same tau, linear in tau), [T, 3]; and |G(h) - G(h/2)| [T],
+    GD's own step dependence (the extrapolation leaves O(h^2), a quarter of it allowed as in
+    canonical_closure)."""
+    G = run.beta[k, :, :3]
+    Gh = np.stack([np.interp(run.tau[k], half.tau[k], half.beta[k, :, i]) for i in range(3)],
+                  axis=1)
+    return 2 * Gh - G, np.linalg.norm(G - Gh, axis=1)
+
+
+def _random_token_forcing(run: nc.CoRun, k: int) -> np.ndarray:
+    """A bound on |r_full - r_class| [T] at each record of member k, from its random tokens
+    (our derivation): with uniform attention the special tokens move as the four-class flow
+    except that sample s's margin is q_k(G) + y_s rho_s, rho_s the sum of its random tokens'
+    G.  Per class the mean of g(q + y rho) - g(q) is at most |g'| |mean rho| + max|g''|/2
+    mean rho^2 (|g'| <= 1/4, max|g''| = G2_MAX); the class sum with weights pi_k z_k, in
+    the Euclidean norm.  rho is read off the run (each sample's own random tokens), so the
+    bound is the run's, the same for check and control."""
+    tok, types = run.data.tokens, run.data.types
+    beta = run.beta[k]  # [T, d]
+    n = tok.shape[0]
+    rho = np.where(tok[None] >= 3, beta[:, tok], 0.0).sum(axis=2)  # [T, n]
+    out = np.zeros((beta.shape[0], 3))
+    for c, z in enumerate(tc.CLASS_TOKENS):
+        sel = types == c
+        r = rho[:, sel]
+        ek = 0.25 * np.abs(r.mean(axis=1)) + 0.5 * G2_MAX * (r ** 2).mean(axis=1)
+        out += (sel.sum() / n) * np.outer(ek, np.asarray(z, dtype=float))
+    return np.linalg.norm(out, axis=1)
+
+
+def _attention_forcing(run: nc.CoRun, k: int) -> np.ndarray:
+    """A bound on the rate error of non-uniform attention [T] (our derivation): F = sum_l sum_h
+    G(x_h) p_hl moves by at most L dp sum_h |G(x_h)| (dp = max |p - 1/L|, recorded), which
+    moves g by a quarter of that, and the token weights sum_l p_hl move by at most L dp each;
+    per unit of g <= 1, |r| changes by at most L dp (L max|beta| / 4 + L) (a generous bound:
+    it is of order 1e-7 here)."""
+    L = run.data.tokens.shape[1]
+    bmax = np.abs(run.beta[k]).max(axis=1)
+    return L * run.max_dp[k] * (L * bmax / 4 + L)
+
+
+def _upper_integral(rate: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """int_0^tau rate on the records as an upper sum (the larger end of every interval)."""
+    step = np.maximum(rate[1:], rate[:-1]) * np.diff(taus)
+    return np.concatenate([[0.0], np.cumsum(step)])
+
+
+def _hessian_bound(run: nc.CoRun) -> float:
+    """Lipschitz constant of the four-class rate in G: the flow's Hessian is sum_k pi_k g'(q_k)
+    z_k z_k^T <= (1/4) lambda_max(Z3^T Z3 / n), Z3 the run's counts of mu1..mu3 per sample
+    (exact proportions: the class sum itself)."""
+    tok = run.data.tokens
+    Z3 = np.stack([(tok == i).sum(axis=1) for i in range(3)], axis=1).astype(float)
+    return 0.25 * float(np.linalg.eigvalsh(Z3.T @ Z3 / tok.shape[0]).max())
+
+
+def _four_class_allowance(run: nc.CoRun, k: int, gd: np.ndarray, path: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(allowance on |G_full - G_class| [T], bound on the rate error [T], the terms at the
+    window's end).  The four-class flow is the gradient flow of a convex loss, so two of its
+    solutions never move apart and a forcing e moves a solution by at most int |e| dtau (our
+    derivation); the forcings: the random tokens (:func:`_random_token_forcing`), attention
+    (:func:`_attention_forcing`), the clock (tau_eff/tau - 1 and m1 lambda_max(M0)/S0 times
+    the rate, :func:`_m0_eps`); plus a quarter of GD's step dependence after extrapolation
+    and the ODE solver's 1e-9 relative."""
+    taus = run.tau[k]
+    rates = np.linalg.norm(np.diff(path, axis=0), axis=1) / np.diff(taus)
+    speed = np.concatenate([[rates[0]], np.maximum(rates[1:], rates[:-1]), [rates[-1]]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clock = np.where(taus > 0, np.abs(run.tau_eff[k] / taus - 1), 0.0) + _m0_eps(run, k)
+    e = _random_token_forcing(run, k) + _attention_forcing(run, k) + clock * speed
+    allow = _upper_integral(e, taus) + gd / 4 + 1e-9 * np.linalg.norm(path, axis=1)
+    terms = {"random_tokens": float(_upper_integral(_random_token_forcing(run, k), taus)[-1]),
+             "attention": float(_upper_integral(_attention_forcing(run, k), taus)[-1]),
+             "clock": float(_upper_integral(clock * speed, taus)[-1]),
+             "gd_quarter": float(gd[-1] / 4)}
+    return allow, e + _hessian_bound(run) * allow, terms
+
+
+def _initial_rate(theory, run: nc.CoRun, half: nc.CoRun, k: int, path: np.ndarray,
+                  rate_allow: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(predicted, observed, allowance) of dG/dtau at tau = 0 for member k: predicted
+    theory.initial_rates (the rates at G = 0) carried to the member's own G(0) to first order
+    by the four-class system's Jacobian at 0 (theory.class_system); observed the one-sided
+    three-point difference of the extrapolated path.  Allowance: the rate-error bound at 0,
+    the Taylor remainder max|g''|/2 sum_k pi_k |z_k| q_k(G0)^2, the difference formula's
+    error |Delta^3 G| / 3 (per record spacing, measured) and a quarter of GD's own step
+    dependence of that difference."""
+    taus = run.tau[k]
+    G0 = run.beta[k, 0, :3]
+    sys_ = theory.class_system()
+    J0 = np.array(sys_.jacobian().subs({s: 0 for s in sys_.state}), dtype=float)
+    pred = np.array([float(x) for x in theory.initial_rates()]) + J0 @ G0
+    h1, h2 = taus[1] - taus[0], taus[2] - taus[0]
+
+    def three_point(X: np.ndarray) -> np.ndarray:  # d/dtau at taus[0], exact on quadratics
+        return (-(h1 + h2) / (h1 * h2) * X[0] + h2 / (h1 * (h2 - h1)) * X[1]
+                - h1 / (h2 * (h2 - h1)) * X[2])
+
+    obs = three_point(path)
+    G = run.beta[k, :, :3]
+    Gh = np.stack([np.interp(taus[:3], half.tau[k], half.beta[k, :, i]) for i in range(3)],
+                  axis=1)
+    gd = float(np.linalg.norm(three_point(G[:3]) - three_point(Gh)))
+    w = np.array([float(x) for x in tc.WEIGHTS])
+    z = np.asarray(tc.CLASS_TOKENS, dtype=float)
+    y = np.asarray(tc.CLASS_LABELS, dtype=float)
+    taylor = 0.5 * G2_MAX * float(np.sum(w * np.linalg.norm(z, axis=1) * (y * (z @ G0)) ** 2))
+    fd = float(np.linalg.norm(np.diff(path[:4], n=3, axis=0)[0])) / (3 * h1)
+    return pred, obs, float(rate_allow[0]) + taylor + fd + gd / 4
+
+
+@claim(
+    statement="with many samples (n = 600 at quick, private random tokens) the full model's "
+              "special-token values G(mu1), G(mu2), G(mu3) follow the four-class system "
+              "(theory.class_trajectory from the member's own G(0)) to tau = 7, within a "
+              "derived bound, and start at its initial rates (theory.initial_rates, Lemmas "
+              "4.1-4.2, carried to G(0) by the system's Jacobian)",
+    source="the four-class system of Lemma F.6's proof; Lemmas 4.1-4.2 (initial rates); "
+           "Theorem E.15 and Lemma F.14 (random tokens negligible); the bound on what the "
+           "reduction drops is our derivation",
+    kind="reduced-vs-full",
+    strategy=_SEEDS,
+    theory={"theory": tc},
+    control={"theory": MU3_FROZEN},
+    control_description=MU3_FROZEN.label,
+    cost="slow",
+    examples=(_PIN, _PIN1),
+    notes="A claim of ours (issue 36: the four-class functions had no run comparison that "
+          "resolves them; the other claims compare the run with the private-token "
+          "reduction).  Design, fixed before the first run of this claim: n from the "
+          "first-order size of the random tokens' forcing, ~ L tau / (2 n) of the "
+          "displacement at tau (a few per cent at tau = 7 for n = 600, L = 5), so that a 5 % "
+          "error in the four-class system stands above the bound; m = 128, m1 = 8, sigma0 = "
+          "0.05/sqrt(L m) (Condition 1, as the row's quick run); equal tau-steps 0.025 and a "
+          "half-step twin for Richardson extrapolation; two data sets (seeds 0 and 1), two "
+          "initialisations each.  The bound is derived term by term (_four_class_allowance), "
+          "none of it fitted.  The control freezes mu3 (Lemma 4.2's initial cancellation "
+          "read as holding along the path): a near miss early, where G3 is still small.  "
+          "First runs (session of 2026-12-05, quick): path 0.70 and 0.74 of the bound "
+          "(seeds 0, 1; the worst point is the first record, where the error is 0.6 % of "
+          "the displacement against a bound of 0.8 %), initial rates 0.62 and 0.68 of "
+          "theirs, the control at 37.9.  Lemma 4.3's T_0.5 was a third part in the first "
+          "version and was taken out before any commit: the same rate-error bound at the "
+          "crossing (0.0054-0.0066 against rates of 0.083) over the slope of -dG3/dtau - "
+          "max(dG1, dG2)/dtau there (0.015) gives an allowance of 0.71-0.86 on a T_0.5 of "
+          "3.3-3.7, which no few-per-cent error in theory.t_half could cross (the observed "
+          "T_0.5 agreed within 0.01-0.02); a tighter bound there is open.",
+)
+def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
+    """G(mu1..mu3) of full GD (Richardson-extrapolated) against the four-class system, and its
+    initial rates."""
+    cfg = _sized(ctx, "four_class", int(params.get("seed", 0)))
+    run, half = _run(cfg, ctx), _run(_half_step(cfg), ctx)
+    worst_path, worst_rate = _NONE_YET, _NONE_YET
+    rate_tols, details = [], []
+    for k in range(cfg.members):
+        sel = run.tau[k] <= FOUR_CLASS_WINDOW
+        taus = run.tau[k][sel]
+        path, gd = _richardson(run, half, k)
+        allow, rate_allow, terms = _four_class_allowance(run, k, gd, path)
+        path, allow, rate_allow = path[sel], allow[sel], rate_allow[sel]
+        pred = np.asarray(theory.class_trajectory(taus, run.beta[k, 0, :3]), dtype=float)
+        if pred.shape != (3, taus.size):  # the solver stopped short: a wrong system
+            err = np.full(taus.size, np.inf)
+        else:
+            err = np.linalg.norm(path - pred.T, axis=1)
+        err = np.where(np.isfinite(err), err, np.inf)
+        ranks = np.array([_rank(e, a) for e, a in zip(err, allow, strict=True)])
+        j = int(np.argmax(ranks))
+        disp = float(np.linalg.norm(path[j] - path[0]))
+        worst_path = _worse((0.0, float(ranks[j]), float(ranks[j]), 1.0), worst_path)
+        p0, o0, a0 = _initial_rate(theory, run, half, k, path, rate_allow)
+        e0 = float(np.linalg.norm(o0 - p0))
+        worst_rate = _worse((float(p0[0]), float(o0[0]), e0, a0), worst_rate)
+        rate_tols.append(a0)
+        details.append({"member": k, "record": j, "tau": float(taus[j]),
+                        "error": float(err[j]), "allowance": float(allow[j]),
+                        "error_over_displacement": _quotient(err[j], disp),
+                        "allowance_over_displacement": _quotient(allow[j], disp),
+                        "allowance_terms_at_end": terms,
+                        "initial_rate": {"predicted": p0.tolist(), "observed": o0.tolist(),
+                                         "allowance": a0}})
+    return Evidence((
+        Part("path", *worst_path,
+             "max over members and records (tau <= 7) of |G_full - G_class| / its allowance "
+             "(so the tolerance is 1): G_full the Richardson extrapolation 2 G(h/2) - G(h) of "
+             "mu1..mu3, G_class theory.class_trajectory from the member's G(0); allowance "
+             "(_four_class_allowance) int |forcing| dtau (the four-class flow is a convex "
+             "gradient flow: solutions never separate) over the random tokens' margin shifts "
+             "(read off the run), attention and the clock, plus a quarter of GD's step "
+             "dependence and the solver's 1e-9",
+             details={"members": details}, kind="simulation"),
+        _worst_member_part(Part(
+            "initial_rates", *worst_rate,
+            "|dG/dtau(0) - predicted| (Euclidean over mu1..mu3; predicted and observed show "
+            "dG1/dtau) at the worst member: theory.initial_rates carried to G(0) by the "
+            "four-class Jacobian; observed the three-point difference of the extrapolated "
+            "path; allowance (_initial_rate, the run's alone): the rate-error bound at tau = "
+            "0, the Taylor remainder, the difference formula's error and GD's step dependence",
+            kind="simulation"), rate_tols),
+    ), {"n": cfg.n, "window": FOUR_CLASS_WINDOW})
 
 
 # ---------------------------------------------------------------------- 7 ratio limit, 8 loss law
