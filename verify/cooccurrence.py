@@ -298,11 +298,12 @@ def _clock(run: nc.CoRun, k: int, j: int | None = None, preconditioner: bool = T
 
 def _m0_eps(run: nc.CoRun, k: int) -> float:
     """eps0 = m1 lambda_max(M0) / S0 of member k, M0 = W_V^T W_V at the start: the largest
-    relative rate error of the m1 M0 r / S0 term the preconditioned reduction drops.  M0 is
-    not isotropic (rank-deficient where d > m), so reading it as a clock change of eps0 is an
-    estimate of its size, not a bound on its direction; eps0 is of order 1e-5 at quick, so
-    its effect is far below the other terms (kept_preconditioner carries it as a rate
-    perturbation instead)."""
+    relative rate error of the m1 M0 r / S0 term the preconditioned reduction drops (eps0 |r|
+    bounds |m1 M0 r| / S0 in norm).  M0 is not isotropic (rank-deficient where d > m), so
+    reading it as a clock change of eps0 is an estimate of its effect, not a bound on its
+    direction; eps0 is of order 1e-5 in the row's theory-scaled quick run, far below the
+    other terms (kept_preconditioner carries it as a rate perturbation instead;
+    four_class_tracks, at m = 128, adds M's growth to it as a bound)."""
     WV = run.initial["WV"][k].detach().cpu().double()
     return run.config.m1 * float(torch.linalg.eigvalsh(WV.T @ WV).max()) / float(run.S[k, 0])
 
@@ -1778,35 +1779,56 @@ FOUR_CLASS_WINDOW = 7.0
 G2_MAX = 1.0 / (6.0 * math.sqrt(3.0))
 
 
+def _frozen_mu3_system(w=None):
+    """The four-class system with dG3/dtau = 0 (Lemma 4.2's initial cancellation read as
+    holding along the path): the near miss of ``four_class_tracks``."""
+    from theory.flow import ReducedSystem
+
+    base = tc.class_system()
+    rhs = base.rhs.as_mutable()
+    rhs[2] = sp.S.Zero
+    return ReducedSystem(base.state, base.params, rhs.as_immutable(),
+                         name=base.name + ", mu3 frozen")
+
+
 def _frozen_mu3_trajectory(taus, G0=(0.0, 0.0, 0.0), w=None):
-    """The four-class flow with dG3/dtau = 0 (Lemma 4.2's initial cancellation read as holding
-    along the path): the near miss of ``four_class_tracks``."""
+    """:func:`_frozen_mu3_system` integrated as theory.class_trajectory integrates its own."""
     taus = np.asarray(taus, dtype=float)
-
-    def f(_t, y):
-        v = np.array(tc.class_velocity(y), dtype=float)
-        v[2] = 0.0
-        return v
-
-    sol = solve_ivp(f, (0.0, float(taus[-1])), np.asarray(G0, dtype=float), method="LSODA",
+    f = _frozen_mu3_system().lambdify()
+    sol = solve_ivp(lambda t, y: np.asarray(f(0.0, y), dtype=float).reshape(-1),
+                    (0.0, float(taus[-1])), np.asarray(G0, dtype=float), method="LSODA",
                     t_eval=taus, rtol=1e-10, atol=1e-12)
     return sol.y
 
 
-MU3_FROZEN = _Theory("mu3 frozen: theory.class_trajectory with dG3/dtau = 0 (Lemma 4.2's "
-                     "initial cancellation read as holding along the path)",
-                     (("class_trajectory", _frozen_mu3_trajectory),))
+MU3_FROZEN = _Theory("mu3 frozen: theory.class_system and class_trajectory with dG3/dtau = 0 "
+                     "(Lemma 4.2's initial cancellation read as holding along the path)",
+                     (("class_system", _frozen_mu3_system),
+                      ("class_trajectory", _frozen_mu3_trajectory)))
 
 
 def _richardson(run: nc.CoRun, half: nc.CoRun, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Member k's G(mu1..mu3) extrapolated to the flow, 2 G(h/2) - G(h) on the run's records
     (the half-step run read at the same tau, linear in tau), [T, 3]; and |G(h) - G(h/2)| [T],
-    GD's own step dependence (the extrapolation leaves O(h^2), a quarter of it allowed as in
-    canonical_closure)."""
+    GD's own step dependence: to leading order the error of G(h/2) itself, which bounds the
+    extrapolation's O(h^2) remainder whenever the expansion in h holds (not checked here,
+    so the whole of it is allowed, not the quarter that canonical_closure tests)."""
     G = run.beta[k, :, :3]
     Gh = np.stack([np.interp(run.tau[k], half.tau[k], half.beta[k, :, i]) for i in range(3)],
                   axis=1)
     return 2 * Gh - G, np.linalg.norm(G - Gh, axis=1)
+
+
+def _class_layout(run: nc.CoRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pi_k, z_k [4, 3], y_k) of the four classes read off the run's data (proportions, the
+    counts of mu1..mu3 in a sample of the class, its label), so that the allowances below
+    take nothing from the theory under test."""
+    tok, types, labels = run.data.tokens, run.data.types, run.data.labels
+    Z3 = np.stack([(tok == i).sum(axis=1) for i in range(3)], axis=1).astype(float)
+    pi = np.array([np.mean(types == c) for c in range(4)])
+    z = np.array([Z3[types == c][0] for c in range(4)])
+    y = np.array([float(labels[types == c][0]) for c in range(4)])
+    return pi, z, y
 
 
 def _random_token_forcing(run: nc.CoRun, k: int) -> np.ndarray:
@@ -1815,36 +1837,55 @@ def _random_token_forcing(run: nc.CoRun, k: int) -> np.ndarray:
     except that sample s's margin is q_k(G) + y_s rho_s, rho_s the sum of its random tokens'
     G.  Per class the mean of g(q + y rho) - g(q) is at most |g'| |mean rho| + max|g''|/2
     mean rho^2 (|g'| <= 1/4, max|g''| = G2_MAX); the class sum with weights pi_k z_k, in
-    the Euclidean norm.  rho is read off the run (each sample's own random tokens), so the
-    bound is the run's, the same for check and control."""
+    the Euclidean norm.  rho is read off the run (each sample's own random tokens), and the
+    class layout too (:func:`_class_layout`): the bound is the run's, the same for check and
+    control."""
     tok, types = run.data.tokens, run.data.types
     beta = run.beta[k]  # [T, d]
-    n = tok.shape[0]
+    pi, z, _ = _class_layout(run)
     rho = np.where(tok[None] >= 3, beta[:, tok], 0.0).sum(axis=2)  # [T, n]
     out = np.zeros((beta.shape[0], 3))
-    for c, z in enumerate(tc.CLASS_TOKENS):
-        sel = types == c
-        r = rho[:, sel]
+    for c in range(4):
+        r = rho[:, types == c]
         ek = 0.25 * np.abs(r.mean(axis=1)) + 0.5 * G2_MAX * (r ** 2).mean(axis=1)
-        out += (sel.sum() / n) * np.outer(ek, np.asarray(z, dtype=float))
+        out += pi[c] * np.outer(ek, z[c])
     return np.linalg.norm(out, axis=1)
 
 
 def _attention_forcing(run: nc.CoRun, k: int) -> np.ndarray:
-    """A bound on the rate error of non-uniform attention [T] (our derivation): F = sum_l sum_h
-    G(x_h) p_hl moves by at most L dp sum_h |G(x_h)| (dp = max |p - 1/L|, recorded), which
-    moves g by a quarter of that, and the token weights sum_l p_hl move by at most L dp each;
-    per unit of g <= 1, |r| changes by at most L dp (L max|beta| / 4 + L) (a generous bound:
-    it is of order 1e-7 here)."""
+    """A bound on the rate error of non-uniform attention [T] (our derivation): the output is
+    F = sum_h G(x_h) w_h with token weights w_h = sum_l p_hl (1 at uniform attention), so
+    the margins move by at most L max|beta| max|w - 1|, which moves g by a quarter of that,
+    and each special token's weight in the gradient by max|w - 1| (sqrt 3 over mu1..mu3,
+    g <= 1).  max|w - 1| <= its value at the start (the initial scores are not exactly 0)
+    plus L times the recorded max |p - p(0)| (numerics' max_dp), running maximum."""
     L = run.data.tokens.shape[1]
+    with torch.no_grad():
+        _, P0 = nc.forward({name: v[k] for name, v in run.initial.items()},
+                           torch.as_tensor(run.data.tokens))
+    wdev = (float((P0.sum(2) - 1.0).abs().max())
+            + L * np.maximum.accumulate(run.max_dp[k]))
     bmax = np.abs(run.beta[k]).max(axis=1)
-    return L * run.max_dp[k] * (L * bmax / 4 + L)
+    return wdev * (L * bmax / 4 + math.sqrt(3.0))
 
 
 def _upper_integral(rate: np.ndarray, taus: np.ndarray) -> np.ndarray:
     """int_0^tau rate on the records as an upper sum (the larger end of every interval)."""
     step = np.maximum(rate[1:], rate[:-1]) * np.diff(taus)
     return np.concatenate([[0.0], np.cumsum(step)])
+
+
+def _preconditioner_forcing(run: nc.CoRun, k: int) -> np.ndarray:
+    """A bound on the m1 M r term's rate error [T] (our derivation): dbeta/dtau = r + (m1/S)
+    M r and dM/dtau = (beta r^T + r beta^T)/S, so |(m1/S) M r| <= m1 (lambda_max(M0) + int
+    2 |beta| |r| / S dtau) |r| / S, with |r| the whole beta's speed (every token; read off
+    the records, and |r| exceeds it by the term itself, a relative 1e-3 or less here) and S
+    the recorded S.  M0 from the member's initial W_V (:func:`_m0_eps`)."""
+    taus, beta, S = run.tau[k], run.beta[k], run.S[k]
+    speed = np.linalg.norm(np.diff(beta, axis=0), axis=1) / np.diff(taus)
+    speed = np.concatenate([[speed[0]], np.maximum(speed[1:], speed[:-1]), [speed[-1]]])
+    grow = _upper_integral(2 * np.linalg.norm(beta, axis=1) * speed / S, taus)
+    return (_m0_eps(run, k) * float(S[0]) + run.config.m1 * grow) * speed / S
 
 
 def _hessian_bound(run: nc.CoRun) -> float:
@@ -1858,41 +1899,49 @@ def _hessian_bound(run: nc.CoRun) -> float:
 
 def _four_class_allowance(run: nc.CoRun, k: int, gd: np.ndarray, path: np.ndarray
                           ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(allowance on |G_full - G_class| [T], bound on the rate error [T], the terms at the
-    window's end).  The four-class flow is the gradient flow of a convex loss, so two of its
+    """(allowance on |G_full - G_class| [T], bound on the rate error [T], the allowance's
+    terms [T] each).  The four-class flow is the gradient flow of a convex loss, so two of its
     solutions never move apart and a forcing e moves a solution by at most int |e| dtau (our
     derivation); the forcings: the random tokens (:func:`_random_token_forcing`), attention
-    (:func:`_attention_forcing`), the clock (tau_eff/tau - 1 and m1 lambda_max(M0)/S0 times
-    the rate, :func:`_m0_eps`); plus a quarter of GD's step dependence after extrapolation
-    and the ODE solver's 1e-9 relative."""
+    (:func:`_attention_forcing`), the m1 M r term (:func:`_preconditioner_forcing`); plus
+    GD's step dependence (:func:`_richardson`) and the ODE solver's 1e-9 relative."""
     taus = run.tau[k]
-    rates = np.linalg.norm(np.diff(path, axis=0), axis=1) / np.diff(taus)
-    speed = np.concatenate([[rates[0]], np.maximum(rates[1:], rates[:-1]), [rates[-1]]])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        clock = np.where(taus > 0, np.abs(run.tau_eff[k] / taus - 1), 0.0) + _m0_eps(run, k)
-    e = _random_token_forcing(run, k) + _attention_forcing(run, k) + clock * speed
-    allow = _upper_integral(e, taus) + gd / 4 + 1e-9 * np.linalg.norm(path, axis=1)
-    terms = {"random_tokens": float(_upper_integral(_random_token_forcing(run, k), taus)[-1]),
-             "attention": float(_upper_integral(_attention_forcing(run, k), taus)[-1]),
-             "clock": float(_upper_integral(clock * speed, taus)[-1]),
-             "gd_quarter": float(gd[-1] / 4)}
-    return allow, e + _hessian_bound(run) * allow, terms
+    forcing = {"random_tokens": _random_token_forcing(run, k),
+               "attention": _attention_forcing(run, k),
+               "preconditioner": _preconditioner_forcing(run, k)}
+    terms = {name: _upper_integral(f, taus) for name, f in forcing.items()}
+    terms.update(gd=gd, solver=1e-9 * np.linalg.norm(path, axis=1))
+    allow = sum(terms.values())
+    return allow, sum(forcing.values()) + _hessian_bound(run) * allow, terms
 
 
-def _initial_rate(theory, run: nc.CoRun, half: nc.CoRun, k: int, path: np.ndarray,
-                  rate_allow: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """(predicted, observed, allowance) of dG/dtau at tau = 0 for member k: predicted
-    theory.initial_rates (the rates at G = 0) carried to the member's own G(0) to first order
-    by the four-class system's Jacobian at 0 (theory.class_system); observed the one-sided
-    three-point difference of the extrapolated path.  Allowance: the rate-error bound at 0,
-    the Taylor remainder max|g''|/2 sum_k pi_k |z_k| q_k(G0)^2, the difference formula's
-    error |Delta^3 G| / 3 (per record spacing, measured) and a quarter of GD's own step
-    dependence of that difference."""
+def _initial_rate_predicted(theory, run: nc.CoRun, k: int) -> np.ndarray:
+    """dG/dtau at member k's G(0): theory.initial_rates (the rates at G = 0) carried to G(0)
+    to first order by the four-class system's Jacobian at 0 (theory.class_system).  A
+    prediction that is not three finite numbers raises InadmissibleTheory (a failed part, not
+    an error)."""
+    G0 = run.beta[k, 0, :3]
+    try:
+        sys_ = theory.class_system()
+        J0 = np.array(sys_.jacobian().subs({s: 0 for s in sys_.state}), dtype=float)
+        r0 = np.array([float(x) for x in theory.initial_rates()], dtype=float)
+        pred = r0 + J0 @ G0
+    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise InadmissibleTheory(f"no initial rates from the theory: {exc}") from exc
+    if pred.shape != (3,) or not np.all(np.isfinite(pred)):
+        raise InadmissibleTheory(f"initial rates not three finite numbers: {pred}")
+    return pred
+
+
+def _initial_rate_observed(run: nc.CoRun, half: nc.CoRun, k: int, path: np.ndarray,
+                           rate_allow: np.ndarray) -> tuple[np.ndarray, float]:
+    """(observed, allowance) of dG/dtau at tau = 0 for member k: the one-sided three-point
+    difference of the extrapolated path.  Allowance (the run's alone): the
+    rate-error bound at 0, the Taylor remainder max|g''|/2 sum_k pi_k |z_k| q_k(G0)^2, twice
+    the difference formula's error h1 h2 |G^(3)|/6 (G^(3) from the third divided difference
+    of records 0..3) and GD's own step dependence of that difference."""
     taus = run.tau[k]
     G0 = run.beta[k, 0, :3]
-    sys_ = theory.class_system()
-    J0 = np.array(sys_.jacobian().subs({s: 0 for s in sys_.state}), dtype=float)
-    pred = np.array([float(x) for x in theory.initial_rates()]) + J0 @ G0
     h1, h2 = taus[1] - taus[0], taus[2] - taus[0]
 
     def three_point(X: np.ndarray) -> np.ndarray:  # d/dtau at taus[0], exact on quadratics
@@ -1904,12 +1953,16 @@ def _initial_rate(theory, run: nc.CoRun, half: nc.CoRun, k: int, path: np.ndarra
     Gh = np.stack([np.interp(taus[:3], half.tau[k], half.beta[k, :, i]) for i in range(3)],
                   axis=1)
     gd = float(np.linalg.norm(three_point(G[:3]) - three_point(Gh)))
-    w = np.array([float(x) for x in tc.WEIGHTS])
-    z = np.asarray(tc.CLASS_TOKENS, dtype=float)
-    y = np.asarray(tc.CLASS_LABELS, dtype=float)
-    taylor = 0.5 * G2_MAX * float(np.sum(w * np.linalg.norm(z, axis=1) * (y * (z @ G0)) ** 2))
-    fd = float(np.linalg.norm(np.diff(path[:4], n=3, axis=0)[0])) / (3 * h1)
-    return pred, obs, float(rate_allow[0]) + taylor + fd + gd / 4
+    pi, z, y = _class_layout(run)
+    taylor = 0.5 * G2_MAX * float(np.sum(pi * np.linalg.norm(z, axis=1) * (y * (z @ G0)) ** 2))
+    # the third divided difference f[t0..t3] is G^(3)/6 at some point of the stencil, so the
+    # formula's error h1 h2 G^(3)/6 is h1 h2 |f[t0..t3]|; twice that for G^(3)'s change
+    t = taus[:4]
+    d1 = np.diff(path[:4], axis=0) / np.diff(t)[:, None]
+    d2 = np.diff(d1, axis=0) / (t[2:] - t[:-2])[:, None]
+    d3 = (d2[1] - d2[0]) / (t[3] - t[0])
+    fd = 2 * h1 * h2 * float(np.linalg.norm(d3))
+    return obs, float(rate_allow[0]) + taylor + fd + gd
 
 
 @claim(
@@ -1933,21 +1986,36 @@ def _initial_rate(theory, run: nc.CoRun, half: nc.CoRun, k: int, path: np.ndarra
           "reduction).  Design, fixed before the first run of this claim: n from the "
           "first-order size of the random tokens' forcing, ~ L tau / (2 n) of the "
           "displacement at tau (a few per cent at tau = 7 for n = 600, L = 5), so that a 5 % "
-          "error in the four-class system stands above the bound; m = 128, m1 = 8, sigma0 = "
-          "0.05/sqrt(L m) (Condition 1, as the row's quick run); equal tau-steps 0.025 and a "
-          "half-step twin for Richardson extrapolation; two data sets (seeds 0 and 1), two "
-          "initialisations each.  The bound is derived term by term (_four_class_allowance), "
-          "none of it fitted.  The control freezes mu3 (Lemma 4.2's initial cancellation "
-          "read as holding along the path): a near miss early, where G3 is still small.  "
-          "First runs (session of 2026-12-05, quick): path 0.70 and 0.74 of the bound "
-          "(seeds 0, 1; the worst point is the first record, where the error is 0.6 % of "
-          "the displacement against a bound of 0.8 %), initial rates 0.62 and 0.68 of "
-          "theirs, the control at 37.9.  Lemma 4.3's T_0.5 was a third part in the first "
-          "version and was taken out before any commit: the same rate-error bound at the "
-          "crossing (0.0054-0.0066 against rates of 0.083) over the slope of -dG3/dtau - "
-          "max(dG1, dG2)/dtau there (0.015) gives an allowance of 0.71-0.86 on a T_0.5 of "
-          "3.3-3.7, which no few-per-cent error in theory.t_half could cross (the observed "
-          "T_0.5 agreed within 0.01-0.02); a tighter bound there is open.",
+          "error in the four-class system is expected to stand above the bound (tdcheck "
+          "mutate --resolution measures it); m = 128 and m1 = 8 (Condition 1: m >> m1, "
+          "sigma0 = 0.05/sqrt(L m) as in the row's runs; m = 128 rather than the row's 512 "
+          "for cost, since in tau the special tokens' flow does not depend on m at leading "
+          "order and the attention and m1 M r terms that do are in the bound); equal "
+          "tau-steps 0.025 and a half-step twin for Richardson extrapolation; two data sets "
+          "(seeds 0 and 1), two initialisations each.  The bound is derived term by term "
+          "(_four_class_allowance), none of it fitted.  The control freezes mu3 in "
+          "theory.class_system and class_trajectory (Lemma 4.2's initial cancellation read "
+          "as holding along the path).  Runs of the session of 2026-12-05 (quick): the first "
+          "version put the path at 0.70 and 0.74 of its bound and the initial rates at 0.62 "
+          "and 0.68 (seeds 0, 1).  A referee read then found the bound too small in three "
+          "terms and fixed them before any result was stored: attention measured from "
+          "uniform weights (not from the start), the m1 M r term bounded with M's growth "
+          "(not the mean clock tau_eff/tau), and GD's whole step dependence allowed (not a "
+          "quarter, whose premise the check does not test); the class layout of the "
+          "allowances read off the data, not the theory.  With those: path 0.59 and 0.64, "
+          "initial rates 0.51 and 0.57 at quick (the worst point is the first record: "
+          "error 0.6 % of the displacement against a bound of 1.0 %), 0.62 and 0.57 at "
+          "the test profile; the control fails both parts (path 35.9 of its bound, initial "
+          "rates 0.0164 against 0.0022 at quick; 11.6 and 0.0026 against 0.0025 at the "
+          "test profile).  The 5 % mutants of class_trajectory, class_velocity, "
+          "class_system, class_loss, class_losses and initial_rates (16, run one by one "
+          "through this check) all fail it, the nearest class_system's rhs[2] x 1.05 at 1.27 "
+          "of the path's bound.  Lemma 4.3's T_0.5 was a third part in the first version, "
+          "taken out before any commit: the rate-error bound at the crossing (0.0054-0.0066 "
+          "against rates of 0.083) over the slope of -dG3/dtau - max(dG1, dG2)/dtau there "
+          "(0.015) gave an allowance of 0.71-0.86 on a T_0.5 of 3.3-3.7, which no "
+          "few-per-cent error in theory.t_half could cross (the observed T_0.5 agreed within "
+          "0.01-0.02); a tighter bound there is open.",
 )
 def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
     """G(mu1..mu3) of full GD (Richardson-extrapolated) against the four-class system, and its
@@ -1955,15 +2023,22 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
     cfg = _sized(ctx, "four_class", int(params.get("seed", 0)))
     run, half = _run(cfg, ctx), _run(_half_step(cfg), ctx)
     worst_path, worst_rate = _NONE_YET, _NONE_YET
-    rate_tols, details = [], []
+    rate_tols, details, why = [], [], []
     for k in range(cfg.members):
         sel = run.tau[k] <= FOUR_CLASS_WINDOW
         taus = run.tau[k][sel]
         path, gd = _richardson(run, half, k)
         allow, rate_allow, terms = _four_class_allowance(run, k, gd, path)
+        last = int(np.nonzero(sel)[0][-1])
         path, allow, rate_allow = path[sel], allow[sel], rate_allow[sel]
-        pred = np.asarray(theory.class_trajectory(taus, run.beta[k, 0, :3]), dtype=float)
+        try:
+            pred = np.asarray(theory.class_trajectory(taus, run.beta[k, 0, :3]), dtype=float)
+        except (InadmissibleTheory, TypeError, ValueError, ArithmeticError) as exc:
+            pred = np.full((3, taus.size), np.nan)
+            why.append(f"member {k}: no four-class trajectory ({exc})")
         if pred.shape != (3, taus.size):  # the solver stopped short: a wrong system
+            why.append(f"member {k}: the four-class trajectory stops at {pred.shape[-1]} of "
+                       f"{taus.size} records")
             err = np.full(taus.size, np.inf)
         else:
             err = np.linalg.norm(path - pred.T, axis=1)
@@ -1972,26 +2047,34 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
         j = int(np.argmax(ranks))
         disp = float(np.linalg.norm(path[j] - path[0]))
         worst_path = _worse((0.0, float(ranks[j]), float(ranks[j]), 1.0), worst_path)
-        p0, o0, a0 = _initial_rate(theory, run, half, k, path, rate_allow)
-        e0 = float(np.linalg.norm(o0 - p0))
+        o0, a0 = _initial_rate_observed(run, half, k, path, rate_allow)
+        try:
+            p0 = _initial_rate_predicted(theory, run, k)
+            e0 = float(np.linalg.norm(o0 - p0))
+        except InadmissibleTheory as exc:
+            p0, e0 = np.full(3, np.nan), math.inf
+            why.append(f"member {k}: {exc}")
         worst_rate = _worse((float(p0[0]), float(o0[0]), e0, a0), worst_rate)
         rate_tols.append(a0)
         details.append({"member": k, "record": j, "tau": float(taus[j]),
                         "error": float(err[j]), "allowance": float(allow[j]),
                         "error_over_displacement": _quotient(err[j], disp),
                         "allowance_over_displacement": _quotient(allow[j], disp),
-                        "allowance_terms_at_end": terms,
+                        "allowance_terms_at_worst": {n: float(v[j]) for n, v in terms.items()},
+                        "allowance_terms_at_window_end": {n: float(v[last])
+                                                          for n, v in terms.items()},
                         "initial_rate": {"predicted": p0.tolist(), "observed": o0.tolist(),
                                          "allowance": a0}})
+    reason = (" (" + "; ".join(why) + ")") if why else ""
     return Evidence((
         Part("path", *worst_path,
              "max over members and records (tau <= 7) of |G_full - G_class| / its allowance "
              "(so the tolerance is 1): G_full the Richardson extrapolation 2 G(h/2) - G(h) of "
              "mu1..mu3, G_class theory.class_trajectory from the member's G(0); allowance "
-             "(_four_class_allowance) int |forcing| dtau (the four-class flow is a convex "
-             "gradient flow: solutions never separate) over the random tokens' margin shifts "
-             "(read off the run), attention and the clock, plus a quarter of GD's step "
-             "dependence and the solver's 1e-9",
+             "(_four_class_allowance, the run's alone) int |forcing| dtau (the four-class "
+             "flow is a convex gradient flow: two solutions never separate) over the random "
+             "tokens' margin shifts, attention and the m1 M r term, plus GD's step dependence "
+             "|G(h) - G(h/2)| and the solver's 1e-9" + reason,
              details={"members": details}, kind="simulation"),
         _worst_member_part(Part(
             "initial_rates", *worst_rate,
@@ -1999,7 +2082,8 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
             "dG1/dtau) at the worst member: theory.initial_rates carried to G(0) by the "
             "four-class Jacobian; observed the three-point difference of the extrapolated "
             "path; allowance (_initial_rate, the run's alone): the rate-error bound at tau = "
-            "0, the Taylor remainder, the difference formula's error and GD's step dependence",
+            "0, the Taylor remainder, the difference formula's error and GD's step dependence"
+            + reason,
             kind="simulation"), rate_tols),
     ), {"n": cfg.n, "window": FOUR_CLASS_WINDOW})
 
