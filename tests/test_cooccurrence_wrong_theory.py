@@ -48,8 +48,8 @@ def test_phase1_sign_flips_fail_parts(name):
 
 def test_phase1_allowances_are_the_papers(tmp_path):
     """initial_output_sd entered check_phase1 only through allowances (t_cls, S_constant);
-    they are now the paper's reduction's for check and control alike, so its sign flip (which
-    once raised, then failed parts through a negative allowance) leaves every part as it is
+    they now take the member's own measured spread (_g_sd), so its sign flip (which once
+    raised, then failed parts through a negative allowance) leaves every part as it is
     under the paper's theory."""
     ctx = Context(profile="test", cache=RunCache(tmp_path))
     ref = vc.check_phase1({"seed": 0}, ctx, theory=tc)
