@@ -21,7 +21,9 @@ initialisations stacked in one float64 full-batch GD run (:func:`numerics.ensemb
 with equal tau-steps 0.02 for 50 steps, then a step growing 1.5 % per step (the curvature
 falls like 1/tau), reaching tau = int S dt ~ 2e4 in 700 steps.  m1 is small so that S drifts
 little (Delta S / S ~ m1 |beta|^2 / S^2, Lemma F.10).  ``ratio_limit`` also runs n = 6, L = 12
-(outside Condition 1, where the max-margin R_inf < 1).  The Appendix A configuration (Fig. 1)
+(outside Condition 1, where the max-margin R_inf < 1); ``four_class_tracks`` runs n = 600
+(test profile 120), m = 128, m1 = 8, equal tau-steps 0.025 to tau = 7 and a half-step twin
+(many samples, so that the random tokens' share of the margins is small).  The Appendix A configuration (Fig. 1)
 and the independent runs of ``appendix_a_hump`` are sized by profile in the row's one
 table, :data:`numerics.cooccurrence.SIZES` (which also says what ``thorough`` runs: the paper's
 own configuration where it has one, else the largest of our theory-scaled runs).  Every run
