@@ -86,3 +86,32 @@ def test_comparable_size_is_read_through_the_reduction():
     assert ev.part("comparable_vs_reduction").passed
     ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc.KEY_QUERY)
     assert ev.part("comparable_vs_reduction").failed
+
+
+def test_four_class_tracks_unusable_theory_fails_parts(tmp_path):
+    """four_class_tracks under a theory whose trajectory is a scalar and whose initial rates
+    are not numbers (shapes no mutant makes, but a wrong theory may): both parts fail with
+    the reason, the check returns, and the allowances (the run's alone) stay as under the
+    paper's theory."""
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    ref = vc.check_four_class_tracks({"seed": 0}, ctx, theory=tc)
+    wrong = vc._Theory("unusable four-class theory", (
+        ("class_trajectory", lambda *a, **k: 1.0),
+        ("initial_rates", lambda *a, **k: ("a", "b", "c"))))
+    ev = vc.check_four_class_tracks({"seed": 0}, ctx, theory=wrong)
+    assert ev.status == "refuted"
+    assert ev.part("path").failed and "stops at 0" in ev.part("path").error_model
+    rates = ev.part("initial_rates")
+    assert rates.failed and "no initial rates" in rates.error_model
+    assert rates.details["member_tolerances"] == ref.part("initial_rates").details[
+        "member_tolerances"]
+
+
+def test_four_class_tracks_paper_theory_holds_and_frozen_mu3_fails(tmp_path):
+    """At the smoke size the paper's four-class system tracks the run within the bound and
+    the near miss (mu3 frozen) does not: the path part decides."""
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    ok = vc.check_four_class_tracks({"seed": 0}, ctx, theory=tc)
+    bad = vc.check_four_class_tracks({"seed": 0}, ctx, theory=vc.MU3_FROZEN)
+    assert ok.part("path").passed and ok.part("initial_rates").passed
+    assert bad.part("path").failed and bad.part("path").observed > 2.0
