@@ -1910,11 +1910,10 @@ def _preconditioner_forcing(run: nc.CoRun, k: int) -> np.ndarray:
 
 def _hessian_bound(run: nc.CoRun) -> float:
     """Lipschitz constant of the four-class rate in G: the flow's Hessian is sum_k pi_k g'(q_k)
-    z_k z_k^T <= (1/4) lambda_max(Z3^T Z3 / n), Z3 the run's counts of mu1..mu3 per sample
-    (exact proportions: the class sum itself)."""
-    tok = run.data.tokens
-    Z3 = np.stack([(tok == i).sum(axis=1) for i in range(3)], axis=1).astype(float)
-    return 0.25 * float(np.linalg.eigvalsh(Z3.T @ Z3 / tok.shape[0]).max())
+    z_k z_k^T <= (1/4) lambda_max(sum_k pi_k z_k z_k^T), with the class layout read off the
+    run's data (:func:`_class_layout`)."""
+    pi, z, _ = _class_layout(run)
+    return 0.25 * float(np.linalg.eigvalsh((z.T * pi) @ z).max())
 
 
 def _four_class_allowance(run: nc.CoRun, k: int, gd: np.ndarray, path: np.ndarray
