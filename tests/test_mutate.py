@@ -199,7 +199,7 @@ def test_whole_output_scale_scales_every_numeric_leaf():
 
 SIMROW_THEORY = '''
 """A synthetic theory row for the tests of tdcheck mutate (not a paper)."""
-__all__ = ["eigen", "gain", "offset", "ranking", "rate", "slots"]
+__all__ = ["eigen", "gain", "offset", "ranking", "rate", "slots", "spread"]
 MUTANT_KINDS = {"ranking": "permutation"}
 
 
@@ -225,6 +225,10 @@ def ranking():
 
 def offset(c):
     return c + 1.0
+
+
+def spread(c):
+    return 2.0 * abs(c)
 '''
 
 SIMROW_CLAIMS = '''
@@ -286,6 +290,16 @@ def noisy(params, ctx, *, r):
                                   err + 0.035, 0.06, "interval +/- 0.035", kind="simulation"),))
 
 
+def sized(params, ctx, *, eig, sp):
+    """The spectrum again, its allowance sized by another theory function (1.5 % of it):
+    that function moves only the tolerance."""
+    c = params["c"]
+    pred = np.sort(np.array([float(v) for v in eig(c)]))
+    return Evidence((worst_member("spectrum vs the tiny model (allowance from spread)", pred,
+                                  _run(params, ctx)["spectrum"], 0.015 * sp(c),
+                                  "1.5 % of theory.spread", kind="simulation"),))
+
+
 def raises(params, ctx, *, n):
     """A check that raises (a defect) when the theory is not a whole number."""
     k = n()
@@ -327,6 +341,8 @@ def claims():
         _claim(blind, {"g": th.gain}, {"g": lambda c: th.gain(c) / 2}),
         _claim(noisy, {"r": th.rate}, {"r": lambda c: 2 * th.rate(c)}),
         _claim(raises, {"n": th.slots}, {"n": lambda: th.slots() + 1}),
+        _claim(sized, {"eig": th.eigen, "sp": th.spread},
+               {"eig": lambda c: tuple(v / 2 for v in th.eigen(c)), "sp": th.spread}),
         _claim(ordering, {"rank": th.ranking}, {"rank": lambda: tuple(reversed(th.ranking()))},
                qualitative="an ordering only"),
         _claim(pure, {"off": th.offset}, {"off": lambda c: th.offset(c) + 1}),
@@ -354,24 +370,26 @@ def test_simulation_score_weak_kills_and_exception_defects(simrow):
     assert all(simrow.baseline[c]["ok"] for c in simrow.baseline), simrow.baseline
     f = simrow.functions
     assert [f[n]["simulation"] for n in ("eigen", "gain", "rate", "slots", "ranking",
-                                         "offset")] == [True] * 5 + [False]
+                                         "spread", "offset")] == [True] * 6 + [False]
     status = {n: [m["status"] for m in f[n]["mutants"]] for n in f}
     assert status == {"eigen": ["kill"] * 3, "gain": ["kill"] * 3,
                       "rate": ["weak", "weak", "kill"], "slots": ["defect"] * 3,
-                      "ranking": ["kill"] * 3, "offset": ["kill"] * 3}
+                      "ranking": ["kill"] * 3, "offset": ["kill"] * 3,
+                      "spread": ["survived", "survived", "kill"]}
     sim = {n: [m["simulation"] for m in f[n]["mutants"]] for n in f}
     assert sim == {"eigen": ["rejected"] * 3, "gain": ["survived"] * 3,
                    "rate": ["weak", "weak", "rejected"], "slots": ["defect"] * 3,
-                   "ranking": ["rejected"] * 3, "offset": [None] * 3}
+                   "ranking": ["rejected"] * 3, "offset": [None] * 3,
+                   "spread": ["survived", "survived", "rejected"]}
     assert [m["label"].split(": ")[1] for m in f["ranking"]["mutants"]] == [
         "output entries 0 and 1 swapped", "output reversed", "output rotated by one"]
     js = simrow.to_json()
     assert (js["mutants"], js["killed"], js["weak"], js["exceptions"], js["timeouts"]) == (
-        18, 15, 2, 3, 0)
-    assert js["score"] == pytest.approx(15 / 18)
+        21, 16, 2, 3, 0)
+    assert js["score"] == pytest.approx(16 / 21)
     assert (js["simulation"]["mutants"], js["simulation"]["rejected"],
-            js["simulation"]["weak"], js["simulation"]["defect"]) == (15, 7, 2, 3)
-    assert js["simulation"]["score"] == pytest.approx(7 / 15)
+            js["simulation"]["weak"], js["simulation"]["defect"]) == (18, 8, 2, 3)
+    assert js["simulation"]["score"] == pytest.approx(8 / 18)
     assert {d["claim"] for d in js["defects"]} == {"simrow.raises"}
     assert any("ValueError: slots must be a whole number" in d["message"] for d in js["defects"])
     assert any("negative dimensions" in d["message"] for d in js["defects"])  # the sign flip
@@ -387,7 +405,15 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
         "not rejected", "not rejected", "rejected"]
     assert len(res["simrow.sees"]["rungs"][0]["tried"]) == 1  # a failing rung stops early
     assert res["simrow.sees"]["by_function"] == {
-        "eigen": {"delta": 0.05, "weak_delta": 0.05, "moves_simulation": True}}
+        "eigen": {"delta": 0.05, "weak_delta": 0.05, "moves_simulation": True,
+                  "moves_compared_values": True}}
+    # spread sizes sized's allowance only: its own rung is > 50 % (a tolerance that shrinks
+    # by half still holds an exact prediction), and it is left out of the claim's rung
+    assert res["simrow.sized"]["delta"] == 0.05
+    assert res["simrow.sized"]["allowance_only"] == ["spread"]
+    assert res["simrow.sized"]["by_function"]["spread"] == {
+        "delta": "> 50 %", "weak_delta": None, "moves_simulation": True,
+        "moves_compared_values": False}
     assert res["simrow.noisy"]["delta"] == 0.10 and res["simrow.noisy"]["weak_delta"] == 0.05
     assert res["simrow.blind"]["delta"] == "> 50 %"
     # a check that raises under every mutant shows no simulation part moving: > 50 %, and
@@ -401,7 +427,7 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
     from verify.mutate import headline, row_summary
 
     assert headline(row_summary(simrow.to_json())) == (
-        "83% (2 weak, 3 exceptions), simulation 47% of 15, resolution <= 5 % for 1 of 5 "
+        "76% (2 weak, 3 exceptions), simulation 44% of 18, resolution <= 5 % for 2 of 6 "
         "simulation claims (1 qualitative)")
 
 
@@ -420,17 +446,17 @@ def test_list_shows_the_kept_mutation_summary(simrow, tmp_path, monkeypatch, cap
     md, js = write_mutation_reports([row], tmp_path / "out", {"commit": "abc1234"})
     assert "Exception defects" in md.read_text() and "### Resolution" in md.read_text()
     kept = json.loads(kept_path("example").read_text())
-    assert kept["score"] == pytest.approx(15 / 18) and kept["commit"] == "abc1234"
+    assert kept["score"] == pytest.approx(16 / 21) and kept["commit"] == "abc1234"
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "mutation score 83% (2 weak, 3 exceptions), simulation 47% of 15," in \
+    assert "mutation score 76% (2 weak, 3 exceptions), simulation 44% of 18," in \
         " ".join(out.split())
     assert max(len(line) for line in out.splitlines()) <= 80
     only = dataclasses.replace(row, functions={}, resolution_only=True,
                                resolution={"example.x": {"delta": 0.02}})
     write_mutation_reports([only], tmp_path / "elsewhere", {"commit": "def5678"})
     kept = json.loads(kept_path("example").read_text())
-    assert kept["score"] == pytest.approx(15 / 18) and kept["commit"] == "abc1234"
+    assert kept["score"] == pytest.approx(16 / 21) and kept["commit"] == "abc1234"
     assert kept["resolution"] == {"example.x": {"delta": 0.02, "weak_delta": None,
                                                 "seconds": None}}
     assert main(["list", "--json"]) == 0
@@ -663,3 +689,19 @@ def test_a_rounding_level_change_does_not_move_a_simulation_part():
     assert not _moves_simulation(base, nudged)
     assert _moves_simulation(base, moved)
     assert _moves_simulation(base, {"parts": {"run": [0.0, "inf", 0, 0, 0, 0.25]}})
+
+
+def test_a_tolerance_only_change_is_not_a_move_of_the_compared_values():
+    """--resolution names a function whose mutants move only a simulation part's tolerance
+    (a model-mismatch allowance it sizes) as allowance-only; a move of the prediction,
+    observation, error or its interval is a move of what the part compares."""
+    from verify.mutate import _moves_simulation, _moves_value
+
+    base = {"kinds": {"run": ["simulation", "pass"]},
+            "parts": {"run": [1.0, 1.01, 0.01, 0.01, 0.01, 0.05]}}
+    wider = {"kinds": {"run": ["simulation", "pass"]},
+             "parts": {"run": [1.0, 1.01, 0.01, 0.01, 0.01, 0.07]}}
+    shifted = {"kinds": {"run": ["simulation", "pass"]},
+               "parts": {"run": [1.05, 1.01, 0.04, 0.04, 0.04, 0.05]}}
+    assert _moves_simulation(base, wider) and not _moves_value(base, wider)
+    assert _moves_simulation(base, shifted) and _moves_value(base, shifted)

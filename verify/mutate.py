@@ -94,7 +94,12 @@ measures that, row by row:
    the claim (``by_function``).  A consumed function none of whose mutants, up to 50 %,
    moves a simulation part's numbers or status feeds only the claim's symbolic parts: it is
    named in ``not_in_simulation_parts`` and left out (if every function is, the answer is
-   "> 50 %: no mutant ... moved a simulation part").  The claim's answer is the largest of
+   "> 50 %: no mutant ... moved a simulation part").  A consumed function whose mutants
+   move only simulation parts' tolerances (never a prediction, observation, error or its
+   interval: :func:`_moves_value`) sizes a model-mismatch allowance, not what the parts
+   compare: it is named in ``allowance_only``, keeps its own rung in ``by_function`` and
+   is left out of the claim's rung (a claim's allowances are held to check and control
+   alike by the runner's drift test, not by this ladder).  The claim's answer is the largest of
    those rungs, confirmed
    by running every other function's pair there (and, should one not be rejected there, the
    whole set up the ladder from it).  ``weak_delta``: the largest of the functions' first
@@ -1464,6 +1469,26 @@ def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
     return False
 
 
+def _moves_value(base: Mapping, mut: Mapping) -> bool:
+    """Whether a simulation part's prediction, observation, error or error interval (worst
+    example) differs from the map's by more than float rounding: a move of its tolerance
+    alone (or of the status that follows from it) is not one.  A function whose mutants move
+    only tolerances enters the claim's simulation parts through their model-mismatch
+    allowances, not through what the parts compare (module docstring, 7.)."""
+    kinds, parts, now = base.get("kinds") or {}, base.get("parts") or {}, mut.get("parts") or {}
+    for name, (kind, _status) in kinds.items():
+        if kind != "simulation" or name not in now:
+            continue
+        old = parts.get(name)
+        if not isinstance(old, (list, tuple)) or not isinstance(now[name], (list, tuple)):
+            if now[name] != old:
+                return True
+            continue
+        if not _same_numbers(list(now[name])[:5], list(old)[:5]):
+            return True
+    return False
+
+
 def _resolution_plan(mp: Mapping) -> tuple[dict[str, dict], list[tuple[str, list[str]]]]:
     """Answers known without running (n/a), and the (claim, functions) to measure."""
     base_all, kinds = mp["baseline"], mp.get("mutant_kinds", {})
@@ -1537,6 +1562,8 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             verdict, parts = _resolution_verdict(base, mut or {"error": "claim not run"})
             if verdict in ("rejected", "weak") or _moves_simulation(base, mut or {}):
                 moved.add(fop[0])
+            if _moves_value(base, mut or {}):
+                moved_value.add(fop[0])
             return m.label, parts, verdict
 
         def rung(d: float, fops: list[tuple[str, str]], function: str | None) -> str:
@@ -1571,6 +1598,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         # function none of whose mutants moves a simulation part's numbers is not consumed
         # by the simulation parts (it feeds the claim's symbolic parts) and is left out
         moved: set[str] = set()
+        moved_value: set[str] = set()  # moved what a simulation part compares, not only its tolerance
         per_fn: dict[str, Any] = {}
         weak_fn: dict[str, float | None] = {}
         settled = True
@@ -1592,10 +1620,14 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             if not settled:
                 break
         entry["by_function"] = {f: {"delta": per_fn[f], "weak_delta": weak_fn.get(f),
-                                    "moves_simulation": f in moved} for f in per_fn}
+                                    "moves_simulation": f in moved,
+                                    "moves_compared_values": f in moved_value}
+                                for f in per_fn}
         if settled:
             entry["not_in_simulation_parts"] = sorted(f for f in fns if f not in moved)
-            fns = [f for f in fns if f in moved]
+            entry["allowance_only"] = sorted(f for f in fns if f in moved
+                                             and f not in moved_value)
+            fns = [f for f in fns if f in moved_value]
         numeric = [per_fn.get(f) for f in fns]
         if settled and fns and all(weak_fn.get(f) is not None for f in fns):
             entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
@@ -1976,6 +2008,8 @@ def _resolution_md(r: Mapping) -> list[str]:
             ", ".join(f"`{f}`" for f in e.get("functions", [])) or "-"
         if e.get("left_out"):
             fns += f" (left out: {', '.join(e['left_out'])})"
+        if e.get("allowance_only"):
+            fns += f" (in allowances only, not in the rung: {', '.join(e['allowance_only'])})"
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))
