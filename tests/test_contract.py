@@ -91,3 +91,17 @@ def test_imports_only_go_downward(layer):
         if upward:
             bad.append(f"{layer}/{path.name} imports {sorted(upward)}")
     assert not bad, "; ".join(bad)
+
+
+@pytest.mark.parametrize("paper", ROWS)
+def test_every_check_function_is_a_claim(paper):
+    """Every module-level ``check_*`` function of ``verify.<paper>`` is the function of a
+    declared claim: a check whose ``@claim`` decorator is lost in an edit (it happened, to
+    cooccurrence.phase2_margins) drops the claim from the row silently otherwise."""
+    module = importlib.import_module(f"verify.{paper}")
+    checks = {name for name, value in vars(module).items()
+              if name.startswith("check_") and callable(value)
+              and getattr(value, "__module__", None) == module.__name__}
+    used = {getattr(c.function, "__name__", None) for c in claims_for(paper)}
+    assert checks <= used, (f"verify.{paper}: check functions without a claim: "
+                            f"{sorted(checks - used)}")
