@@ -115,3 +115,39 @@ def test_four_class_tracks_paper_theory_holds_and_frozen_mu3_fails(tmp_path):
     bad = vc.check_four_class_tracks({"seed": 0}, ctx, theory=vc.MU3_FROZEN)
     assert ok.part("path").passed and ok.part("initial_rates").passed
     assert bad.part("path").failed and bad.part("path").observed > 2.0
+
+
+def test_onset_helpers_give_reasons_not_raises():
+    """The onset readings of phase2_margins and sandwich: a reference onset at 0 (a margin
+    positive from the start, as under a sign-flipped class_margins patched into the paper's
+    module by ``tdcheck mutate``) and GD runs that cross a different number of times give an
+    infinite value with a reason, never a ZeroDivisionError or a silently paired event."""
+    rel, why = vc._onset_reference(0.0, 0.1, "margin")
+    assert rel == np.inf and "no positive finite margin onset" in why
+    taus = np.linspace(0.0, 4.0, 5)
+    once = np.array([[-1.0, -0.5, 0.5, 1.0, 2.0]])
+    twice = np.array([[-1.0, 0.5, -0.5, 1.0, 2.0]])
+    reads = [vc._held_from(taus, once), vc._held_from(taus, twice)]
+    on, step, interp, why = vc._extrapolated_onset(
+        reads, [vc._sign_changes(once), vc._sign_changes(twice)])
+    assert on == np.inf and "different number of times" in why
+    on, _, _, why = vc._extrapolated_onset([reads[0], reads[0]], [vc._sign_changes(once)] * 2)
+    assert np.isfinite(on) and on > 0 and why == ""
+
+
+def test_sandwich_sides_have_no_pole():
+    """The sandwich's sides are linear in the rates: a rate of mu1 or mu2 that changes sign
+    gives finite sides (the ratio form had a pole there, read as a crossing)."""
+    taus = np.linspace(0.0, 3.0, 4)
+    G = np.array([[0.0, 0.0, 0.0], [1.0, -1.0, -0.5], [0.0, 0.0, -1.0], [1.0, 1.0, -3.0]])
+    _, sides = vc._sandwich_sides(taus, G)
+    assert np.all(np.isfinite(sides))
+
+
+def test_phase2_margins_fails_a_sign_flipped_margin_map():
+    """A sign-flipped class_margins (the theory's prediction side only: the observed margins
+    are read off the data's class layout) fails onset_vs_reduction with the check returning."""
+    ev = vc.check_phase2_margins({"seed": 0}, Context(profile="test"),
+                                 theory=_flipped("class_margins"))
+    assert ev.part("onset_vs_reduction").failed
+    assert ev.part("signs_at_end").passed  # the run's own margins, not the theory's
