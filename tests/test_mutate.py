@@ -408,9 +408,12 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
         "eigen": {"delta": 0.05, "weak_delta": 0.05, "moves_simulation": True,
                   "moves_compared_values": True}}
     # spread sizes sized's allowance only: its own rung is > 50 % (a tolerance that shrinks
-    # by half still holds an exact prediction), and it is left out of the claim's rung
-    assert res["simrow.sized"]["delta"] == 0.05
-    assert res["simrow.sized"]["allowance_only"] == ["spread"]
+    # by half still holds an exact prediction); no claim of the row resolves spread, so it
+    # stays in the claim's rung (_cover_allowances: test_allowance_only_needs_cover)
+    assert res["simrow.sized"]["delta"] == "> 50 %"
+    assert res["simrow.sized"]["allowance_uncovered"] == ["spread"]
+    assert res["simrow.sized"]["allowance_only"] == []
+    assert res["simrow.sized"]["rung_functions"] == ["eigen"]
     assert res["simrow.sized"]["by_function"]["spread"] == {
         "delta": "> 50 %", "weak_delta": None, "moves_simulation": True,
         "moves_compared_values": False}
@@ -427,7 +430,7 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
     from verify.mutate import headline, row_summary
 
     assert headline(row_summary(simrow.to_json())) == (
-        "76% (2 weak, 3 exceptions), simulation 44% of 18, resolution <= 5 % for 2 of 6 "
+        "76% (2 weak, 3 exceptions), simulation 44% of 18, resolution <= 5 % for 1 of 6 "
         "simulation claims (1 qualitative)")
 
 
@@ -705,3 +708,21 @@ def test_a_tolerance_only_change_is_not_a_move_of_the_compared_values():
                "parts": {"run": [1.05, 1.01, 0.04, 0.04, 0.04, 0.05]}}
     assert _moves_simulation(base, wider) and not _moves_value(base, wider)
     assert _moves_simulation(base, shifted) and _moves_value(base, shifted)
+
+
+def test_allowance_only_needs_cover():
+    """An allowance-only function leaves a claim's rung only where another claim of the row
+    resolves it at 5 % or finer; otherwise its own rung counts in the claim's answer."""
+    from verify.mutate import _cover_allowances
+
+    def entry(delta, rung, by, allowance=()):
+        return {"delta": delta, "rung_functions": list(rung), "allowance_only": list(allowance),
+                "by_function": {f: {"delta": d} for f, d in by.items()}}
+
+    answers = {"a": entry(0.02, ["f"], {"f": 0.02, "g": "> 50 %"}, ["g"]),
+               "b": entry(0.05, ["g"], {"g": 0.05}),
+               "c": entry(0.01, ["f"], {"f": 0.01, "h": 0.2}, ["h"])}
+    _cover_allowances(answers)
+    assert answers["a"]["delta"] == 0.02 and answers["a"]["allowance_only"] == ["g"]
+    assert "allowance_uncovered" not in answers["a"]
+    assert answers["c"]["delta"] == 0.2 and answers["c"]["allowance_uncovered"] == ["h"]

@@ -98,8 +98,11 @@ measures that, row by row:
    move only simulation parts' tolerances (never a prediction, observation, error or its
    interval: :func:`_moves_value`) sizes a model-mismatch allowance, not what the parts
    compare: it is named in ``allowance_only``, keeps its own rung in ``by_function`` and
-   is left out of the claim's rung (a claim's allowances are held to check and control
-   alike by the runner's drift test, not by this ladder).  The claim's answer is the largest of
+   is left out of the claim's rung, provided some claim of the row resolves it in its own
+   rung at 5 % or finer (:func:`_cover_allowances`; otherwise it is named in
+   ``allowance_uncovered`` and its rung counts, not confirmed jointly).  (The runner's drift
+   test cannot stand in for that: under a mutant the check and the control share the
+   patched module, so an allowance computed from it moves in both.)  The claim's answer is the largest of
    those rungs, confirmed
    by running every other function's pair there (and, should one not be rejected there, the
    whole set up the ladder from it).  ``weak_delta``: the largest of the functions' first
@@ -1628,6 +1631,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             entry["allowance_only"] = sorted(f for f in fns if f in moved
                                              and f not in moved_value)
             fns = [f for f in fns if f in moved_value]
+            entry["rung_functions"] = fns
         numeric = [per_fn.get(f) for f in fns]
         if settled and fns and all(weak_fn.get(f) is not None for f in fns):
             entry["weak_delta"] = max(weak_fn[f] for f in fns)  # not confirmed jointly
@@ -1670,7 +1674,39 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
     with ThreadPoolExecutor(max_workers=slots) as pool:
         for cid, entry in pool.map(ladder, todo):
             answers[cid] = entry
+    _cover_allowances(answers)
     return answers
+
+
+#: an allowance-only function is left out of a claim's rung only if some claim of the row
+#: resolves it (in its rung) at this delta or finer
+COVER_DELTA = 0.05
+
+
+def _cover_allowances(answers: dict[str, dict]) -> None:
+    """Put back into a claim's answer the allowance-only functions that no claim of the row
+    resolves at :data:`COVER_DELTA` (module docstring, 7.): an allowance sized by a function
+    nothing else pins down could hide a wrong one.  Such a function's own rung then counts
+    (the claim's answer is the worse of the two; not confirmed jointly), and it is named in
+    ``allowance_uncovered``."""
+    covered: dict[str, float] = {}
+    for e in answers.values():
+        for f in e.get("rung_functions", ()):
+            d = (e.get("by_function") or {}).get(f, {}).get("delta")
+            if isinstance(d, float):
+                covered[f] = min(covered.get(f, math.inf), d)
+    for e in answers.values():
+        left = [f for f in e.get("allowance_only", ())
+                if covered.get(f, math.inf) > COVER_DELTA]
+        if not left:
+            continue
+        e["allowance_uncovered"] = left
+        e["allowance_only"] = [f for f in e["allowance_only"] if f not in left]
+        if not isinstance(e.get("delta"), float):
+            continue  # "> 50 %", not settled: already no better
+        own = [e["by_function"][f]["delta"] for f in left]
+        e["delta"] = (max([e["delta"], *own]) if all(isinstance(d, float) for d in own)
+                      else "> 50 %")
 
 
 def _map_jobs(fn, items, jobs: int, backend: str, address: str | None, bar) -> list:
@@ -2010,6 +2046,9 @@ def _resolution_md(r: Mapping) -> list[str]:
             fns += f" (left out: {', '.join(e['left_out'])})"
         if e.get("allowance_only"):
             fns += f" (in allowances only, not in the rung: {', '.join(e['allowance_only'])})"
+        if e.get("allowance_uncovered"):
+            fns += (" (in allowances only but resolved by no claim at 5 %, so in the rung: "
+                    f"{', '.join(e['allowance_uncovered'])})")
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))
