@@ -726,3 +726,21 @@ def test_allowance_only_needs_cover():
     assert answers["a"]["delta"] == 0.02 and answers["a"]["allowance_only"] == ["g"]
     assert "allowance_uncovered" not in answers["a"]
     assert answers["c"]["delta"] == 0.2 and answers["c"]["allowance_uncovered"] == ["h"]
+
+
+def test_a_worst_member_switch_is_not_a_move_of_the_compared_values():
+    """A tolerance that moves the worst member to another changes the reported part's
+    numbers but not the members' compared values (``compared``, from member_values): no
+    move; a changed member value is one."""
+    from verify.mutate import _moves_value
+
+    kinds = {"run": ["simulation", "pass"]}
+    members = [[[0.0, 0.020, 0.020], [0.0, 0.027, 0.027]]]
+    base = {"kinds": kinds, "parts": {"run": [0.0, 0.020, 0.020, 0.020, 0.020, 0.025]},
+            "compared": {"run": members}}
+    switched = {"kinds": kinds, "parts": {"run": [0.0, 0.027, 0.027, 0.027, 0.027, 0.036]},
+                "compared": {"run": members}}
+    moved = {"kinds": kinds, "parts": {"run": [0.0, 0.027, 0.027, 0.027, 0.027, 0.036]},
+             "compared": {"run": [[[0.0, 0.021, 0.021], [0.0, 0.027, 0.027]]]}}
+    assert not _moves_value(base, switched)
+    assert _moves_value(base, moved)

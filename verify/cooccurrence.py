@@ -439,10 +439,19 @@ def _rank(error: float, tolerance: float) -> float:
     return math.inf if error > 0 else 0.0
 
 
+class _Picked(tuple):
+    """A (predicted, observed, error, tolerance) tuple that also carries every member's
+    (predicted, observed, error) seen by :func:`_worse`, in the order seen."""
+
+    members: tuple = ()
+
+
 def _worse(candidate: tuple, current: tuple) -> tuple:
     """Of two (predicted, observed, error, tolerance) tuples, the one with the larger
-    :func:`_rank` (the candidate on a tie)."""
-    return candidate if _rank(*candidate[2:4]) >= _rank(*current[2:4]) else current
+    :func:`_rank` (the candidate on a tie), carrying the members seen so far (_Picked)."""
+    win = _Picked(candidate if _rank(*candidate[2:4]) >= _rank(*current[2:4]) else current)
+    win.members = (*getattr(current, "members", ()), tuple(float(x) for x in candidate[:3]))
+    return win
 
 
 #: the declared reason (:func:`_worst_member_part`) of a part that reports its worst member
@@ -456,13 +465,30 @@ _WORST_MEMBER = (
     "member's own allowance")
 
 
-def _worst_member_part(part: Part, tolerances) -> Part:
+def _worst_member_part(part: Part, tolerances=None, picked: tuple | None = None) -> Part:
     """``part`` (the worst member's) with every member's allowance in its details
     (:data:`_WORST_MEMBER`): the runner's drift test compares those, member by member, so
     a part whose allowances stay put while the theory picks another worst member is not
-    read as drift, and one whose member allowance moved still is (not declared)."""
-    details = {**part.details, "member_tolerances": [float(t) for t in tolerances]}
+    read as drift, and one whose member allowance moved still is (not declared).  With
+    ``picked`` (a :func:`_worse` result) also every member's (predicted, observed, error)
+    as ``member_values``: ``tdcheck mutate --resolution`` reads those, so a tolerance that
+    moves the worst member to another is not taken for a move of the compared values."""
+    details = dict(part.details)
+    if tolerances is not None:
+        details["member_tolerances"] = [float(t) for t in tolerances]
+    members = getattr(picked, "members", ())
+    if members:
+        details["member_values"] = [list(m) for m in members]
     return replace(part, details=details)
+
+
+def _digest(pred: np.ndarray, obs: np.ndarray, err: np.ndarray) -> list[float]:
+    """A member's compared values in three numbers, for a part whose error is read in units
+    of a pointwise allowance (so its reported error moves with the allowance): the norms of
+    the prediction and the observation and the largest raw error (``member_values``)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return [float(np.linalg.norm(np.nan_to_num(pred, nan=np.inf))),
+                float(np.linalg.norm(obs)), float(np.max(err))]
 
 
 def _first(taus: np.ndarray, ok: np.ndarray) -> float:
@@ -879,10 +905,10 @@ def _phase1_rates(theory, run: nc.CoRun, half: nc.CoRun) -> tuple[Part, ...]:
     return (
         _worst_member_part(Part("initial_rate_mu1", *worst[0],
                                 "Lemma 4.1: dG(mu1)/dtau -> (pi1 - pi2)/2 at G = 0" + common,
-                                kind="simulation"), tols),
+                                kind="simulation"), tols, worst[0]),
         _worst_member_part(Part("initial_rate_mu3", *worst[2],
                                 "Lemma 4.2: positive and negative samples cancel, dG(mu3)/dtau "
-                                "-> 0 at G = 0" + common, kind="simulation"), tols),
+                                "-> 0 at G = 0" + common, kind="simulation"), tols, worst[2]),
         Part("initial_rates_exact", 0.0, rate_exact, rate_exact, 64 * EPS,
              "Lemmas 4.1-4.2 (theory.initial_rates, all three) against the exact canonical "
              "velocity (theory.canonical_velocity) on the run's training set at G = 0, S = 1, "
@@ -1181,7 +1207,10 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
         return pick[2], pick[3], [m[key][2] for m in members]
 
     def worst_part(part: Part, key: str) -> Part:  # declared: _worst_member_part
-        return _worst_member_part(part, [m[key][1] for m in members])
+        pick = _NONE_YET
+        for m in members:
+            pick = _worse((0.0, m[key][0], m[key][0], m[key][1]), pick)
+        return _worst_member_part(part, [m[key][1] for m in members], pick)
 
     (dA_err, dA_tol, rec_dA), (dp_err, dp_tol, rec_dp) = worst("dA"), worst("dp")
     (dS_err, dS_tol, rec_dS), (l_err, l_tol, rec_l) = worst("dS"), worst("loss")
@@ -1446,12 +1475,12 @@ def check_single_target_hump(params: dict, ctx: Context, *, theory) -> Evidence:
              "(second order) when the random tokens' G(0) spreads each class's margins (sd_G "
              "the member's own, _g_sd), plus GD's relative departure h lambda/2 times the "
              "rise (both on the paper's reduction: the same for check and control)",
-             details={"rises": rises}, kind="simulation"), rise_tols),
-        Part("peak_time", *peak_w,
+             details={"rises": rises}, kind="simulation"), rise_tols, rise_w),
+        _worst_member_part(Part("peak_time", *peak_w,
              "log peak time (vertex of a parabola through the three records at the maximum) "
              "against the reduction's (member's own start); allowance: the random-token G(0) "
              "spread plus the parabola's O(h^2) error, (record spacing / peak time)^2",
-             details={"peaks": peaks}, kind="simulation"),
+             details={"peaks": peaks}, kind="simulation"), picked=peak_w),
         Part("falls_in_phase1", 0.0, min(falls), max(0.0, 0.02 - min(falls)), 0.0,
              "Lemma 4.3: after T_0.5 the single-target losses fall before T1 (>= 2 % below peak)", kind="simulation"),
         Part("t_half_limit", peak_lim, th, abs(th - peak_lim), h ** 2 + ODE_ROUND,
@@ -1646,7 +1675,7 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
             "side's slope at the crossing), GD's whole step dependence |t(h) - t(h/2)| and "
             "the interpolation errors of the three readings (summed: conservative)"
             + (" (" + "; ".join(why) + ")" if why else ""),
-            kind="simulation"), tols),
+            kind="simulation"), tols, worst_p),
         Part("upper_side_margin", SANDWICH_C, up_min,
              max(0.0, SANDWICH_C - up_min) if not beyond else math.nan, 0.0,
              "Lemma 4.3/F.6 upper side -dG3 <= (1-C)(dG1 + dG2) from the predicted onset to "
@@ -1751,7 +1780,7 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
                   "the reduction keeps the m1 M r term it drops (theory."
                   "preconditioned_private_system at m1/S0^2; times 1 + its second-order "
                   "remainder, _kept_second), all on the paper's reduction",
-                  details={"members": parts_obs["ratio"]}, kind="simulation"), tols["ratio"])]
+                  details={"members": parts_obs["ratio"]}, kind="simulation"), tols["ratio"], res["ratio"])]
     for key, name, what in (("a", "lemma45_total_over_R_num",
                              "sum g / (sum_{I2 u I3 u I4} g - sum_I1 g)"),
                             ("b", "lemma45_total_over_R_den",
@@ -1764,7 +1793,7 @@ def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
             "random-token G(0) spread, GD's and the M0 clock offset, and the kept m1 M r term "
             "with its second-order remainder (as I2_over_I3), relative to the paper's "
             "reduction's value (the same for check and control)",
-            details={"members": parts_obs[key]}, kind="simulation"), tols[key]))
+            details={"members": parts_obs[key]}, kind="simulation"), tols[key], res[key]))
     return Evidence(tuple(parts))
 
 
@@ -1945,7 +1974,7 @@ def _kept_allowance(run: nc.CoRun, k: int) -> tuple[np.ndarray, dict]:
 def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence:
     """Class margins of the trained model against the preconditioned reduction's GD map."""
     run = _run(_main_config(ctx, int(params.get("seed", 0))), ctx)
-    worst, details = None, []
+    worst, details, digests = None, [], []
     for k in range(run.config.members):
         pred = _kept_map(theory, run, k)
         obs = _class_margins(run, k)
@@ -1963,6 +1992,7 @@ def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence
                 "is no longer non-expansive and the GD allowance does not hold",
                 kind="simulation"),))
         err = np.abs(obs - pred)
+        digests.append(_digest(pred, obs, err))
         # in units of each point's own allowance (which the run and tc fix, not the theory
         # under test): a non-finite prediction ranks worst, an error where the allowance is 0
         # too (0 / 0 reads 0)
@@ -1986,7 +2016,7 @@ def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence
         "product term, the attention's and M0's rate perturbations, second order in kappa "
         "|beta|^2, the S drift and beta0, the random-token G(0) spread), the same for check "
         "and control",
-        details={"members": details}, kind="simulation"),))
+        details={"members": details, "member_values": digests}, kind="simulation"),))
 
 
 # ---------------------------------------------------------------------- 6b four-class tracking
@@ -2252,7 +2282,7 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
     cfg = _sized(ctx, "four_class", int(params.get("seed", 0)))
     run, half = _run(cfg, ctx), _run(_half_step(cfg), ctx)
     worst_path, worst_rate = _NONE_YET, _NONE_YET
-    rate_tols, details, why = [], [], []
+    rate_tols, details, why, digests = [], [], [], []
     for k in range(cfg.members):
         sel = run.tau[k] <= FOUR_CLASS_WINDOW
         taus = run.tau[k][sel]
@@ -2273,6 +2303,7 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
         else:
             err = np.linalg.norm(path - pred.T, axis=1)
         err = np.where(np.isfinite(err), err, np.inf)
+        digests.append(_digest(pred, path, err))
         ranks = np.array([_rank(e, a) for e, a in zip(err, allow, strict=True)])
         j = int(np.argmax(ranks))
         disp = float(np.linalg.norm(path[j] - path[0]))
@@ -2305,7 +2336,7 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
              "flow is a convex gradient flow: two solutions never separate) over the random "
              "tokens' margin shifts, attention and the m1 M r term, plus GD's step dependence "
              "|G(h) - G(h/2)| and the solver's 1e-9" + reason,
-             details={"members": details}, kind="simulation"),
+             details={"members": details, "member_values": digests}, kind="simulation"),
         _worst_member_part(Part(
             "initial_rates", *worst_rate,
             "|dG/dtau(0) - predicted| (Euclidean over mu1..mu3; predicted and observed show "
@@ -2314,7 +2345,7 @@ def check_four_class_tracks(params: dict, ctx: Context, *, theory) -> Evidence:
             "path; allowance (_initial_rate_observed, the run's alone): the rate-error bound at tau = "
             "0, the Taylor remainder, the difference formula's error and GD's step dependence"
             + reason,
-            kind="simulation"), rate_tols),
+            kind="simulation"), rate_tols, worst_rate),
     ), {"n": cfg.n, "window": FOUR_CLASS_WINDOW})
 
 
@@ -2373,17 +2404,17 @@ def check_ratio_limit(params: dict, ctx: Context, *, theory) -> Evidence:
         inf_tols.append(tol + gap)
         inf = _worse((r_inf, R, e, tol + gap), inf)
     parts = [
-        Part("R_finite_tau", fin[0], fin[1], fin[2], fin[3],
+        _worst_member_part(Part("R_finite_tau", fin[0], fin[1], fin[2], fin[3],
              "-dG3/dG1 over the last record interval against the private-token reduction's "
              "over the same tau_eff interval (relative); allowance: the GD time lead g/2 "
              "(g = step growth), the m1 M r tilt towards -G3/G1 (weight tau_eff/tau - 1) and "
              "g^2 (on the paper's reduction: the same for check and control)",
-             details={"tau_end": float(np.min(run.tau[:, -1]))}, kind="simulation"),
+             details={"tau_end": float(np.min(run.tau[:, -1]))}, kind="simulation"), picked=fin),
         _worst_member_part(Part(
             "R_inf", inf[0], inf[1], inf[2], inf[3],
             "R_inf of theory.sample_max_margin; allowance: the paper's reduction's own distance "
             "from its value at tau = 1e15 (its limit, computed without the max margin) plus "
-            "the R_finite_tau allowance", kind="simulation"), inf_tols),
+            "the R_finite_tau allowance", kind="simulation"), inf_tols, inf),
     ]
     # the class-level constants (theory.class_max_margin, exact KKT enumeration) against an
     # independent numeric solution (SLSQP) of the same problem on the rows y_k z_k
@@ -2473,15 +2504,15 @@ def check_loss_law(params: dict, ctx: Context, *, theory) -> Evidence:
         anch = _worse((0.0, e_obs, abs(e_obs), tol_a), anch)
         slope = _worse((s_pred, s_obs, abs(s_obs - s_pred), tol_s), slope)
     return Evidence((
-        Part("anchored_law", anch[0], anch[1], anch[2], anch[3],
+        _worst_member_part(Part("anchored_law", anch[0], anch[1], anch[2], anch[3],
              "Theorem F.8 (theory.loss_law) anchored at T1 (first classification) with C fitted "
              "on the first tenth of [T1, t_end]: relative error at t_end; allowance: the same "
              "procedure's error on the private-token reduction (its finite-time departure "
-             "from the law) plus the relative change of S after T1", kind="simulation"),
-        Part("slope", slope[0], slope[1], slope[2], slope[3],
+             "from the law) plus the relative change of S after T1", kind="simulation"), picked=anch),
+        _worst_member_part(Part("slope", slope[0], slope[1], slope[2], slope[3],
              "exponent of 1/L - 1/L(T1) in t - T1 over the last 90 % of [T1, t_end]: the law's "
              "(theory.loss_law, 1) against the run's; allowance: the reduction's departure "
-             "measured the same way plus the relative change of S", kind="simulation"),
+             "measured the same way plus the relative change of S", kind="simulation"), picked=slope),
     ), {"C_over_sigma1sq_m_m1": rates})
 
 
@@ -2538,14 +2569,14 @@ def check_loss_constant(params: dict, ctx: Context, *, theory) -> Evidence:
         e = abs(obs * gs - 1)
         asym = _worse((1 / gs, obs, e, tol + gap + g / 2), asym)
     return Evidence((
-        Part("finite_tau", fin[0], fin[1], fin[2], fin[3],
+        _worst_member_part(Part("finite_tau", fin[0], fin[1], fin[2], fin[3],
              "L tau_eff at tau_end against the private-token reduction's L tau at the same "
              "time, times (1 - g/2) for GD's lead (g = step growth); relative; allowance "
-             "tau_eff/tau - 1 (preconditioner anisotropy) + g^2", kind="simulation"),
-        Part("constant", asym[0], asym[1], asym[2], asym[3],
+             "tau_eff/tau - 1 (preconditioner anisotropy) + g^2", kind="simulation"), picked=fin),
+        _worst_member_part(Part("constant", asym[0], asym[1], asym[2], asym[3],
              "1/gamma*^2 of theory.sample_max_margin; allowance: the reduction's own distance "
              "from its value at tau = 1e15 (its limit, computed without the max margin), the GD "
-             "lead g/2 and the finite_tau allowance", kind="simulation"),
+             "lead g/2 and the finite_tau allowance", kind="simulation"), picked=asym),
         Part("max_margin_kkt", 0.0, kkt, kkt, 1e-8,
              "theory.sample_max_margin's (gamma*^2, beta*) against the hard-margin problem on "
              "the run's token counts: |min_i y_i z_i . beta* - 1| and |gamma*^2 |beta*|^2 - 1|, "
@@ -2777,7 +2808,7 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
              "step dependence |t(h) - t(h/2)| and the interpolation errors of the three "
              "readings (summed: conservative); observed margins y_k z_k . G with the class "
              "layout read off the run's data" + (" (" + "; ".join(why) + ")" if why else ""),
-             kind="simulation"), tols),
+             kind="simulation"), tols, worst_p),
     ), {"onsets": onsets, "first_classification": [
         float(run.tau[k, _classified(run, k)]) for k in range(cfg.members)]})
 
@@ -3006,13 +3037,13 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             "member less its S/S0 - 1 term, which scales all four alike and cancels in the "
             "ratio (each C within a of its prediction, up to that common factor, bounds the "
             "ratio)",
-            kind="simulation"), comp_tols),
+            kind="simulation"), comp_tols, comp),
         _worst_member_part(Part(
             "magnitudes", mag[0], mag[1], mag[2], mag[3],
             "Eq. (3) / Lemma 4.7: C12, C21, C31, C32 against (2 kappa/S0) int Gamma dtau "
             "along the private-token reduction (theory.score_drift), largest relative error; "
             "allowance 3 sqrt(2/m) (K_G, Q_G diagonals), the random-token G(0) spread "
-            "(relative, on the paper's reduction) and S/S0 - 1", kind="simulation"), mag_tols),
+            "(relative, on the paper's reduction) and S/S0 - 1", kind="simulation"), mag_tols, mag),
         _worst_member_part(tolerance_from_theory(Part("random_entries", *rand_w,
              "Eq. (3): entries with a random token are O(1/n) of the special ones; the "
              "constant is the reduction's own (each member's ratio max|random| / "
@@ -3025,7 +3056,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
              "a one-sided O(1/n) reading: the bound is the tested theory's own ratio (its "
              "constant), times the paper's reduction's allowance factor and the integral's "
              "trapezoid error; a theory that predicts larger random entries is allowed more, "
-             "as Eq. (3)'s O(1/n) itself allows"), rand_tols),
+             "as Eq. (3)'s O(1/n) itself allows"), rand_tols, rand_w),
         Part("unseen_pairs_zero", 0.0, both, both, 0.0,
              "W_K, W_Q columns of unseen tokens never receive gradient: exactly 0", kind="simulation"),
         Part("gamma_exact", 0.0, gam_err, gam_err, 64 * EPS,
@@ -3338,13 +3369,13 @@ def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str
             "tokens' G: 3 sd of a class mean of e^{-x}, x of sd sd_G sqrt(L - 1) (sd_G the "
             "member's own: over the unseen tokens at tau_end for the fresh samples, over the "
             "training random tokens' G(0) for the training set, _g_sd)", kind="simulation"),
-            level_tols),
+            level_tols, lvl),
         _worst_member_part(Part(
             f"{series}_slope", slp[0], slp[1], slp[2], slp[3],
             "log-log slope over the last decade of tau_eff against the reduction's over the "
             "same window; allowance: GD's time lead g/2 over the window's log-length, and the "
             "level allowance times the observed loss's change over the window",
-            kind="simulation"), slope_tols),
+            kind="simulation"), slope_tols, slp),
     ), {"kappa": kappa, "val_over_train_end": float(np.max(run.val_loss[:, -1] /
                                                            run.loss[:, -1]))})
 

@@ -586,6 +586,7 @@ def _summary(result) -> dict:
             "control_error": result.control_error, "positive_passed": result.positive_passed,
             "positive_error": result.positive_error, "message": (result.error_message or "")[:400],
             "parts": parts(result.worst),
+            "compared": _floats(getattr(result, "compared", {}) or {}),
             "kinds": {n: [v["kind"], v["status"]] for n, v in result.parts_seen.items()},
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
             "seconds": round(result.seconds, 3)}
@@ -618,6 +619,18 @@ def _check_only(claim, profile: str, ctx) -> dict:
 def _f(x: float) -> float | str:
     x = float(x)
     return x if math.isfinite(x) else str(x)
+
+
+def _floats(x: Any) -> Any:
+    """``x`` (nested dicts and lists of numbers) with every number through :func:`_f`."""
+    if isinstance(x, dict):
+        return {k: _floats(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_floats(v) for v in x]
+    try:
+        return _f(x)
+    except (TypeError, ValueError):
+        return str(x)
 
 
 class _MapObserver:
@@ -1472,15 +1485,40 @@ def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
     return False
 
 
+def _flat(x: Any) -> list | None:
+    """The numbers of a nested list, flattened (None when ragged against a number)."""
+    if isinstance(x, (list, tuple)):
+        out: list = []
+        for v in x:
+            f = _flat(v)
+            if f is None:
+                return None
+            out.extend(f)
+        return out
+    return [x]
+
+
 def _moves_value(base: Mapping, mut: Mapping) -> bool:
     """Whether a simulation part's prediction, observation, error or error interval (worst
     example) differs from the map's by more than float rounding: a move of its tolerance
-    alone (or of the status that follows from it) is not one.  A function whose mutants move
+    alone (or of the status that follows from it) is not one.  Where the runs recorded them
+    (``compared``: every example's values, a worst-member part's every member's), those are
+    compared, so a tolerance that moves the worst example or member to another is no move.  A function whose mutants move
     only tolerances enters the claim's simulation parts through their model-mismatch
     allowances, not through what the parts compare (module docstring, 7.)."""
     kinds, parts, now = base.get("kinds") or {}, base.get("parts") or {}, mut.get("parts") or {}
+    seen, seen_now = base.get("compared") or {}, mut.get("compared") or {}
     for name, (kind, _status) in kinds.items():
-        if kind != "simulation" or name not in now:
+        if kind != "simulation":
+            continue
+        if name in seen and name in seen_now:  # every example's (and member's) values
+            if _flat(seen[name]) is None or _flat(seen_now[name]) is None:
+                if seen[name] != seen_now[name]:
+                    return True
+            elif not _same_numbers(_flat(seen_now[name]), _flat(seen[name])):
+                return True
+            continue
+        if name not in now:
             continue
         old = parts.get(name)
         if not isinstance(old, (list, tuple)) or not isinstance(now[name], (list, tuple)):

@@ -104,6 +104,10 @@ class ClaimResult:
     parts_seen: dict = field(default_factory=dict)
     #: tags of the full-model run functions the check asked for (``numerics.cache.RUNS``)
     full_model_runs: tuple[str, ...] = ()
+    #: every simulation part's compared values per example run (in order): the part's
+    #: ``member_values`` where it declares them (a worst-member part), else its (predicted,
+    #: observed, error, lower, upper); ``tdcheck mutate --resolution`` reads them
+    compared: dict = field(default_factory=dict)
     #: parts whose tolerance under the negative control differed from the check's on the
     #: same example: name -> {"check", "control", "declared" (the part's reason or None)}
     tolerance_drift: dict = field(default_factory=dict)
@@ -384,6 +388,20 @@ def _parts_seen(runs: Sequence[tuple[dict, Evidence]]) -> dict:
     return out
 
 
+def _compared(runs: Sequence[tuple[dict, Evidence]]) -> dict:
+    """:attr:`ClaimResult.compared` of ``runs``."""
+    out: dict[str, list] = {}
+    for _, ev in runs:
+        for p in ev.parts:
+            if p.kind != "simulation":
+                continue
+            mv = p.details.get("member_values")
+            vals = mv if isinstance(mv, list) else [p.predicted, p.observed, p.error,
+                                                     p.lower, p.upper]
+            out.setdefault(p.name, []).append(vals)
+    return out
+
+
 def _full_model_tags(called: Sequence[str]) -> tuple[str, ...]:
     from numerics.cache import RUNS
 
@@ -506,6 +524,7 @@ def _run_claim(claim: Claim, profile: Profile, ctx: Context,
         control_rejected=None, falsifying_example=seen.refuted.params if seen.refuted else None,
         error_message=message, profile=profile.name, examples_failed=seen.failed,
         parts_seen=_parts_seen(seen.runs), full_model_runs=_full_model_tags(seen.called),
+        compared=_compared(seen.runs),
     )
     result.band = _band_of(result, seen.runs)
     if first_failure and outcome == "refuted" and claim.expected_for(profile.name) == "holds":
