@@ -1554,6 +1554,18 @@ def _sandwich_gd_onset(run: nc.CoRun, half: nc.CoRun, k: int
     return on, step, interp, why, slope
 
 
+def _onset_member(on: float, reading: float, lo_pred: float, rest: float) -> tuple:
+    """One member's (predicted, observed, error, allowance) of a log onset: the observed
+    onset ``on`` (GD extrapolated), ``reading`` its step dependence and interpolation error
+    (relative to ``on``), ``lo_pred`` the predicted log onset, ``rest`` the other allowance
+    terms (already relative: to the paper's reduction or the run, never to the prediction
+    under test).  An onset that is no positive finite time errs infinitely."""
+    seen = 0 < on < math.inf
+    tol = rest + (reading / on if seen else 0.0)
+    e = abs(math.log(on) - lo_pred) if seen and math.isfinite(lo_pred) else math.inf
+    return (math.exp(lo_pred) if math.isfinite(lo_pred) else math.inf, on, e, tol)
+
+
 def _onset_reference(t: float, e: float, what: str) -> tuple[float, str]:
     """The interpolation error ``e`` of the paper's reduction's onset ``t``, relative, and a
     reason when that onset is no positive finite time (then inf: the part fails with it)."""
@@ -1640,14 +1652,10 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
         j = int(np.searchsorted(run.tau[k], on)) if seen else 0
         att = (3 * float(np.max(_attention_forcing(run, k)[: j + 1])) / slope / on
                if seen and slope > 0 else (math.inf if seen else 0.0))
-        # relative to the observed onset and to the paper's reduction's: the allowance
-        # does not move with the prediction under test
-        tol = lo_spread + ref + att + ((step + interp) / on if seen else 0.0)
-        e = abs(math.log(on) - lo_pred) if seen and math.isfinite(lo_pred) else math.inf
+        member = _onset_member(on, step + interp, lo_pred, lo_spread + ref + att)
         why += [f"member {k}: {w}" for w in (why_on, why_ref) if w]
-        tols.append(tol)
-        worst_p = _worse((math.exp(lo_pred) if math.isfinite(lo_pred) else math.inf, on, e,
-                          tol), worst_p)
+        tols.append(member[3])
+        worst_p = _worse(member, worst_p)
         # the upper side is read from the predicted onset on; a theory that puts the onset
         # past the last rate record (or gives none) contradicts T_0.5 <= T1 < tau_end itself:
         # the part fails with that reason (nan), it cannot be read on an empty window
@@ -2784,12 +2792,10 @@ def check_phase2_margins(params: dict, ctx: Context, *, theory) -> Evidence:
         drift = float(_upper_integral(_attention_forcing(run, k), run.tau[k])[j])
         att = (float(np.linalg.norm(z[i])) * drift / slope / on
                if seen and slope > 0 else (math.inf if seen else 0.0))
-        tol = lo_spread + ref + att + ((step + interp) / on if seen else 0.0)
-        e = abs(math.log(on) - lo_pred) if seen and math.isfinite(lo_pred) else math.inf
+        member = _onset_member(on, step + interp, lo_pred, lo_spread + ref + att)
         why += [f"member {k}: {w}" for w in (why_on, why_ref) if w]
-        tols.append(tol)
-        worst_p = _worse((math.exp(lo_pred) if math.isfinite(lo_pred) else math.inf, on, e,
-                          tol), worst_p)
+        tols.append(member[3])
+        worst_p = _worse(member, worst_p)
     return Evidence((
         Part("signs_at_end", 0.0, end_wrong, end_wrong, 0.0,
              "Theorem 3.2: the three class margins have their signs at T* (count of wrong "
