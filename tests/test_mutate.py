@@ -413,16 +413,17 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
     assert res["simrow.sized"]["delta"] == "> 50 %"
     assert res["simrow.sized"]["allowance_uncovered"] == ["spread"]
     assert res["simrow.sized"]["allowance_only"] == []
-    assert res["simrow.sized"]["rung_functions"] == ["eigen"]
+    assert res["simrow.sized"]["rung_functions"] == ["eigen", "spread"]
     assert res["simrow.sized"]["by_function"]["spread"] == {
         "delta": "> 50 %", "weak_delta": None, "moves_simulation": True,
         "moves_compared_values": False}
     assert res["simrow.noisy"]["delta"] == 0.10 and res["simrow.noisy"]["weak_delta"] == 0.05
     assert res["simrow.blind"]["delta"] == "> 50 %"
-    # a check that raises under every mutant shows no simulation part moving: > 50 %, and
-    # the function is named as not reaching the simulation parts
-    assert res["simrow.raises"]["delta"].startswith("> 50 %: no mutant")
-    assert res["simrow.raises"]["not_in_simulation_parts"] == res["simrow.raises"]["functions"]
+    # a check that raises under every mutant gives no evidence that its function stays out
+    # of what the simulation parts compare: the function keeps its rung (> 50 %)
+    assert res["simrow.raises"]["delta"] == "> 50 %"
+    assert res["simrow.raises"]["not_in_simulation_parts"] == []
+    assert res["simrow.raises"]["rung_functions"] == res["simrow.raises"]["functions"]
     assert {t["verdict"] for g in res["simrow.raises"]["rungs"] for t in g["tried"]} == {"defect"}
     assert res["simrow.ordering"]["delta"] == "n/a: qualitative (signs or orderings only)"
     assert res["simrow.ordering"]["rungs"] == []
@@ -721,11 +722,36 @@ def test_allowance_only_needs_cover():
 
     answers = {"a": entry(0.02, ["f"], {"f": 0.02, "g": "> 50 %"}, ["g"]),
                "b": entry(0.05, ["g"], {"g": 0.05}),
-               "c": entry(0.01, ["f"], {"f": 0.01, "h": 0.2}, ["h"])}
+               "c": entry(0.01, ["f"], {"f": 0.01, "h": 0.2}, ["h"]),
+               "d": entry(0.01, ["f"], {"f": 0.01, "k": "> 50 %"}, ["k"]),
+               "e": {"delta": "n/a: qualitative (signs or orderings only)"}}
+    for e, weak in zip(answers.values(), (0.02, 0.05, 0.01, 0.01, None), strict=True):
+        e["weak_delta"] = weak
+    answers["c"]["by_function"]["h"]["weak_delta"] = 0.1
+    answers["d"]["by_function"]["k"]["weak_delta"] = None
     _cover_allowances(answers)
     assert answers["a"]["delta"] == 0.02 and answers["a"]["allowance_only"] == ["g"]
     assert "allowance_uncovered" not in answers["a"]
     assert answers["c"]["delta"] == 0.2 and answers["c"]["allowance_uncovered"] == ["h"]
+    assert answers["c"]["unconfirmed"] and answers["c"]["weak_delta"] == 0.1
+    assert answers["c"]["rung_functions"] == ["f", "h"]
+    assert answers["d"]["delta"] == "> 50 %" and answers["d"]["weak_delta"] is None
+    assert answers["e"]["delta"].startswith("n/a")  # no rung functions: covers nothing
+
+
+def test_check_only_carries_every_examples_compared_values(tmp_path):
+    """The resolution's mutant runs (_check_only) record every example's simulation-part
+    values, as the map's baseline does (``compared``), so _moves_value can compare them."""
+    from numerics.cache import RunCache
+    from verify.claims import Context
+    from verify.mutate import _check_only
+    from verify.registry import claims_for
+
+    claim = next(c for c in claims_for("example") if c.id == "example.end_point")
+    out = _check_only(claim, "test", Context(profile="test", cache=RunCache(tmp_path)))
+    sims = [n for n, (kind, _) in out["kinds"].items() if kind == "simulation"]
+    assert sims and set(sims) <= set(out["compared"])
+    assert all(len(v) >= 1 for v in out["compared"].values())
 
 
 def test_a_worst_member_switch_is_not_a_move_of_the_compared_values():

@@ -100,7 +100,10 @@ measures that, row by row:
    compare: it is named in ``allowance_only``, keeps its own rung in ``by_function`` and
    is left out of the claim's rung, provided some claim of the row resolves it in its own
    rung at 5 % or finer (:func:`_cover_allowances`; otherwise it is named in
-   ``allowance_uncovered`` and its rung counts, not confirmed jointly).  (The runner's drift
+   ``allowance_uncovered`` and its rung counts, not confirmed jointly; a claim covers a
+   function through its own per-function rung, even where its joint confirmation ran out
+   of time).  A function one of whose mutants makes the check raise or time out stays in
+   the rung.  (The runner's drift
    test cannot stand in for that: under a mutant the check and the control share the
    patched module, so an allowance computed from it moves in both.)  The claim's answer is the largest of
    those rungs, confirmed
@@ -586,7 +589,6 @@ def _summary(result) -> dict:
             "control_error": result.control_error, "positive_passed": result.positive_passed,
             "positive_error": result.positive_error, "message": (result.error_message or "")[:400],
             "parts": parts(result.worst),
-            "compared": _floats(getattr(result, "compared", {}) or {}),
             "kinds": {n: [v["kind"], v["status"]] for n, v in result.parts_seen.items()},
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
             "seconds": round(result.seconds, 3)}
@@ -595,7 +597,7 @@ def _summary(result) -> dict:
 def _check_only(claim, profile: str, ctx) -> dict:
     """The claim's check alone on every example the profile asks for (no controls, no
     shrinking): its outcome and its parts' kinds and worst statuses (the resolution)."""
-    from verify.runner import _explore, _parts_seen, _worst, get_profile
+    from verify.runner import _compared, _explore, _parts_seen, _worst, get_profile
 
     start = time.perf_counter()
     n_drawn = getattr(get_profile(profile), claim.cost)
@@ -613,7 +615,8 @@ def _check_only(claim, profile: str, ctx) -> dict:
                  _f(p.tolerance)] for p in worst.parts}
     return {"outcome": outcome, "message": "" if seen.runs else "no example was run",
             "kinds": {n: [v["kind"], v["status"]] for n, v in _parts_seen(seen.runs).items()},
-            "parts": parts, "seconds": round(time.perf_counter() - start, 3)}
+            "parts": parts, "compared": _floats(_compared(seen.runs)),
+            "seconds": round(time.perf_counter() - start, 3)}
 
 
 def _f(x: float) -> float | str:
@@ -742,6 +745,7 @@ def _run_claims(paper: str, profile: str, ids: Sequence[str] | None, cache_root:
                 module: str | None = None, first_failure: bool = False,
                 stop: Callable[[str, dict], bool] | None = None,
                 every_example: Sequence[str] = (), check_only: bool = False,
+                compared: bool = False,
                 progress: Callable[[str | None, dict], None] | None = None) -> dict[str, dict]:
     """Run the row's claims (``ids``, in that order when given); after each, ``stop(id,
     summary)`` true ends the run there (a mutant is killed: the later claims are not run).
@@ -764,9 +768,11 @@ def _run_claims(paper: str, profile: str, ids: Sequence[str] | None, cache_root:
         if check_only:
             out[claim.id] = _check_only(claim, profile, ctx)
         else:
-            out[claim.id] = _summary(run_claim(
-                claim, profile, ctx,
-                first_failure=first_failure and claim.id not in every_example))
+            result = run_claim(claim, profile, ctx,
+                               first_failure=first_failure and claim.id not in every_example)
+            out[claim.id] = _summary(result)
+            if compared:  # the map's baseline: what --resolution compares mutants with
+                out[claim.id]["compared"] = _floats(result.compared)
         if stop is not None and stop(claim.id, out[claim.id]):
             break
     if progress is not None:
@@ -820,7 +826,8 @@ def map_worker(paper: str, profile: str, cache_root: str, ids: Sequence[str] | N
 
     start = time.perf_counter()
     with observing(observer):
-        baseline = _run_claims(paper, profile, ids, Path(cache_root), before, module)
+        baseline = _run_claims(paper, profile, ids, Path(cache_root), before, module,
+                               compared=True)
     return {"functions": _public_functions(theory),
             "roles": {fn: {c: sorted(r) for c, r in by.items()} for fn, by in observer.roles.items()},
             "structures": structures,
@@ -1485,16 +1492,10 @@ def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
     return False
 
 
-def _flat(x: Any) -> list | None:
-    """The numbers of a nested list, flattened (None when ragged against a number)."""
+def _flat(x: Any) -> list:
+    """The leaves of a nested list, flattened (a length change reads as a move)."""
     if isinstance(x, (list, tuple)):
-        out: list = []
-        for v in x:
-            f = _flat(v)
-            if f is None:
-                return None
-            out.extend(f)
-        return out
+        return [leaf for v in x for leaf in _flat(v)]
     return [x]
 
 
@@ -1512,10 +1513,7 @@ def _moves_value(base: Mapping, mut: Mapping) -> bool:
         if kind != "simulation":
             continue
         if name in seen and name in seen_now:  # every example's (and member's) values
-            if _flat(seen[name]) is None or _flat(seen_now[name]) is None:
-                if seen[name] != seen_now[name]:
-                    return True
-            elif not _same_numbers(_flat(seen_now[name]), _flat(seen[name])):
+            if not _same_numbers(_flat(seen_now[name]), _flat(seen[name])):
                 return True
             continue
         if name not in now:
@@ -1603,7 +1601,10 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             verdict, parts = _resolution_verdict(base, mut or {"error": "claim not run"})
             if verdict in ("rejected", "weak") or _moves_simulation(base, mut or {}):
                 moved.add(fop[0])
-            if _moves_value(base, mut or {}):
+            if _moves_value(base, mut or {}) or verdict in ("defect", "timeout"):
+                # a mutant the check cannot run through is no evidence that the function
+                # stays out of what the simulation parts compare: it keeps its rung
+                moved.add(fop[0])
                 moved_value.add(fop[0])
             return m.label, parts, verdict
 
@@ -1740,11 +1741,19 @@ def _cover_allowances(answers: dict[str, dict]) -> None:
             continue
         e["allowance_uncovered"] = left
         e["allowance_only"] = [f for f in e["allowance_only"] if f not in left]
+        e["rung_functions"] = [*e.get("rung_functions", ()), *left]
+        weak = [e["by_function"][f].get("weak_delta") for f in left]
+        if e.get("weak_delta") is not None:
+            e["weak_delta"] = (max([e["weak_delta"], *weak])
+                               if all(isinstance(w, float) for w in weak) else None)
         if not isinstance(e.get("delta"), float):
             continue  # "> 50 %", not settled: already no better
         own = [e["by_function"][f]["delta"] for f in left]
-        e["delta"] = (max([e["delta"], *own]) if all(isinstance(d, float) for d in own)
-                      else "> 50 %")
+        if all(isinstance(d, float) for d in own):
+            e["delta"] = max([e["delta"], *own])
+            e["unconfirmed"] = True  # the uncovered functions' rungs were not run jointly
+        else:
+            e["delta"] = "> 50 %"
 
 
 def _map_jobs(fn, items, jobs: int, backend: str, address: str | None, bar) -> list:
@@ -2086,7 +2095,9 @@ def _resolution_md(r: Mapping) -> list[str]:
             fns += f" (in allowances only, not in the rung: {', '.join(e['allowance_only'])})"
         if e.get("allowance_uncovered"):
             fns += (" (in allowances only but resolved by no claim at 5 %, so in the rung: "
-                    f"{', '.join(e['allowance_uncovered'])})")
+                    f"{', '.join(e['allowance_uncovered'])}"
+                    + ("; the claim's rung with them not confirmed jointly" if
+                       e.get("unconfirmed") else "") + ")")
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))

@@ -396,8 +396,9 @@ def _compared(runs: Sequence[tuple[dict, Evidence]]) -> dict:
             if p.kind != "simulation":
                 continue
             mv = p.details.get("member_values")
-            vals = mv if isinstance(mv, list) else [p.predicted, p.observed, p.error,
-                                                     p.lower, p.upper]
+            point = p.lower == p.error == p.upper  # no interval a member list would drop
+            vals = mv if isinstance(mv, list) and point else [p.predicted, p.observed,
+                                                               p.error, p.lower, p.upper]
             out.setdefault(p.name, []).append(vals)
     return out
 
