@@ -770,3 +770,21 @@ def test_a_worst_member_switch_is_not_a_move_of_the_compared_values():
              "compared": {"run": [[[0.0, 0.021, 0.021], [0.0, 0.027, 0.027]]]}}
     assert not _moves_value(base, switched)
     assert _moves_value(base, moved)
+
+
+def test_a_near_cancelled_error_moving_by_rounding_is_no_move():
+    """An error that is the difference of nearly equal predicted and observed values moves
+    by their rounding (3e-15 on 1.8e-6, 1.6e-9 relative: seen on cooccurrence.sandwich under
+    a whole-output scale of a trajectory its onset does not depend on): no move; a change of
+    the predicted value itself is one."""
+    from verify.mutate import _moves_value
+
+    kinds = {"run": ["simulation", "pass"]}
+    row = [3.994063367364271, 3.9940704574221915, 1.7751475065441724e-06]
+    base = {"kinds": kinds, "parts": {}, "compared": {"run": [[row]]}}
+    rounded = {"kinds": kinds, "parts": {}, "compared": {"run": [[
+        [3.9940633673642827, 3.9940704574221915, 1.7751475036575926e-06]]]}}
+    shifted = {"kinds": kinds, "parts": {}, "compared": {"run": [[
+        [3.9941, 3.9940704574221915, 2.9e-05]]]}}
+    assert not _moves_value(base, rounded)
+    assert _moves_value(base, shifted)

@@ -1492,28 +1492,55 @@ def _moves_simulation(base: Mapping, mut: Mapping) -> bool:
     return False
 
 
-def _flat(x: Any) -> list:
-    """The leaves of a nested list, flattened (a length change reads as a move)."""
-    if isinstance(x, (list, tuple)):
-        return [leaf for v in x for leaf in _flat(v)]
-    return [x]
+def _same_group(a: Any, b: Any) -> bool:
+    """One part's (or member's) values (predicted, observed, then error-like numbers) equal
+    up to float rounding: the predicted and observed values relative to themselves
+    (:data:`MOVE_RTOL`), an error-like number relative to the larger of them too, since it
+    is their difference (a near-cancelled error moves by the rounding of the values it is
+    the difference of, e.g. 3e-15 on 1.8e-6)."""
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)) or len(a) != len(b):
+        return a == b
+    nums = [x for x in (*a[:2], *b[:2]) if isinstance(x, (int, float))]
+    scale = max((abs(x) for x in nums), default=0.0)
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if not (isinstance(x, (int, float)) and isinstance(y, (int, float))):
+            if x != y:
+                return False
+        elif abs(x - y) > MOVE_RTOL * max(abs(x), abs(y), scale if i >= 2 else 0.0):
+            return False
+    return True
+
+
+def _groups(values: Any) -> list:
+    """A part's compared values as a list of groups: every example's member_values rows, or
+    its five numbers."""
+    out: list = []
+    for v in values if isinstance(values, (list, tuple)) else [values]:
+        if isinstance(v, (list, tuple)) and v and isinstance(v[0], (list, tuple)):
+            out.extend(v)  # an example's member rows
+        else:
+            out.append(v)
+    return out
 
 
 def _moves_value(base: Mapping, mut: Mapping) -> bool:
-    """Whether a simulation part's prediction, observation, error or error interval (worst
-    example) differs from the map's by more than float rounding: a move of its tolerance
-    alone (or of the status that follows from it) is not one.  Where the runs recorded them
-    (``compared``: every example's values, a worst-member part's every member's), those are
-    compared, so a tolerance that moves the worst example or member to another is no move.  A function whose mutants move
-    only tolerances enters the claim's simulation parts through their model-mismatch
-    allowances, not through what the parts compare (module docstring, 7.)."""
+    """Whether a simulation part's prediction, observation, error or error interval differs
+    from the map's by more than float rounding (:func:`_same_group`): a move of its
+    tolerance alone (or of the status that follows from it) is not one.  Where the runs
+    recorded them (``compared``: every example's values, a worst-member part's every
+    member's), those are compared, so a tolerance that moves the worst example or member to
+    another is no move; else the worst example's.  A function whose mutants move only
+    tolerances enters the claim's simulation parts through their model-mismatch allowances,
+    not through what the parts compare (module docstring, 7.)."""
     kinds, parts, now = base.get("kinds") or {}, base.get("parts") or {}, mut.get("parts") or {}
     seen, seen_now = base.get("compared") or {}, mut.get("compared") or {}
     for name, (kind, _status) in kinds.items():
         if kind != "simulation":
             continue
         if name in seen and name in seen_now:  # every example's (and member's) values
-            if not _same_numbers(_flat(seen_now[name]), _flat(seen[name])):
+            old, new = _groups(seen[name]), _groups(seen_now[name])
+            if len(old) != len(new) or not all(
+                    _same_group(x, y) for x, y in zip(new, old, strict=True)):
                 return True
             continue
         if name not in now:
@@ -1523,7 +1550,7 @@ def _moves_value(base: Mapping, mut: Mapping) -> bool:
             if now[name] != old:
                 return True
             continue
-        if not _same_numbers(list(now[name])[:5], list(old)[:5]):
+        if not _same_group(list(now[name])[:5], list(old)[:5]):
             return True
     return False
 
