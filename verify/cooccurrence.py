@@ -499,6 +499,14 @@ def _first(taus: np.ndarray, ok: np.ndarray) -> float:
     return float(taus[int(bad[-1]) + 1]) if bad.size else float(taus[0])
 
 
+def _quadratic_weights(x: np.ndarray) -> np.ndarray:
+    """Lagrange weights of the quadratic through three points at offsets ``x`` from the
+    point where it is evaluated (its value there is ``weights @ values``)."""
+    return np.array([x[1] * x[2] / ((x[0] - x[1]) * (x[0] - x[2])),
+                     x[0] * x[2] / ((x[1] - x[0]) * (x[1] - x[2])),
+                     x[0] * x[1] / ((x[2] - x[0]) * (x[2] - x[1]))])
+
+
 def _held_from(taus: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each row of ``q`` [r, T]: the time from which it stays > 0 to the end of ``taus``,
     read linearly between the two records around its last sign change (taus[0] if it is
@@ -523,9 +531,7 @@ def _held_from(taus: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             if lo < 0 or lo + 3 > row.size:
                 continue
             x = taus[lo:lo + 3] - t
-            w = np.array([x[1] * x[2] / ((x[0] - x[1]) * (x[0] - x[2])),
-                          x[0] * x[2] / ((x[1] - x[0]) * (x[1] - x[2])),
-                          x[0] * x[1] / ((x[2] - x[0]) * (x[2] - x[1]))])
+            w = _quadratic_weights(x)
             worst = max(worst, abs(float(w @ row[lo:lo + 3])) / abs(slope))
         err[i] = worst
     return out, err
@@ -1011,9 +1017,7 @@ def _at_tau(run: nc.CoRun, k: int, tau: float, values: np.ndarray
     near = slice(j - 1, j + 2)
     x = taus[near] - tau
     # the quadratic through three points, at x = 0: Lagrange weights
-    w = np.array([x[1] * x[2] / ((x[0] - x[1]) * (x[0] - x[2])),
-                  x[0] * x[2] / ((x[1] - x[0]) * (x[1] - x[2])),
-                  x[0] * x[1] / ((x[2] - x[0]) * (x[2] - x[1]))])
+    w = _quadratic_weights(x)
     quad = w @ flat[near]
     shape = values.shape[1:]
     return lin.reshape(shape), np.abs(quad - lin).reshape(shape)
