@@ -287,15 +287,14 @@ def test_log_flow_head_matches_spec_numbers():
 
 @pytest.mark.parametrize("wrong", [
     lambda s, k: (s, -k),            # the sign flip that ran a stiff flow for minutes
-    lambda s, k: (s, 1.05 * k),
-    lambda s, k: (0.95 * s, k),
+    lambda s, k: (-s, k),
 ])
-@pytest.mark.parametrize("alpha", [1e-24, 1e-300])  # checked at alpha, or at the probe
-def test_a_wrong_log_map_is_inadmissible_before_any_integration(wrong, alpha, monkeypatch):
-    """A wrong theory.log_coordinates (the shapes tdcheck mutate makes) does not give back
-    the model's w(0) = alpha^2 u0 v0 through weights_from_log: the run refuses it at once
-    (InadmissibleTheory, a failed part in a check) instead of integrating from a start the
-    model does not have."""
+@pytest.mark.parametrize("alpha", [1e-24, 1e-300])
+def test_a_log_map_outside_small_init_is_inadmissible_before_any_integration(wrong, alpha,
+                                                                          monkeypatch):
+    """A sign-flipped theory.log_coordinates (a shape tdcheck mutate makes) puts log|u +- v|
+    near +2 log(1/alpha): not a small initialisation.  The run refuses it at once
+    (InadmissibleTheory, a failed part in a check) instead of integrating a stiff flow."""
     from theory.flow import InadmissibleTheory
 
     right = tr.log_coordinates
@@ -304,8 +303,29 @@ def test_a_wrong_log_map_is_inadmissible_before_any_integration(wrong, alpha, mo
     # a config no other test runs: the in-process run cache keys on sources, not patches
     cfg = nr.LogFlowConfig(nr.head_problem(), alphas=(alpha,), u0=u0, v0=v0, tau_max=0.5,
                            points=7)
-    with pytest.raises(InadmissibleTheory, match="log coordinates"):
+    with pytest.raises(InadmissibleTheory, match="not a small initialisation"):
         nr.run_log_flow(cfg)
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda s, k: (s, 1.05 * k),
+    lambda s, k: (0.95 * s, k),
+])
+def test_a_wrong_small_start_is_integrated_from_where_the_theory_puts_it(wrong, monkeypatch):
+    """A wrong but small start (a scaled map) is the theory's prediction: the flow runs from
+    it, so its w(0) is not the model's alpha^2 u0 v0 and the checks' comparisons with the
+    model see the slip (issue 35; before, the run refused it and only an exact record-0
+    part did)."""
+    right = tr.log_coordinates
+    monkeypatch.setattr(tr, "log_coordinates", lambda *a: wrong(*right(*a)))
+    u0, v0 = nr.default_init(6, 1)
+    alpha = 1e-3
+    cfg = nr.LogFlowConfig(nr.head_problem(), alphas=(alpha,), u0=u0, v0=v0, tau_max=0.5,
+                           points=5)
+    run = nr.run_log_flow(cfg)
+    w0 = alpha**2 * np.asarray(u0) * np.asarray(v0)
+    assert np.all(np.isfinite(run.w))
+    assert np.max(np.abs(run.w[0, 0] - w0) / np.abs(w0)) > 0.1
 
 
 @pytest.mark.parametrize("name", ["quadratic", "head"])
@@ -444,6 +464,22 @@ def test_gd_parts_are_simulation_parts_of_plateaus_and_order():
                                   theory=vr.PAPER_THEORY)
     part = ev.part("gd_head_event_sequence")
     assert part.kind == "simulation" and part.passed and part.predicted >= 2
+
+
+@pytest.mark.parametrize("problem", ["quadratic", "head"])
+def test_the_trained_model_sees_a_one_per_cent_slip_in_the_log_map(problem, monkeypatch):
+    """theory.log_coordinates with sigma scaled by 0.99 starts the log flow where the model
+    does not start: the GD-limit claim's simulation part (GD extrapolated to step 0 against
+    the log flow) fails, with a number, not a raise."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    right = tr.log_coordinates
+    monkeypatch.setattr(tr, "log_coordinates", lambda *a: (0.99 * right(*a)[0], right(*a)[1]))
+    ev = vr.check_log_flow_is_gd_limit({"problem": problem}, Context(profile="test"),
+                                       weights=tr.weights_from_log, uv_flow=tr.diagonal_flow)
+    part = ev.parts[0]
+    assert part.kind == "simulation" and part.failed and math.isfinite(part.error)
 
 
 def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
