@@ -389,6 +389,10 @@ class LogFlowConfig:
     points: int = 1601
     t_grid: tuple[float, ...] = ()
     rtol: float = 1e-10
+    #: keep a diverging flow's records up to the divergence (NaN after it, the time in
+    #: ``LogFlowRun.diverged``) instead of refusing the run: for a check that compares the
+    #: flow with the trained model record by record (the quadratic's flow only)
+    until_divergence: bool = False
 
     def __post_init__(self) -> None:
         if self.t_grid and len(self.alphas) != 1:
@@ -397,13 +401,16 @@ class LogFlowConfig:
 
 @dataclass(frozen=True)
 class LogFlowRun:
-    """``tau`` [T]; ``w``, ``b`` [K, T, p]; ``loss`` [K, T]."""
+    """``tau`` [T]; ``w``, ``b`` [K, T, p]; ``loss`` [K, T]; ``diverged`` [K]: the τ at which
+    a flow run ``until_divergence`` reached :data:`ESCAPE_LOG` (NaN where it did not; its
+    records from there on are NaN)."""
 
     config: LogFlowConfig
     tau: np.ndarray
     w: np.ndarray
     b: np.ndarray
     loss: np.ndarray
+    diverged: tuple[float, ...] = ()
 
 
 @functools.cache  # a derivation (one ReducedSystem per problem, its lambdify cached on it)
@@ -472,10 +479,11 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
            if config.t_grid else np.linspace(0.0, config.tau_max, config.points))
     loss = problem_loss(problem)
     tol = config.rtol
-    ws, bs, ls = [], [], []
+    ws, bs, ls, gone = [], [], [], []
     starts = [_log_start(config.u0, config.v0, alpha) for alpha in config.alphas]
     for alpha, (sigma0, kappa) in zip(config.alphas, starts, strict=True):
         L = math.log(1 / alpha)
+        t_div = math.nan
         if problem.kind == "quadratic":
             system = _quadratic_log_system(problem)
             values = dict(zip(system.params, kappa, strict=True))
@@ -487,20 +495,29 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
                     sol = integrate(system, sigma0, float(tau[-1]) * L, values,
                                     t_eval=tau * L, method=method, rtol=tol, atol=tol,
                                     events=(_escape(kappa),))
-                if sol.t_event is not None:
+                if sol.t_event is not None and not config.until_divergence:
                     raise _diverged(alpha, sol.t_event / L)
-                if sol.y.shape[1] == len(tau) and np.all(np.isfinite(sol.y)):
+                if sol.t_event is not None:  # the records before the divergence, NaN after
+                    t_div = sol.t_event / L
+                    k = sol.y.shape[1]
+                    if np.all(np.isfinite(sol.y)):
+                        sig = np.full((len(tau), len(sigma0)), np.nan)
+                        sig[:k] = sol.y.T
+                        break
+                elif sol.y.shape[1] == len(tau) and np.all(np.isfinite(sol.y)):
                     sig = sol.y.T
                     break
             if sig is None:
                 raise RuntimeError(f"log flow failed at alpha={alpha:g}")
         else:
             sig = _integrate_numeric(problem_gradient(problem), sigma0, kappa, tau * L, tol)
-        w = theory.weights_from_log(sig, kappa[None, :])
+        with np.errstate(invalid="ignore"):
+            w = theory.weights_from_log(sig, kappa[None, :])
         ws.append(w)
         bs.append((sig - sigma0[None, :]) / L)
-        ls.append(np.array([loss(x) for x in w]))
-    return LogFlowRun(config, tau, np.stack(ws), np.stack(bs), np.stack(ls))
+        ls.append(np.array([loss(x) if np.all(np.isfinite(x)) else math.nan for x in w]))
+        gone.append(float(t_div))
+    return LogFlowRun(config, tau, np.stack(ws), np.stack(bs), np.stack(ls), tuple(gone))
 
 
 #: Clamp of the head's trial steps (σ and κ - σ at most this: e^{2σ} stays a float).
@@ -970,10 +987,12 @@ def gd_limit_ladders(name: str, profile: str = "quick") -> tuple[LadderConfig, .
 
 
 def gd_limit_flow(name: str, alpha: float, times, rtol: float = 1e-10) -> LogFlowConfig:
-    """The log-form flow of ``name`` from alpha theta_0 sampled at the flow times ``times``."""
+    """The log-form flow of ``name`` from alpha theta_0 sampled at the flow times ``times``
+    (kept up to a divergence: the check compares it with GD record by record)."""
     problem, (u0, v0) = _problem_and_init(name)
     return LogFlowConfig(problem, alphas=(alpha,), u0=u0, v0=v0,
-                         t_grid=tuple(float(t) for t in times), rtol=rtol)
+                         t_grid=tuple(float(t) for t in times), rtol=rtol,
+                         until_divergence=True)
 
 
 def standard_log_flow(name: str, profile: str = "quick") -> LogFlowConfig:

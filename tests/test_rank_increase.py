@@ -482,6 +482,53 @@ def test_the_trained_model_sees_a_one_per_cent_slip_in_the_log_map(problem, monk
     assert part.kind == "simulation" and part.failed and math.isfinite(part.error)
 
 
+@pytest.mark.parametrize("row", [0, 1])
+def test_a_diverging_log_flow_is_judged_by_the_model_on_the_records_before(row, monkeypatch):
+    """A sign-flipped component of theory.log_flow makes the quadratic's flow an ascent that
+    diverges inside the GD-limit run: the check compares the records before the divergence
+    with GD (a finite error far above the allowance) and fails a second simulation part for
+    the divergence itself, instead of refusing the run as inadmissible."""
+    import dataclasses
+
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    right = tr.log_flow
+
+    def wrong(*a, **k):
+        system = right(*a, **k)
+        rhs = sp.Matrix(system.rhs)
+        rhs[row] = -rhs[row]
+        return dataclasses.replace(system, rhs=rhs)
+
+    monkeypatch.setattr(tr, "log_flow", wrong)
+    nr._quadratic_log_system.cache_clear()
+    try:
+        ev = vr.check_log_flow_is_gd_limit({"problem": "quadratic"}, Context(profile="test"),
+                                           weights=tr.weights_from_log,
+                                           uv_flow=tr.diagonal_flow)
+    finally:
+        monkeypatch.setattr(tr, "log_flow", right)
+        nr._quadratic_log_system.cache_clear()
+    first = ev.parts[0]
+    assert first.kind == "simulation" and first.failed and math.isfinite(first.error)
+    # the test profile's records end before the divergence; a longer flow reaches it
+    monkeypatch.setattr(tr, "log_flow", wrong)
+    nr._quadratic_log_system.cache_clear()
+    try:
+        u0, v0 = nr.QUAD_INIT
+        cfg = nr.LogFlowConfig(nr.gd_limit_flow("quadratic", 1e-2, (0.0,)).problem, alphas=(1e-2,), u0=u0, v0=v0,
+                               tau_max=4.0, points=41, until_divergence=True)
+        run = nr.run_log_flow(cfg)
+    finally:
+        monkeypatch.setattr(tr, "log_flow", right)
+        nr._quadratic_log_system.cache_clear()
+    t_div = run.diverged[0]
+    assert 0 < t_div < 4.0
+    before = run.tau < t_div - 1e-9
+    assert np.all(np.isfinite(run.w[0, before])) and np.all(np.isnan(run.w[0, ~before]))
+
+
 def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
     """The trained model's clocks and its loss against g pass under the paper's theory, and
     a 5 % slip in a clock, in the GD rates or in g fails them (a part, not a raise); a slip in
@@ -616,3 +663,16 @@ def test_switch_off_time_is_zero_without_a_switch_off_and_positive_with_one():
     head = PAPER_THEORY.stages(nr.HEAD)
     assert all(_switch_off_time(nr.HEAD, a.plateau, b.plateau, 0.05) == 0.0
                for a, b in zip(head, head[1:], strict=False))
+
+
+def test_the_divergence_part_fails_with_the_time_and_the_models_scale():
+    """The part beside a diverged flow names where the flow left every scale and how large
+    the model's step-0 limit stays; it fails (never passes on an infinite error)."""
+    from types import SimpleNamespace
+
+    from verify import rank_increase as vr
+
+    flows = [SimpleNamespace(diverged=(1.741,)), SimpleNamespace(diverged=(math.nan,))]
+    part = vr._diverged_flow_part("quadratic", flows, np.array([[0.1, -0.3], [0.2, 0.9]]))
+    assert part.failed and part.kind == "simulation"
+    assert "1.741" in part.error_model and "0.9" in part.error_model

@@ -686,7 +686,13 @@ _EX_GD_LIMIT = (Example({"problem": "quadratic"},
           "added in the same stop so that the flow in the paper's own parameters is judged "
           "by the model too, not only its log form; the control (a read-out) does not reach "
           "it.  At quick after these changes: quadratic 0.337 of the allowance on both "
-          "parts, head 0.335 (the second referee read of this stop).",
+          "parts, head 0.335 (the second referee read of this stop).  Session of "
+          "2026-12-05 (issue 35, before any run of the change): the flow now starts where "
+          "theory.log_coordinates puts it (before, numerics refused any start that did not "
+          "map back to the model's w(0), so a wrong map never reached this comparison), and "
+          "a flow that diverges (a sign-flipped log_flow component: an ascent) is compared "
+          "with GD on its records before the divergence, with a second failed part for the "
+          "divergence, instead of refusing the run.",
 )
 def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable,
                                uv_flow: Callable) -> Evidence:
@@ -730,9 +736,14 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable,
     allowance = (_local_max(np.linalg.norm(rich - rich_prev, axis=-1))
                  + 2 * np.linalg.norm(flows[0].w[0] - w_tight, axis=-1)
                  + 1e-12 * (1 + np.linalg.norm(rich, axis=-1)))
+    # a flow that diverges (a wrong theory's ascent) is compared on its records before the
+    # divergence, and the divergence itself is a failed part beside it (GD stays finite)
+    live = np.all(np.isfinite(w_pred), axis=-1) & np.all(np.isfinite(w_tight), axis=-1)
+    if not live.any():
+        return Evidence((_diverged_flow_part(name, flows, rich),), {})
     part = declared_by_design(worst_member(
         f"{name}: w(t), GD extrapolated to step 0 (Richardson) vs the log flow",
-        w_pred, rich, allowance,
+        w_pred[live], rich[live], allowance[live],
         "per record time, |R(t) - w_flow(t)| (Euclidean over the p weights) with R = 2 "
         "f_{h/2} - f_h at the two smallest steps; allowance |R_h - R_{h/2}| (3x the O(h^2) "
         "remainder) + twice the flow solver's error + 1e-12 (1 + |R|); deterministic",
@@ -745,11 +756,25 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable,
         "twice its flow's solver error (the change under 100-fold tighter tolerances), of "
         "the order of the solver's rtol for any smooth flow, against a theory error that "
         "moves w by its share of w's motion over the run")
-    parts = [part]
+    parts = [part] if live.all() else [part, _diverged_flow_part(name, flows, rich)]
     if name == "quadratic":
         parts.append(_uv_flow_part(ladders[0], times, rich, rich_prev, uv_flow))
     return Evidence(tuple(parts), {"w_flow_end": w_pred[-1].tolist(),
                                    "w_gd_end": rich[-1].tolist()})
+
+
+def _diverged_flow_part(name: str, flows: list, rich: np.ndarray) -> Part:
+    """A failed simulation part: the theory's log flow left every scale of the problem
+    (numerics.rank_increase.ESCAPE_LOG) at a time where the trained model's step-0 limit is
+    still finite."""
+    t_div = [float(x) for f in flows for x in f.diverged if math.isfinite(x)]
+    top = float(np.max(np.abs(rich)))
+    return Part(f"{name}: the log flow stays finite where the model does", math.inf, top,
+                math.inf, 0.0,
+                f"the theory's log flow diverges (log|u +- v| reaches "
+                f"{nr.ESCAPE_LOG:g}) at tau = {min(t_div, default=math.nan):.4g}, while GD "
+                f"extrapolated to step 0 stays within |w| <= {top:.3g} over the same records",
+                kind="simulation")
 
 
 def _local_max(a: np.ndarray) -> np.ndarray:
