@@ -650,7 +650,8 @@ class FullHeadConfig:
 class FullHeadRun:
     """``tau`` [K, T] (NaN for a member at α >= 1, where L = log(1/α) <= 0 leaves rescaled
     time undefined); singular values ``sv_kq``, ``sv_vo`` [K, T, d] of ΔW_KW_Qᵀ, ΔW_VW_Oᵀ;
-    ``loss`` [K, T]."""
+    ``loss`` [K, T]; ``vo`` [K, T, d, d] the learned ΔW_VW_Oᵀ itself (its direction: the
+    first-jump claim's escape direction)."""
 
     config: FullHeadConfig
     time: np.ndarray
@@ -658,6 +659,7 @@ class FullHeadRun:
     loss: np.ndarray
     sv_kq: np.ndarray
     sv_vo: np.ndarray
+    vo: np.ndarray | None = None
 
 
 def full_head_data(config: FullHeadConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -713,7 +715,7 @@ def run_full_head(config: FullHeadConfig, *, device: str = "cpu") -> FullHeadRun
     tau[small] = time[None, :] / L[small]
     return FullHeadRun(config, time, tau, traj.loss.cpu().numpy(),
                        np.linalg.svd(M.numpy(), compute_uv=False),
-                       np.linalg.svd(P.numpy(), compute_uv=False))
+                       np.linalg.svd(P.numpy(), compute_uv=False), P.numpy())
 
 
 # ---------------------------------------------------------------------- perturbations

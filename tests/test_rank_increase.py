@@ -676,3 +676,39 @@ def test_the_divergence_part_fails_with_the_time_and_the_models_scale():
     part = vr._diverged_flow_part("quadratic", flows, np.array([[0.1, -0.3], [0.2, 0.9]]))
     assert part.failed and part.kind == "simulation"
     assert "1.741" in part.error_model and "0.9" in part.error_model
+
+
+def test_escape_direction_is_where_the_linearised_product_flow_goes():
+    """theory.escape_direction against the linearised flow it is derived from, integrated
+    from a small random start: A' = -G B, B' = -G^T A; the unit P = A B^T tends to
+    -u_1 v_1^T (and the sign flip of G flips it)."""
+    rng = np.random.default_rng(3)
+    G = rng.standard_normal((3, 3))
+    A, B = 1e-6 * rng.standard_normal((3, 3)), 1e-6 * rng.standard_normal((3, 3))
+    h = 1e-3
+    for _ in range(int(12 / h)):  # explicit Euler: the direction is step-independent
+        A, B = A - h * G @ B, B - h * G.T @ A
+    P = A @ B.T
+    D = tr.escape_direction(G)
+    assert abs(np.linalg.norm(D) - 1) < 1e-12
+    assert np.linalg.norm(P / np.linalg.norm(P) - D) < 1e-3
+    assert np.linalg.norm(tr.escape_direction(-G) + D) < 1e-12
+    with pytest.raises(ValueError, match="not simple"):
+        tr.escape_direction(np.eye(3))
+
+
+def test_the_full_head_sees_a_sign_slip_in_its_escape_direction(monkeypatch):
+    """The first-jump claim's escape-direction part passes on the trained full head and
+    fails (a number, not a raise) when dg/dP(0)'s sign is flipped, which leaves T_1 alone."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ev = vr.check_first_jump({"problem": "full_head_nonnormal"}, ctx, theory=vr.PAPER_THEORY)
+    part = ev.part("full_head_nonnormal_escape_direction")
+    assert part.kind == "simulation" and part.passed
+    right = tr.full_head_gradients
+    monkeypatch.setattr(tr, "full_head_gradients", lambda *a: (right(*a)[0], -right(*a)[1]))
+    ev = vr.check_first_jump({"problem": "full_head_nonnormal"}, ctx, theory=vr.PAPER_THEORY)
+    part = ev.part("full_head_nonnormal_escape_direction")
+    assert part.failed and math.isclose(part.error, 2.0, rel_tol=1e-3)

@@ -68,6 +68,7 @@ __all__ = [
     "diagonal_head_loss_symbolic",
     "diagonal_head_problem",
     "equations",
+    "escape_direction",
     "first_jump_time",
     "first_jump_time_full",
     "full_head_gradients",
@@ -585,6 +586,26 @@ def first_jump_time_full(*gradients) -> sp.Expr:
         if top > best:
             best = top
     return sp.oo if best == 0 else 1 / best
+
+
+def escape_direction(G) -> np.ndarray:
+    """The direction in which ``P = A Bᵀ`` leaves 0: ``-u_1 v_1ᵀ`` (unit Frobenius norm),
+    ``(u_1, v_1)`` the top singular pair of ``G = ∂g/∂P`` at 0.
+
+    Small-init linearisation (our derivation, as :func:`first_jump_time_full`): with
+    ``A = u_1 x(t)ᵀ``, ``B = v_1 y(t)ᵀ`` the flow ``Ȧ = -G B``, ``Ḃ = -Gᵀ A`` gives
+    ``ẋ = -σ_1 y``, ``ẏ = -σ_1 x``, so ``x - y`` grows as e^{σ_1 t} and ``x + y`` decays:
+    ``P = u_1 (x·y) v_1ᵀ → -|x|² u_1 v_1ᵀ``, the sense of ``-G``'s top pair
+    (``⟨P, -G⟩ = |x|² σ_1 > 0``).  The other singular pairs grow at σ_j < σ_1, so their
+    share of ``P`` falls as (|P|/α²)^{-(1 - σ_j/σ_1)/2}.  Needs σ_1 > σ_2 (a unique pair).
+    """
+    Gm = np.atleast_2d(np.asarray(G, dtype=float))
+    U, S, Vt = np.linalg.svd(Gm)
+    if S.size < 1 or not S[0] > 0:
+        raise ValueError("G must have a non-zero singular value")
+    if S.size > 1 and not S[0] > S[1]:
+        raise ValueError(f"the top singular value of G is not simple: {S[:2].tolist()}")
+    return -np.outer(U[:, 0], Vt[0])
 
 
 B1, B2, RHO = sp.symbols("beta1 beta2 rho", real=True)
