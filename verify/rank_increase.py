@@ -1309,6 +1309,10 @@ def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
     examples=(Example({"kind": "all"}, via="the symbolic identity (smallest generic head, "
                       "N = d = 2), the worked example (switch-off, sign-flipped re-entry) and "
                       "the toy head of Fig. 2b, in one evidence"),),
+    qualitative="the order, signs and switch-offs of Algorithm 1's events: integer "
+                "mismatches; its one value part, the symbolic head against the trained "
+                "model's loss, is an identity at float rounding (the times and values of the "
+                "same events are the jump_times, clocks and plateaus claims')",
 )
 def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     """All three parts in one evidence, so that the report shows the simulated event
@@ -1671,6 +1675,9 @@ def _switch_on_part(name: str, counts: np.ndarray, stages) -> Part:
           "plateau's midpoint counted the decaying coordinate (3 against 2) in a quick run.  "
           "The UNCONSTRAINED control differs from the paper only on that plateau, where "
           "quadratic_gd_rank_plateau_3 now rejects it (3 predicted, 2 counted).",
+    qualitative="ranks and switch-on counts: integers, which a theory's scale moves only "
+                "where it moves a support or a switch-on (the plateau values, jump times and "
+                "clocks of the same runs are the plateaus, jump_times and clocks claims')",
 )
 def check_rank_plus_one(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
