@@ -14,6 +14,21 @@ from numerics import rank_increase as nr
 from numerics.ode import integrate
 from theory import rank_increase as tr
 
+
+@pytest.fixture
+def fresh_runs():
+    """Empty the in-process run memos (and the quadratic's cached log system) before and
+    after a test that patches theory/: the memos key on sources, not patches, so a run made
+    under a wrong theory would otherwise be served to a later test."""
+    from numerics.cache import clear_run_memos
+
+    clear_run_memos()
+    nr._quadratic_log_system.cache_clear()
+    yield
+    clear_run_memos()
+    nr._quadratic_log_system.cache_clear()
+
+
 R = sp.Rational
 
 
@@ -291,7 +306,7 @@ def test_log_flow_head_matches_spec_numbers():
 ])
 @pytest.mark.parametrize("alpha", [1e-24, 1e-300])
 def test_a_log_map_outside_small_init_is_inadmissible_before_any_integration(wrong, alpha,
-                                                                          monkeypatch):
+                                                                          monkeypatch, fresh_runs):
     """A sign-flipped theory.log_coordinates (a shape tdcheck mutate makes) puts log|u +- v|
     near +2 log(1/alpha): not a small initialisation.  The run refuses it at once
     (InadmissibleTheory, a failed part in a check) instead of integrating a stiff flow."""
@@ -311,7 +326,7 @@ def test_a_log_map_outside_small_init_is_inadmissible_before_any_integration(wro
     lambda s, k: (s, 1.05 * k),
     lambda s, k: (0.95 * s, k),
 ])
-def test_a_wrong_small_start_is_integrated_from_where_the_theory_puts_it(wrong, monkeypatch):
+def test_a_wrong_small_start_is_integrated_from_where_the_theory_puts_it(wrong, monkeypatch, fresh_runs):
     """A wrong but small start (a scaled map) is the theory's prediction: the flow runs from
     it, so its w(0) is not the model's alpha^2 u0 v0 and the checks' comparisons with the
     model see the slip (issue 35; before, the run refused it and only an exact record-0
@@ -467,9 +482,10 @@ def test_gd_parts_are_simulation_parts_of_plateaus_and_order():
 
 
 @pytest.mark.parametrize("problem", ["quadratic", "head"])
-def test_the_trained_model_sees_a_one_per_cent_slip_in_the_log_map(problem, monkeypatch):
+def test_the_trained_model_sees_a_one_per_cent_slip_in_the_log_map(problem, monkeypatch, fresh_runs):
     """theory.log_coordinates with sigma scaled by 0.99 starts the log flow where the model
-    does not start: the GD-limit claim's simulation part (GD extrapolated to step 0 against
+    does not start (at alpha = 1e-2 that moves w(0) by about 9 %, so the part fails from
+    record 0 on): the GD-limit claim's simulation part (GD extrapolated to step 0 against
     the log flow) fails, with a number, not a raise."""
     from verify import rank_increase as vr
     from verify.claims import Context
@@ -483,7 +499,7 @@ def test_the_trained_model_sees_a_one_per_cent_slip_in_the_log_map(problem, monk
 
 
 @pytest.mark.parametrize("row", [0, 1])
-def test_a_diverging_log_flow_is_judged_by_the_model_on_the_records_before(row, monkeypatch):
+def test_a_diverging_log_flow_is_judged_by_the_model_on_the_records_before(row, monkeypatch, fresh_runs):
     """A sign-flipped component of theory.log_flow makes the quadratic's flow an ascent that
     diverges inside the GD-limit run: the check compares the records before the divergence
     with GD (a finite error far above the allowance) and fails a second simulation part for
@@ -529,7 +545,7 @@ def test_a_diverging_log_flow_is_judged_by_the_model_on_the_records_before(row, 
     assert np.all(np.isfinite(run.w[0, before])) and np.all(np.isnan(run.w[0, ~before]))
 
 
-def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch):
+def test_gd_clock_and_value_parts_see_a_few_per_cent_slip(monkeypatch, fresh_runs):
     """The trained model's clocks and its loss against g pass under the paper's theory, and
     a 5 % slip in a clock, in the GD rates or in g fails them (a part, not a raise); a slip in
     the log map fails the (symbolic) init part and leaves the run's own clocks alone."""
@@ -697,7 +713,7 @@ def test_escape_direction_is_where_the_linearised_product_flow_goes():
         tr.escape_direction(np.eye(3))
 
 
-def test_the_full_head_sees_a_sign_slip_in_its_escape_direction(monkeypatch):
+def test_the_full_head_sees_a_sign_slip_in_its_escape_direction(monkeypatch, fresh_runs):
     """The first-jump claim's escape-direction part passes on the trained full head and
     fails (a number, not a raise) when dg/dP(0)'s sign is flipped, which leaves T_1 alone."""
     from verify import rank_increase as vr
@@ -712,3 +728,29 @@ def test_the_full_head_sees_a_sign_slip_in_its_escape_direction(monkeypatch):
     ev = vr.check_first_jump({"problem": "full_head_nonnormal"}, ctx, theory=vr.PAPER_THEORY)
     part = ev.part("full_head_nonnormal_escape_direction")
     assert part.failed and math.isclose(part.error, 2.0, rel_tol=1e-3)
+
+
+def test_a_flow_with_a_dead_tail_is_compared_on_its_live_records(monkeypatch, fresh_runs):
+    """A log flow whose last records are NaN (a divergence recorded at their time) is
+    compared with GD on the records before, and a second simulation part fails for the
+    divergence; the u ⊙ v part is kept."""
+    import dataclasses
+
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    real = vr.nr.run_log_flow
+
+    def dying(config, **kw):
+        run = real(config, **kw)
+        w, b = run.w.copy(), run.b.copy()
+        w[:, -3:], b[:, -3:] = np.nan, np.nan
+        return dataclasses.replace(run, w=w, b=b, diverged=(float(run.tau[-3]),))
+
+    monkeypatch.setattr(vr.nr, "run_log_flow", dying)
+    ev = vr.check_log_flow_is_gd_limit({"problem": "quadratic"}, Context(profile="test"),
+                                       weights=tr.weights_from_log, uv_flow=tr.diagonal_flow)
+    first, dead, uv = ev.parts
+    assert first.passed and first.kind == "simulation"
+    assert dead.failed and "diverges" in dead.error_model
+    assert uv.passed and "u ⊙ v" in uv.name

@@ -475,6 +475,36 @@ def _gd_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
     return out
 
 
+def _observed_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
+                             ) -> list[tuple[int, float, int]]:
+    """(k, tau, record index at the smallest alpha) at the midpoint of each plateau of the
+    trained model's own loss curve: between its crossings of the detection levels (halfway
+    between consecutive plateau losses of the paper's Algorithm 1, as the jump_times claim
+    detects jumps; a jump is sharp, O(1/L) wide, so any level between two plateau losses
+    gives the same crossing to that order), the last stage's plateau ending at 90 % of the
+    run.  A plateau whose end the model does not reach in the run (cut short), or shorter
+    than 5/L, is left out.  The windows come from the model, so a slip in the theory's jump
+    times or GD rates cannot move them (issue 35: with the paper's GD-rate stages as the
+    windows, a 20 % slip in theory.gd_escape_rate moved a window off its plateau, and the
+    plateaus claim's resolution was that of the window, not of w^k)."""
+    i = int(np.argmin(cfg.alphas))
+    L = math.log(1 / cfg.alphas[i])
+    tau = run.tau[i]
+    levels = _levels(PAPER_THEORY.stages(prob), _loss0(prob))
+    T = nr.jump_times(tau, run.loss[i], levels)
+    stop = 0.9 * float(tau[-1])
+    out = []
+    for k in range(len(T)):
+        start = float(T[k])
+        end = float(T[k + 1]) if k + 1 < len(T) else stop
+        if not (math.isfinite(start) and math.isfinite(end)) or end > stop:
+            continue  # not reached, or cut short by the run
+        t = 0.5 * (start + end)
+        if end - start > 5 / L:
+            out.append((k, t, min(int(np.searchsorted(tau, t)), len(tau) - 1)))
+    return out
+
+
 def _gd_value_part(name: str, k: int, prob: nr.Problem, loss_gd: float, w: np.ndarray,
                    where: str) -> Part:
     """The trained model's own loss mid-plateau k against the theory's g at the model's own
@@ -507,18 +537,18 @@ def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     support is allowed the 0.02 max(1, |w^k|) of the exact-flow part (our choice, for the
     second-order and transient remainder) plus that derived first-order response to the
     off-support entries this run measured; the off-support entries themselves must be
-    within the 0.02 choice.  Windows: the paper's Algorithm 1 at the GD clock rates (its
-    O(lr) shift of T_k), theory-neutral like the exact-flow part; a plateau is compared at
-    the midpoint of (T_k, T_{k+1}) when that lies in the run (the transient after a jump
-    is not bounded here: at the test size the head's second plateau, cut at 90% of the run,
-    was still converging, kappa_0 = 1.23 against 2)."""
+    within the 0.02 choice.  Windows: the model's own plateaus
+    (:func:`_observed_plateau_points`; until 2026-12-05 the paper's Algorithm 1 at the GD
+    clock rates), each compared at its midpoint (the transient after a jump is not bounded
+    here: at the test size the head's second plateau, cut at 90% of the run, was still
+    converging, kappa_0 = 1.23 against 2)."""
     cfg = nr.standard_ladder(name, ctx.profile)
     run = nr.run_ladder(cfg, cache=ctx.cache)
     i = int(np.argmin(cfg.alphas))
     L = math.log(1 / cfg.alphas[i])
     try:
         predicted = theory.stages(prob)
-        points = _gd_plateau_points(prob, cfg, run)
+        points = _observed_plateau_points(prob, cfg, run)
     except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
         return [_raised(f"gd_{name}_plateau_stages: theory output usable", "Algorithm 1",
                         exc)]
@@ -581,7 +611,14 @@ _EX_PLATEAU = (Example({"problem": "quadratic"}, via="worked example, incl. the 
           "any mutate measurement, a first version that compared the loss with Stage.loss "
           "and g(w^k) under a Taylor allowance around the paper's w^k: a referee showed that "
           "allowance grew with a slip in theory/'s plateau values, "
-          "so it could not judge them.",
+          "so it could not judge them.  Session of 2026-12-05: the GD parts' windows are the "
+          "model's own plateaus (_observed_plateau_points: between its crossings of the "
+          "jump_times claim's detection levels), no longer Algorithm 1's at the GD rates; "
+          "the reason is the mutate run at 76004b6, where a 20 % slip in gd_escape_rate "
+          "moved a window off its plateau and set the claim's resolution (> 50 %).  At quick "
+          "the midpoints moved from tau = 1.683, 3.558 (quadratic) and 1.717 (head) to "
+          "1.799, 4.079 and 1.755 (the finite-alpha delay of the model's jumps), and every "
+          "GD part still passes (largest: head support 0.0118 of 0.04).",
 )
 def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
@@ -740,7 +777,10 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable,
     # divergence, and the divergence itself is a failed part beside it (GD stays finite)
     live = np.all(np.isfinite(w_pred), axis=-1) & np.all(np.isfinite(w_tight), axis=-1)
     if not live.any():
-        return Evidence((_diverged_flow_part(name, flows, rich),), {})
+        parts = [_diverged_flow_part(name, flows, rich, int(np.sum(~live)))]
+        if name == "quadratic":
+            parts.append(_uv_flow_part(ladders[0], times, rich, rich_prev, uv_flow))
+        return Evidence(tuple(parts), {})
     part = declared_by_design(worst_member(
         f"{name}: w(t), GD extrapolated to step 0 (Richardson) vs the log flow",
         w_pred[live], rich[live], allowance[live],
@@ -756,25 +796,28 @@ def check_log_flow_is_gd_limit(params: dict, ctx: Context, *, weights: Callable,
         "twice its flow's solver error (the change under 100-fold tighter tolerances), of "
         "the order of the solver's rtol for any smooth flow, against a theory error that "
         "moves w by its share of w's motion over the run")
-    parts = [part] if live.all() else [part, _diverged_flow_part(name, flows, rich)]
+    parts = [part] if live.all() else [part, _diverged_flow_part(name, flows, rich,
+                                                                 int(np.sum(~live)))]
     if name == "quadratic":
         parts.append(_uv_flow_part(ladders[0], times, rich, rich_prev, uv_flow))
     return Evidence(tuple(parts), {"w_flow_end": w_pred[-1].tolist(),
                                    "w_gd_end": rich[-1].tolist()})
 
 
-def _diverged_flow_part(name: str, flows: list, rich: np.ndarray) -> Part:
+def _diverged_flow_part(name: str, flows: list, rich: np.ndarray, dead: int = 0) -> Part:
     """A failed simulation part: the theory's log flow left every scale of the problem
     (numerics.rank_increase.ESCAPE_LOG) at a time where the trained model's step-0 limit is
-    still finite."""
-    t_div = [float(x) for f in flows for x in f.diverged if math.isfinite(x)]
+    still finite, or (no divergence recorded) its read-out is not finite at ``dead``
+    records."""
+    t_div = [float(x) for f in flows for x in getattr(f, "diverged", ()) if math.isfinite(x)]
     top = float(np.max(np.abs(rich)))
+    what = (f"the theory's log flow diverges (log|u +- v| reaches {nr.ESCAPE_LOG:g}) at "
+            f"tau = {min(t_div):.4g}" if t_div else
+            f"the theory's read-out w(sigma, kappa) is not finite at {dead} records")
     return Part(f"{name}: the log flow stays finite where the model does", math.inf, top,
                 math.inf, 0.0,
-                f"the theory's log flow diverges (log|u +- v| reaches "
-                f"{nr.ESCAPE_LOG:g}) at tau = {min(t_div, default=math.nan):.4g}, while GD "
-                f"extrapolated to step 0 stays within |w| <= {top:.3g} over the same records",
-                kind="simulation")
+                what + f", while GD extrapolated to step 0 stays within |w| <= {top:.3g} "
+                "over the same records", kind="simulation")
 
 
 def _local_max(a: np.ndarray) -> np.ndarray:
@@ -1309,10 +1352,6 @@ def _symbolic_head_agrees(N: int, d: int, seed: int = 0) -> Part:
     examples=(Example({"kind": "all"}, via="the symbolic identity (smallest generic head, "
                       "N = d = 2), the worked example (switch-off, sign-flipped re-entry) and "
                       "the toy head of Fig. 2b, in one evidence"),),
-    qualitative="the order, signs and switch-offs of Algorithm 1's events: integer "
-                "mismatches; its one value part, the symbolic head against the trained "
-                "model's loss, is an identity at float rounding (the times and values of the "
-                "same events are the jump_times, clocks and plateaus claims')",
 )
 def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     """All three parts in one evidence, so that the report shows the simulated event
@@ -1455,8 +1494,13 @@ _EX_FIRST = (Example({"problem": "quadratic"}, via="worked example's GD ladder")
           "part (issue 35, session of 2026-12-05: a sign flip of dg/dP(0) left T_1 and "
           "every simulation part unchanged) reads the learned VO at sigma_max = 0.01 and "
           "0.03; those levels were chosen after a scratch look at the quick runs' overlaps "
-          "at levels 0.01, 0.03, 0.1 and 0.3 (1 - overlap at alpha = 1e-6 grew with the "
-          "level, as the nonlinear turn does), before the allowance was written.",
+          "at levels 0.01, 0.03, 0.1 and 0.3 (working tree of 76004b6, before the part was "
+          "written: 1 - overlap at alpha = 1e-6 was 4.1e-8, 3.0e-7, 3.2e-6, 3.1e-5 for "
+          "full_head and 3.7e-7, 9.2e-7, 6.2e-6, 5.3e-5 for the non-normal teacher, growing "
+          "with the level as the nonlinear turn does).  Quick at 76004b6 (allowance without "
+          "the later factor 2): |P̂ - D| 0.00029 of 0.0015 and 0.00086 of 0.0023, so a 1 % "
+          "slip in the direction (error 0.01) is resolved at quick; not at test (smallest "
+          "alpha 1e-3: 0.028 of 0.035).",
 )
 def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
@@ -1514,6 +1558,12 @@ def check_first_jump(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
 #: allowance): small against the plateau's O(1) VO, large against alpha^2.
 DIRECTION_LEVEL = 0.01
 
+#: A factor 2 on the escape direction's leading-order allowance: our choice, not a derived
+#: bound.  The two error terms move in opposite senses between the levels (the other pairs'
+#: share shrinks, the nonlinear turn grows), so their motions can partly cancel and the
+#: motion then underestimates the error at the lower level (the referee read of 76004b6).
+DIRECTION_MARGIN = 2.0
+
 
 def _escape_direction_part(name: str, cfg: nr.FullHeadConfig, run: nr.FullHeadRun,
                            G_P: np.ndarray) -> Part:
@@ -1549,11 +1599,18 @@ def _escape_direction_part(name: str, cfg: nr.FullHeadConfig, run: nr.FullHeadRu
         return Part(name_, 0.0, float(np.max(top)), math.inf, 0.0,
                     f"the learned VO never reaches {3 * DIRECTION_LEVEL:g} in the run; " + where,
                     kind="simulation")
+    if j3 <= j:  # the record grid jumps past both levels at once: nothing to compare
+        return Part(name_, 0.0, float(top[j]), math.inf, 0.0,
+                    f"the first record at or above {DIRECTION_LEVEL:g} is already at or above "
+                    f"{3 * DIRECTION_LEVEL:g}: the records are too coarse; " + where,
+                    kind="simulation")
     unit = [run.vo[k, i] / np.linalg.norm(run.vo[k, i]) for i in (j, j3)]
     sv = np.linalg.svd(np.asarray(G_P, dtype=float), compute_uv=False)
     r = float(sv[1] / sv[0]) if sv.size > 1 and sv[0] > 0 else 0.0
     rho = float(top[j3] / top[j])
-    K = 1.0 / (1.0 - rho ** (-(1.0 - r) / 2))
+    # leading-order factor, doubled (DIRECTION_MARGIN): e_sub shrinks and e_nl grows as the
+    # level rises, so where they point the same way their motions partly cancel
+    K = DIRECTION_MARGIN * max(1.0 / (1.0 - rho ** (-(1.0 - r) / 2)), 1.0 / (rho - 1.0))
     move = float(np.linalg.norm(unit[0] - unit[1]))
     err = float(np.linalg.norm(unit[0] - D))
     return Part(
@@ -1561,7 +1618,8 @@ def _escape_direction_part(name: str, cfg: nr.FullHeadConfig, run: nr.FullHeadRu
         f"|P̂ - D|_F at the first record with sigma_max(ΔW_V W_O^T) >= {DIRECTION_LEVEL:g} "
         f"(tau = {run.tau[k, j]:.3f}); allowance K |P̂(l) - P̂(l')| = {K:.3g} x {move:.3g} "
         f"(l'/l = {rho:.3g}, sigma_2/sigma_1 = {r:.3g}: the direction still moving, to "
-        "leading order) + 1e-12; observed: the overlap <P̂, D>; " + where,
+        "leading order, times DIRECTION_MARGIN = 2, our choice) + 1e-12; observed: the "
+        "overlap <P̂, D>; " + where,
         details={"overlap_at_3l": float(np.sum(unit[1] * D)), "record": j, "record_3l": j3},
         kind="simulation")
 
