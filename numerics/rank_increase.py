@@ -46,7 +46,7 @@ import torch
 from numerics.cache import run_function
 from numerics.context import SizeTable
 from numerics.ensemble import OptimizerConfig, TrainConfig, member_generators, train
-from numerics.ode import integrate
+from numerics.ode import OdeError, integrate
 from theory import rank_increase as theory
 from theory.flow import InadmissibleTheory
 
@@ -487,28 +487,42 @@ def run_log_flow(config: LogFlowConfig) -> LogFlowRun:
         if problem.kind == "quadratic":
             system = _quadratic_log_system(problem)
             values = dict(zip(system.params, kappa, strict=True))
-            sig = None
+            sig, partial = None, None
             # LSODA is fastest but can return NaN silently after a sign-flipped re-entry at
             # tiny alpha (trial steps overflow e^{2kappa - 2sigma}); Radau then redoes it.
             for method in ("LSODA", "Radau"):
-                with np.errstate(over="ignore", invalid="ignore"):  # rejected trial steps
-                    sol = integrate(system, sigma0, float(tau[-1]) * L, values,
-                                    t_eval=tau * L, method=method, rtol=tol, atol=tol,
-                                    events=(_escape(kappa),))
+                try:
+                    with np.errstate(over="ignore", invalid="ignore"):  # rejected trial steps
+                        sol = integrate(system, sigma0, float(tau[-1]) * L, values,
+                                        t_eval=tau * L, method=method, rtol=tol, atol=tol,
+                                        events=(_escape(kappa),))
+                except OdeError:
+                    if not config.until_divergence:
+                        raise
+                    continue
                 if sol.t_event is not None and not config.until_divergence:
                     raise _diverged(alpha, sol.t_event / L)
-                if sol.t_event is not None:  # the records before the divergence, NaN after
-                    t_div = sol.t_event / L
-                    bad = ~np.all(np.isfinite(sol.y), axis=0)
-                    k = int(np.argmax(bad)) if bad.any() else sol.y.shape[1]
-                    sig = np.full((len(tau), len(sigma0)), np.nan)
-                    sig[:k] = sol.y[:, :k].T
-                    break
-                elif sol.y.shape[1] == len(tau) and np.all(np.isfinite(sol.y)):
+                if (sol.t_event is None and sol.y.shape[1] == len(tau)
+                        and np.all(np.isfinite(sol.y))):
                     sig = sol.y.T
                     break
+                if config.until_divergence:  # keep the finite prefix; Radau may do better
+                    bad = ~np.all(np.isfinite(sol.y), axis=0)
+                    k = int(np.argmax(bad)) if bad.any() else sol.y.shape[1]
+                    if partial is None or k > partial[0]:
+                        t_end = sol.t_event if sol.t_event is not None else (
+                            float(tau[k]) * L if k < len(tau) else math.nan)
+                        partial = (k, sol.y[:, :k].T, t_end / L)
+            if sig is None and partial is not None:
+                k, head, t_div = partial
+                sig = np.full((len(tau), len(sigma0)), np.nan)
+                sig[:k] = head
             if sig is None:
-                raise RuntimeError(f"log flow failed at alpha={alpha:g}")
+                if config.until_divergence:  # neither method got past the start
+                    sig = np.full((len(tau), len(sigma0)), np.nan)
+                    t_div = 0.0
+                else:
+                    raise RuntimeError(f"log flow failed at alpha={alpha:g}")
         else:
             sig = _integrate_numeric(problem_gradient(problem), sigma0, kappa, tau * L, tol)
         with np.errstate(invalid="ignore"):

@@ -17,16 +17,15 @@ from theory import rank_increase as tr
 
 @pytest.fixture
 def fresh_runs():
-    """Empty the in-process run memos (and the quadratic's cached log system) before and
-    after a test that patches theory/: the memos key on sources, not patches, so a run made
-    under a wrong theory would otherwise be served to a later test."""
-    from numerics.cache import clear_run_memos
+    """Empty the in-process run memos and every derivation cache (as tdcheck mutate does
+    between mutants) before and after a test that patches theory/: the memos key on
+    sources, not patches, so a run made under a wrong theory would otherwise be served to a
+    later test."""
+    from verify.mutate import _clear_caches
 
-    clear_run_memos()
-    nr._quadratic_log_system.cache_clear()
+    _clear_caches()
     yield
-    clear_run_memos()
-    nr._quadratic_log_system.cache_clear()
+    _clear_caches()
 
 
 R = sp.Rational
@@ -754,3 +753,29 @@ def test_a_flow_with_a_dead_tail_is_compared_on_its_live_records(monkeypatch, fr
     assert first.passed and first.kind == "simulation"
     assert dead.failed and "diverges" in dead.error_model
     assert uv.passed and "u ⊙ v" in uv.name
+
+
+def test_plateau_windows_do_not_move_with_the_theorys_losses(monkeypatch, fresh_runs):
+    """The GD plateau windows come from the row's reference table and the model's own loss:
+    a 5 % slip in theory.quadratic_value (which moves Algorithm 1's plateau losses) leaves
+    every window where it was, and a planned plateau the model does not show fails a part
+    instead of vanishing."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    cfg = nr.standard_ladder("quadratic", "test")
+    run = nr.run_ladder(cfg)
+    before = vr._observed_plateau_points("quadratic", cfg, run)
+    value = tr.quadratic_value
+    monkeypatch.setattr(tr, "quadratic_value", lambda H, b, w: 1.05 * value(H, b, w))
+    vr.nr.problem_stages.cache_clear()
+    assert vr._observed_plateau_points("quadratic", cfg, run) == before
+    assert before[0] and not before[1]
+    ev = vr.check_plateaus({"problem": "quadratic"}, ctx, theory=vr.PAPER_THEORY)
+    assert [p for p in ev.parts if p.name.startswith("gd_quadratic_plateau_1")]
+    # tau to 2.4: the table's T_2 = 1.97 is inside 90 % of the run (2.16), so plateau 1 is
+    # planned, but the model's own second jump (tau 2.35 at alpha = 1e-8) is not
+    short = replace(cfg, tau_max=2.4)
+    points, missing = vr._observed_plateau_points("quadratic", short, nr.run_ladder(short))
+    assert not points and [k for k, _ in missing] == [0]

@@ -230,6 +230,10 @@ TABLE_THREE_COORDINATE = {  # our three-coordinate worked example (Algorithm 1, 
     "events": ((0, 1, ()), (1, 1, ()), (2, 1, (0,)), (0, -1, ())),
     "w_star": (sp.Rational(-1, 2), 1, sp.Rational(4, 5)),
     "theta0": (0.9, -0.6, 0.7, 0.4, 0.8, -0.3),
+    # g(w^k) of the four plateaus (exact Algorithm 1, recorded with T and w): the GD
+    # plateau windows' detection levels, fixed here so that no theory under test moves them
+    "loss": (sp.Rational(-841, 3424), sp.Rational(-6359, 23200), sp.Rational(-5, 16),
+             sp.Rational(-259, 800)),
 }
 TABLE_TOY_HEAD = {  # our reference table of the toy head (printed to 5 decimals)
     "T": (0.88194, 1.00983, 2.40234),
@@ -460,7 +464,8 @@ def _gd_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
     by the run) is left out.  The window rule of the GD parts: the plateau parts take the
     GD-rate stages (``lr`` None), the clock parts the flow's (``lr`` 0).  The paper's stages
     come from theory.rank_increase, so a slip there can move a point or drop it (the 5/L and
-    past-the-end filters); a dropped point is not compared."""
+    past-the-end filters); a dropped point is not compared.  (The plateau parts' GD windows
+    are the model's own since 2026-12-05: :func:`_observed_plateau_points`.)"""
     i = int(np.argmin(cfg.alphas))
     L = math.log(1 / cfg.alphas[i])
     tau = run.tau[i]
@@ -475,34 +480,53 @@ def _gd_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
     return out
 
 
-def _observed_plateau_points(prob: nr.Problem, cfg: nr.LadderConfig, run: nr.LadderRun
-                             ) -> list[tuple[int, float, int]]:
-    """(k, tau, record index at the smallest alpha) at the midpoint of each plateau of the
-    trained model's own loss curve: between its crossings of the detection levels (halfway
-    between consecutive plateau losses of the paper's Algorithm 1, as the jump_times claim
-    detects jumps; a jump is sharp, O(1/L) wide, so any level between two plateau losses
-    gives the same crossing to that order), the last stage's plateau ending at 90 % of the
-    run.  A plateau whose end the model does not reach in the run (cut short), or shorter
-    than 5/L, is left out.  The windows come from the model, so a slip in the theory's jump
-    times or GD rates cannot move them (issue 35: with the paper's GD-rate stages as the
-    windows, a 20 % slip in theory.gd_escape_rate moved a window off its plateau, and the
-    plateaus claim's resolution was that of the window, not of w^k)."""
+#: The row's reference tables by problem: jump times and plateau losses fixed in the row
+#: (the GD plateau windows' plan and detection levels; no theory under test moves them).
+_REFERENCE = {"quadratic": TABLE_THREE_COORDINATE, "head": TABLE_TOY_HEAD}
+
+
+def _observed_plateau_points(name: str, cfg: nr.LadderConfig, run: nr.LadderRun
+                             ) -> tuple[list[tuple[int, float, int]], list[tuple[int, str]]]:
+    """The trained model's own plateaus at the smallest alpha: ``(k, tau, record)`` at the
+    midpoint of each planned plateau, and ``(k, reason)`` for a planned plateau the model
+    does not show within the run.
+
+    Plan (fixed by the row's reference table, :data:`_REFERENCE`, before any run): plateau k
+    is read when the table's next jump T_{k+1} (the run's end for the last stage) lies
+    within 90 % of the run and the table's plateau is longer than 5/L.  Window: between the
+    model's crossings of the detection levels, halfway between consecutive table plateau
+    losses (the first from the model's own first recorded loss, g(0) to O(alpha^2)), as the
+    jump_times claim detects jumps; the midpoint is read.  Neither the plan nor the levels
+    come from theory/, so a slip in the theory's jump times, GD rates or losses cannot move
+    a window (issue 35: with Algorithm 1's GD-rate stages as the windows, a 20 % slip in
+    theory.gd_escape_rate moved a window off its plateau; the first version of this
+    function, cbcbbe6, still took the levels from theory/, and a referee showed a 5 %
+    slip in the quadratic's losses moved its second window past the run's end)."""
+    ref = _REFERENCE[name]
     i = int(np.argmin(cfg.alphas))
     L = math.log(1 / cfg.alphas[i])
     tau = run.tau[i]
-    levels = _levels(PAPER_THEORY.stages(prob), _loss0(prob))
-    T = nr.jump_times(tau, run.loss[i], levels)
     stop = 0.9 * float(tau[-1])
-    out = []
-    for k in range(len(T)):
+    T_ref = [float(t) for t in ref["T"]]
+    losses = [float(x) for x in ref["loss"]]
+    levels = np.array([0.5 * (a + b) for a, b in zip([float(run.loss[i, 0]), *losses[:-1]],
+                                                      losses, strict=True)])
+    T = nr.jump_times(tau, run.loss[i], levels)
+    points, missing = [], []
+    for k in range(len(T_ref)):
+        end_ref = T_ref[k + 1] if k + 1 < len(T_ref) else stop
+        if not (end_ref <= stop and end_ref - T_ref[k] > 5 / L):
+            continue  # not planned at this run's size
         start = float(T[k])
         end = float(T[k + 1]) if k + 1 < len(T) else stop
-        if not (math.isfinite(start) and math.isfinite(end)) or end > stop:
-            continue  # not reached, or cut short by the run
+        if not (math.isfinite(start) and math.isfinite(end) and end <= stop):
+            missing.append((k, f"planned plateau {k + 1} (table: tau {T_ref[k]:.3f} to "
+                               f"{end_ref:.3f}) not observed within 90 % of the run: the model's "
+                               f"crossings of the table's levels are {T.tolist()}"))
+            continue
         t = 0.5 * (start + end)
-        if end - start > 5 / L:
-            out.append((k, t, min(int(np.searchsorted(tau, t)), len(tau) - 1)))
-    return out
+        points.append((k, t, min(int(np.searchsorted(tau, t)), len(tau) - 1)))
+    return points, missing
 
 
 def _gd_value_part(name: str, k: int, prob: nr.Problem, loss_gd: float, w: np.ndarray,
@@ -548,18 +572,19 @@ def _gd_plateau_parts(name: str, prob: nr.Problem, theory: Theory, ctx: Context,
     L = math.log(1 / cfg.alphas[i])
     try:
         predicted = theory.stages(prob)
-        points = _observed_plateau_points(prob, cfg, run)
     except (InadmissibleTheory, TypeError, *THEORY_ERRORS) as exc:
         return [_raised(f"gd_{name}_plateau_stages: theory output usable", "Algorithm 1",
                         exc)]
+    points, missing = _observed_plateau_points(name, cfg, run)
     tau = run.tau[i]
-    parts = []
+    parts = [Part(f"gd_{name}_plateau_{k + 1}_support", math.nan, math.nan, math.inf, 0.0,
+                  why, kind="simulation") for k, why in missing]
     # the midpoint of the whole plateau (T_k, T_{k+1}), the last one ending at 90% of the run,
     # as for the exact flow: a plateau cut short by the run is not compared at the cut
     for k, _t, j in points:
         w = run.w[i, j]
         pred = (_plateau_values(theory, predicted[k], prob.p) if k < len(predicted)
-                else np.full(prob.p, np.nan))
+                else np.full(prob.p, np.nan))  # no stage predicted: an infinite error
         choice = PLATEAU_MARGIN * max(1.0, float(np.nanmax(np.abs(pred)))
                                       if np.any(np.isfinite(pred))
                             else 1.0)
@@ -612,13 +637,20 @@ _EX_PLATEAU = (Example({"problem": "quadratic"}, via="worked example, incl. the 
           "and g(w^k) under a Taylor allowance around the paper's w^k: a referee showed that "
           "allowance grew with a slip in theory/'s plateau values, "
           "so it could not judge them.  Session of 2026-12-05: the GD parts' windows are the "
-          "model's own plateaus (_observed_plateau_points: between its crossings of the "
-          "jump_times claim's detection levels), no longer Algorithm 1's at the GD rates; "
-          "the reason is the mutate run at 76004b6, where a 20 % slip in gd_escape_rate "
-          "moved a window off its plateau and set the claim's resolution (> 50 %).  At quick "
-          "the midpoints moved from tau = 1.683, 3.558 (quadratic) and 1.717 (head) to "
-          "1.799, 4.079 and 1.755 (the finite-alpha delay of the model's jumps), and every "
-          "GD part still passes (largest: head support 0.0118 of 0.04).",
+          "model's own plateaus (_observed_plateau_points: the plateaus the row's reference "
+          "table plans inside 90 % of the run, read between the model's crossings of levels "
+          "halfway between the table's plateau losses), no longer Algorithm 1's at the GD "
+          "rates; the reason is the mutate run at 76004b6, where a 20 % slip in "
+          "gd_escape_rate moved a window off its plateau and set the claim's resolution "
+          "(> 50 %).  A first version (cbcbbe6) took the levels from theory/, which a "
+          "referee showed a 5 % slip in the quadratic's plateau losses could move past the "
+          "run's end; a planned plateau the model does not show is now a failed part.  At "
+          "quick the midpoints moved from tau = 1.683, 3.558 (quadratic) and 1.717 (head) "
+          "to 1.799, 4.079 and 1.755 (the finite-alpha delay of the model's jumps), and "
+          "every GD part still passes (largest: head support 0.0118 of 0.04); the "
+          "quadratic's second plateau ends at tau 5.94 in the model, 0.18 inside the 6.12 "
+          "cut.  The test profile's quadratic ladder was lengthened from tau 2.5 to 3.0 "
+          "after a test run showed the model's second jump (2.35) past 90 % of 2.5.",
 )
 def check_plateaus(params: dict, ctx: Context, *, theory: Theory) -> Evidence:
     name = params["problem"]
@@ -835,12 +867,19 @@ def _uv_flow_part(ladder: nr.LadderConfig, times: np.ndarray, rich: np.ndarray,
     its loss is sympy), integrated from alpha theta_0 at rtol 1e-10 and 1e-12: u ⊙ v against
     GD's step-0 extrapolation, with the same Richardson allowance."""
     loss, w = _quadratic_symbolic(ladder.problem)
-    system = uv_flow(loss, w)
     a = ladder.alphas[0]
     y0 = np.concatenate([a * np.array(ladder.u0), a * np.array(ladder.v0)])
     p = ladder.problem.p
-    sols = [integrate(system, y0, float(times[-1]), t_eval=times, rtol=tol, atol=tol * a * a)
-            for tol in (1e-10, 1e-12)]
+    try:
+        system = uv_flow(loss, w)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sols = [integrate(system, y0, float(times[-1]), t_eval=times, rtol=tol,
+                              atol=tol * a * a) for tol in (1e-10, 1e-12)]
+        if any(s_.y.shape[1] != len(times) for s_ in sols):
+            raise RuntimeError("the (u, v) flow stopped before the last record")
+    except (*THEORY_ERRORS, TypeError) as exc:
+        return _raised("quadratic: u ⊙ v of the (u, v) diagonal flow vs GD extrapolated to "
+                       "step 0", "theory.rank_increase.diagonal_flow", exc)
     uv = [s_.y[:p].T * s_.y[p:].T for s_ in sols]
     allowance = (_local_max(np.linalg.norm(rich - rich_prev, axis=-1))
                  + 2 * np.linalg.norm(uv[0] - uv[1], axis=-1)
@@ -1442,6 +1481,20 @@ def _full_head_gradients(cfg: nr.FullHeadConfig) -> tuple[np.ndarray, np.ndarray
     return tr.full_head_gradients(X, Y, np.zeros((d, d)), np.zeros((d, d)))
 
 
+def _autograd_vo_gradient(cfg: nr.FullHeadConfig) -> np.ndarray:
+    """dg/dP at theta = 0 by torch autograd of the simulation's full-head loss (W_K = W_V =
+    0, W_Q = W_O = I, so dg/dW_V = dg/dP there): theory-free."""
+    import torch
+
+    X, Y = nr.full_head_data(cfg)
+    d = cfg.problem.d
+    eye = torch.eye(d, dtype=nr.DTYPE)
+    params = {"WK": torch.zeros((d, d), dtype=nr.DTYPE), "WQ": eye,
+              "WV": torch.zeros((d, d), dtype=nr.DTYPE, requires_grad=True), "WO": eye}
+    nr.full_head_loss_torch(torch.tensor(X), torch.tensor(Y))(params).backward()
+    return params["WV"].grad.numpy().copy()
+
+
 def _gradients_match_autograd(cfg: nr.FullHeadConfig, seed: int = 0) -> Part:
     """theory's (dg/dM, dg/dP) against torch autograd of the simulation's full-head loss at
     a random (M, P) (W_K = M, W_V = P, W_Q = W_O = I, so dg/dW_K = dg/dM, dg/dW_V = dg/dP)."""
@@ -1605,12 +1658,15 @@ def _escape_direction_part(name: str, cfg: nr.FullHeadConfig, run: nr.FullHeadRu
                     f"{3 * DIRECTION_LEVEL:g}: the records are too coarse; " + where,
                     kind="simulation")
     unit = [run.vo[k, i] / np.linalg.norm(run.vo[k, i]) for i in (j, j3)]
-    sv = np.linalg.svd(np.asarray(G_P, dtype=float), compute_uv=False)
+    # sigma_2/sigma_1 of dg/dP(0) by torch autograd of the model's own loss (not theory's
+    # gradient: a wrong theory must not widen its own allowance)
+    sv = np.linalg.svd(_autograd_vo_gradient(cfg), compute_uv=False)
     r = float(sv[1] / sv[0]) if sv.size > 1 and sv[0] > 0 else 0.0
     rho = float(top[j3] / top[j])
     # leading-order factor, doubled (DIRECTION_MARGIN): e_sub shrinks and e_nl grows as the
-    # level rises, so where they point the same way their motions partly cancel
-    K = DIRECTION_MARGIN * max(1.0 / (1.0 - rho ** (-(1.0 - r) / 2)), 1.0 / (rho - 1.0))
+    # level rises, so where they point the same way their motions partly cancel; for
+    # (1 - r)/2 <= 1/2 it is >= 1/(rho - 1), the nonlinear term's factor
+    K = DIRECTION_MARGIN / (1.0 - rho ** (-(1.0 - r) / 2))
     move = float(np.linalg.norm(unit[0] - unit[1]))
     err = float(np.linalg.norm(unit[0] - D))
     return Part(
