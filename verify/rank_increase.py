@@ -1625,14 +1625,17 @@ def _escape_direction_part(name: str, cfg: nr.FullHeadConfig, run: nr.FullHeadRu
     against theory.rank_increase.escape_direction of theory's dg/dP(0): the Frobenius
     distance.
 
-    Allowance (derived to leading order, from the run and the spectrum of dg/dP(0)): the
-    unit VO P̂(l) differs from the small-init direction D by the other singular pairs' share,
-    e_sub(l) ∝ (l/alpha^2)^{-(1 - r)/2} (r = sigma_2/sigma_1), and the nonlinear turn,
-    e_nl(l) ∝ l.  Between the level l and the record l' >= 3 l the direction moves by
-    (1 - rho^{-(1 - r)/2}) |e_sub| and about (rho - 1) |e_nl| (rho = l'/l), so
-    K |P̂(l) - P̂(l')| with K = 1/(1 - rho^{-(1 - r)/2}) bounds |P̂(l) - D| (K >= 1/(rho - 1)
-    covers the nonlinear part); plus float64 rounding 1e-12.  The distance does not
-    renormalise D: a theory direction of the wrong size is a wrong direction."""
+    Allowance (to leading order, from the run and the spectrum of dg/dP(0) by autograd, not
+    theory's): the unit VO P̂(l) differs from the small-init direction D by the other
+    singular pairs' share, e_sub(l) ∝ (l/alpha^2)^{-(1 - r)/2} (r = sigma_2/sigma_1), and the
+    nonlinear turn, e_nl(l) ∝ l.  Between the level l and the record l' >= 3 l the direction
+    moves by (1 - rho^{-(1 - r)/2}) |e_sub| and about (rho - 1) |e_nl| (rho = l'/l), so
+    K |P̂(l) - P̂(l')| with K = 1/(1 - rho^{-(1 - r)/2}) bounds |P̂(l) - D| to that order
+    (K >= 1/(rho - 1) covers the nonlinear part); the two motions can partly cancel, so K is
+    doubled (DIRECTION_MARGIN, our choice, not a bound); plus float64 rounding 1e-12.  The
+    distance does not renormalise D: a theory direction of the wrong size is a wrong
+    direction.  This part has no near-miss control of its own: the claim's control
+    (EUCLIDEAN_JUMP) changes the jump time only and is rejected by the first-jump part."""
     k = int(np.argmin(cfg.alphas))
     where = f"torch GD on the full head at alpha = {cfg.alphas[k]:g}, lr {cfg.lr:g}"
     name_ = f"{name}_escape_direction"
