@@ -282,6 +282,7 @@ def test_one_size_table_with_the_one_fallback_rule():
     assert nr.standard_ladder("head", "test").alphas == (1e-2, 1e-4, 1e-8)
     assert nr.standard_full_head("thorough").alphas[-1] == 1e-12
     assert nr.standard_scale_sweep("test").steps == 400
+    assert nr.standard_small_init_head("test").alphas == (1e-24,)
     imb = nr.standard_imbalance_run("quadratic", "quick")
     assert (imb.alphas, imb.record_every, imb.tau_max) == ((1e-2,), 1, 6.0)
     kicks = nr.standard_perturbations("test")
@@ -451,6 +452,34 @@ def test_plateaus_fail_a_part_when_the_theory_predicts_too_few_stages():
                            theory=_theory_with_stages(lambda s: s[:1]))
     assert ev.part("quadratic_plateau_1").passed
     assert ev.part("quadratic_plateau_2").failed  # the flow has a plateau the theory lacks
+
+
+def test_stable_rank_small_init_values_see_a_five_percent_plateau_error():
+    """The small-init value parts compare the learned blocks' singular values with w^k's
+    entries: a 5 % error of w^k (invisible to a stable rank) fails them; two stages (the
+    third, rank-two VO plateau missing) fail the VO stable rank; a raising theory fails a
+    part."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    ctx = Context(profile="test")
+    ok = vr.check_stable_rank_scale({"model": "full_head"}, ctx, theory=vr.PAPER_THEORY)
+    assert all(p.passed for p in ok.parts)
+    scaled = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
+                                        theory=vr.Theory("w^k x 1.05", plateau_scale=1.05))
+    assert scaled.part("small_init_kq_singular_values").failed
+    assert scaled.part("stable_rank_small_init_vo").passed  # blind to a common scale
+    short = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
+                                       theory=_theory_with_stages(lambda s: s[:2]))
+    assert short.part("stable_rank_small_init_vo").failed
+    assert short.part("small_init_vo_singular_values").failed
+
+    def boom(_stages):
+        raise ValueError("no stages")
+
+    raised = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
+                                        theory=_theory_with_stages(boom))
+    assert all(p.failed for p in raised.parts)
 
 
 def test_algorithm1_tables_fail_a_part_when_the_theory_raises():
@@ -639,6 +668,23 @@ def test_gd_perturbation_unkicked_member_is_the_ladders_gd():
     # 1e-4 and 0.1 for any of the six normal draws of seed 0 (a kick of 0 or O(1) fails)
     rel = np.abs(run.w_perturbed[0] - run.w[0]) / np.abs(run.w[0])
     assert 1e-4 < np.max(rel) < 0.1
+    # the run's own (torch) loss of both members is g at their w: the same function of w
+    # in torch and in numpy, float64 rounding only
+    g = nr.problem_loss(nr.HEAD)
+    assert run.loss.shape == (2, len(run.tau))
+    np.testing.assert_allclose(run.loss[:, -1], [g(run.w[-1]), g(run.w_perturbed[-1])],
+                               rtol=1e-10)
+
+
+def test_kicks_are_planned_on_the_reference_table_not_on_theory():
+    """The kicks (flow and GD) sit at the reference table's T_k, which Algorithm 1 gives to
+    5 decimals: no theory under test moves them."""
+    T = nr.HEAD_REFERENCE_T
+    for cfgs in (nr.standard_perturbations("test"), nr.standard_gd_perturbations("test")):
+        assert cfgs["mid"].tau_perturb == pytest.approx(0.5 * (T[1] + T[2]))
+        assert cfgs["start"].tau_perturb == pytest.approx(T[1] + 0.1)
+    alg1 = [float(s_.jump_time) for s_ in nr.problem_stages(nr.HEAD)]
+    assert np.allclose(alg1, T, atol=5e-6)
 
 
 def test_minibatch_of_all_samples_is_full_batch_gd():
@@ -779,3 +825,30 @@ def test_plateau_windows_do_not_move_with_the_theorys_losses(monkeypatch, fresh_
     short = replace(cfg, tau_max=2.4)
     points, missing = vr._observed_plateau_points("quadratic", short, nr.run_ladder(short))
     assert not points and [k for k, _ in missing] == [0]
+
+
+def test_symbolic_head_part_fails_under_its_own_name_when_the_head_is_unusable(monkeypatch,
+                                                                              fresh_runs):
+    """A symbolic head whose variables are not symbols (a scaled output) fails the trained
+    model's comparison part itself (gd_symbolic_head_loss, a simulation part), so the
+    comparison rejects it instead of vanishing from the evidence."""
+    from verify import rank_increase as vr
+
+    prob = vr.HEAD
+    cfg = nr.standard_ladder("head", "test")
+    gd = nr.run_ladder(cfg)
+    i = int(np.argmin(cfg.alphas))
+    assert vr._symbolic_head_on_gd(prob, gd, i).passed
+    right = tr.diagonal_head_loss_symbolic
+
+    def scaled(*a, **k):
+        g, kappa, nu = right(*a, **k)
+        return 1.05 * g, tuple(1.05 * x for x in kappa), tuple(1.05 * x for x in nu)
+
+    monkeypatch.setattr(tr, "diagonal_head_loss_symbolic", scaled)
+    part = vr._symbolic_head_on_gd(prob, gd, i)
+    assert part.name == "gd_symbolic_head_loss" and part.kind == "simulation" and part.failed
+    monkeypatch.setattr(tr, "diagonal_head_loss_symbolic",
+                        lambda *a, **k: (1.05 * right(*a, **k)[0], *right(*a, **k)[1:]))
+    part = vr._symbolic_head_on_gd(prob, gd, i)
+    assert part.name == "gd_symbolic_head_loss" and part.failed and part.error > 1e-3
