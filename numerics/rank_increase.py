@@ -1060,9 +1060,10 @@ def standard_small_init_head(profile: str = "quick") -> FullHeadConfig:
     return FullHeadConfig(**SIZES.at("small_init_head", profile))
 
 
-#: The toy head's Algorithm-1 jump times printed to 5 decimals: the row's reference table
-#: (``verify.rank_increase.TABLE_TOY_HEAD``, which the algorithm1_tables claim compares
-#: with theory/).  The perturbation kicks are planned on it, so no theory under test moves
+#: The toy head's jump times as our Algorithm 1 printed them to 5 decimals when the row was
+#: built (not the paper's numbers: the paper prints no table for its toy): the row's
+#: reference table (``verify.rank_increase.TABLE_TOY_HEAD``, which the algorithm1_tables
+#: claim compares with theory/).  The perturbation kicks are planned on it, so no theory under test moves
 #: a kick (issue 35: with the kicks at Algorithm 1's GD-rate T_k, a slip in
 #: theory.gd_escape_rate moved every kick and no part could reject it).
 HEAD_REFERENCE_T = (0.88194, 1.00983, 2.40234)
@@ -1089,7 +1090,8 @@ def standard_perturbations(profile: str = "quick") -> dict[str, PerturbConfig]:
 def standard_gd_perturbations(profile: str = "quick") -> dict[str, GdPerturbConfig]:
     """The two kicks of :func:`standard_perturbations` (the same plan, :func:`_kick_plan`)
     applied to the trained toy head (sizes in :data:`SIZES`; ``mid`` seed 0, ``start`` seed
-    1).  At the GD rate the model's jumps come about 0.01 later than the table's flow T_k
-    (the O(lr) shift): the ``start`` kick lands about 0.09 after the model's second jump."""
+    1).  At the GD rate and a finite alpha the model's own jumps come later than the table's
+    flow T_k (the O(lr) and O(1/L) shifts); the perturbation claim records the model's own
+    next jump beside the kicks."""
     base = GdPerturbConfig(HEAD, *HEAD_INIT, **SIZES.at("gd_perturbation", profile))
     return {key: replace(base, **plan) for key, plan in _kick_plan().items()}

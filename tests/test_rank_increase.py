@@ -467,12 +467,24 @@ def test_stable_rank_small_init_values_see_a_five_percent_plateau_error():
     assert all(p.passed for p in ok.parts)
     scaled = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
                                         theory=vr.Theory("w^k x 1.05", plateau_scale=1.05))
-    assert scaled.part("small_init_kq_singular_values").failed
+    assert scaled.part("small_init_plateau_2_kq").failed
+    assert scaled.part("small_init_plateau_1_vo").failed
     assert scaled.part("stable_rank_small_init_vo").passed  # blind to a common scale
     short = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
                                        theory=_theory_with_stages(lambda s: s[:2]))
     assert short.part("stable_rank_small_init_vo").failed
-    assert short.part("small_init_vo_singular_values").failed
+    assert short.part("small_init_plateau_3_vo").failed
+    # one jump straight to the teacher: the last plateau passes, the saddles fail
+    direct = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
+                                        theory=_theory_with_stages(lambda s: s[2:]))
+    assert direct.part("small_init_plateau_1_vo").failed
+
+    def not_stages(_stages):
+        return ((0.5, (2, 0, 0, 1, 0.5, 0)),)
+
+    malformed = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
+                                           theory=_theory_with_stages(not_stages))
+    assert any(p.failed for p in malformed.parts)
 
     def boom(_stages):
         raise ValueError("no stages")
