@@ -864,3 +864,21 @@ def test_symbolic_head_part_fails_under_its_own_name_when_the_head_is_unusable(m
                         lambda *a, **k: (1.05 * right(*a, **k)[0], *right(*a, **k)[1:]))
     part = vr._symbolic_head_on_gd(prob, gd, i)
     assert part.name == "gd_symbolic_head_loss" and part.failed and part.error > 1e-3
+
+
+def test_switch_off_plan_from_the_reference_table_and_the_models_gradient():
+    """The order claim's plan of visible switch-offs takes T_k, w^k from the reference table
+    and g from the model's own loss: autograd of the torch loss is H w - beta on the
+    quadratic; the worked example's switch-off of w_0 at T_3 (threshold crossing at tau
+    ~ 6.07 for alpha = 1e-32, ~ 7.6 for 1e-12) is expected on the thorough ladder
+    (horizon 6.12) and not on the quick one."""
+    from verify import rank_increase as vr
+
+    w = np.array([0.3, -0.2, 0.5])
+    H, b = np.array(nr.QUAD.H, dtype=float), np.array(nr.QUAD.beta, dtype=float)
+    np.testing.assert_allclose(vr._model_gradient(nr.QUAD, w), H @ w - b, rtol=1e-12)
+    events = vr._events(vr.PAPER_THEORY.stages(nr.QUAD))[:3]
+    ref = vr.TABLE_THREE_COORDINATE
+    seen = vr._observable_switch_offs(events, ref, nr.QUAD, math.log(1e32), 6.12, 1e-3)
+    unseen = vr._observable_switch_offs(events, ref, nr.QUAD, math.log(1e12), 6.12, 1e-3)
+    assert seen[2][2] == (0,) and unseen[2][2] == ()

@@ -1273,25 +1273,35 @@ def _sim_events(tau: np.ndarray, w: np.ndarray, threshold: float) -> tuple:
     return tuple((i, s, tuple(sorted(r))) for i, s, r in events)
 
 
-def _observable_switch_offs(events, paper_stages, prob: nr.Problem, L: float, horizon: float,
+def _model_gradient(prob: nr.Problem, w) -> np.ndarray:
+    """grad g at ``w`` from the model's own torch loss by autograd (u = w, v = 1, so d/du of
+    the loss of u * v is grad g(w)): no theory/ in it."""
+    u = torch.tensor(np.asarray(w, dtype=float), dtype=nr.DTYPE, requires_grad=True)
+    nr.torch_loss(prob, torch.device("cpu"))({"u": u, "v": torch.ones_like(u)}).backward()
+    return u.grad.detach().numpy()
+
+
+def _observable_switch_offs(events, ref: dict, prob: nr.Problem, L: float, horizon: float,
                             threshold: float) -> tuple:
     """``events`` with each switch-off kept only where a run at L = log(1/alpha) can see it
     cross ``threshold`` before ``horizon``: a coordinate j switched off at T_k decays from
     |w_j^(k-1)| as exp(-2 |g_j(w^k)| t) (s_j and r_j both shrink at the rate |g_j|), i.e.
     it crosses the threshold log(|w_j^(k-1)|/threshold)/(2 |g_j(w^k)| L) after T_k in tau.
-    Times and plateaus from the paper's stages (theory-neutral); an event whose switch-off
-    cannot be timed keeps it."""
-    grad = nr.problem_gradient(prob)
+    The plan: T_k and w^k from the row's reference table ``ref`` (:data:`_REFERENCE`), g_j
+    from the model's own loss (:func:`_model_gradient`), so no theory under test moves it
+    (until 2026-12-05 the paper's stages at the GD rate and theory's gradient, through which
+    slips in theory.gd_escape_rate and quadratic_gradient moved the plan); an event whose
+    switch-off cannot be timed keeps it."""
     out = []
     for k, (c, sign, off) in enumerate(events):
         keep = []
         for j in off:
             try:
-                prev = abs(float(paper_stages[k - 1].plateau[j])) if k else 0.0
-                gam = abs(float(grad(np.array(paper_stages[k].plateau, dtype=float))[j]))
+                prev = abs(float(ref["w"][k - 1][j])) if k else 0.0
+                gam = abs(float(_model_gradient(prob, [float(x) for x in ref["w"][k]])[j]))
                 delay = (math.log(prev / threshold) / (2 * gam * L)
                          if prev > threshold and gam > 0 else 0.0)
-                seen = float(paper_stages[k].jump_time) + delay <= horizon
+                seen = float(ref["T"][k]) + delay <= horizon
             except (IndexError, TypeError, ValueError):
                 seen = True
             if seen:
@@ -1447,24 +1457,27 @@ def check_order_and_signs(params: dict, ctx: Context, *, theory: Theory) -> Evid
                   "integer: activation order, signs and switch-offs must match "
                   f"exactly at alpha = {run.config.alphas[k]:g} (|w_i| > 1e-3 threshold)",
                   kind="symbolic")]
-    # the full model: torch GD at the smallest alpha of its ladder; the events Algorithm 1
-    # (the paper's, at the GD clock rates: theory-neutral) puts within 90% of its tau range
+    # the full model: torch GD at the smallest alpha of its ladder; the events the row's
+    # reference table puts within 90% of its tau range (a plan no theory under test moves)
     cfg = nr.standard_ladder(name, ctx.profile)
     gd = nr.run_ladder(cfg, cache=ctx.cache)
     i = int(np.argmin(cfg.alphas))
     horizon = 0.9 * float(gd.tau[i][-1])
-    n_in = sum(1 for s_ in PAPER_THEORY.stages(prob, cfg.lr) if float(s_.jump_time) <= horizon)
+    ref = _REFERENCE[name]
+    n_in = sum(1 for t in ref["T"] if float(t) <= horizon)
     sim_gd = _sim_events(gd.tau[i], gd.w[i], 1e-3)[:n_in]
-    want = _observable_switch_offs(pred[:n_in], PAPER_THEORY.stages(prob, cfg.lr), prob,
-                                   math.log(1 / cfg.alphas[i]), horizon, 1e-3)
+    want = _observable_switch_offs(pred[:n_in], ref, prob, math.log(1 / cfg.alphas[i]),
+                                   horizon, 1e-3)
     miss = sum(a != b for a, b in zip(sim_gd, want, strict=False)) + abs(len(sim_gd) - len(want))
     parts.append(Part(f"gd_{name}_event_sequence", len(want), len(sim_gd), float(miss), 0.0,
                       "integer: the first events of torch GD (autograd on the model's own "
                       f"loss) at alpha = {cfg.alphas[i]:g}, lr {cfg.lr:g}, |w_i| > 1e-3: "
                       "order, signs and switch-offs = Algorithm 1's, for its events within "
-                      "90% of the run's tau range; a switch-off is expected only when its "
-                      "derived crossing of the threshold, T_k + log(|w_j^(k-1)|/1e-3)/(2 "
-                      "|g_j(w^k)| L), lies in that range", kind="simulation"))
+                      "90% of the run's tau range (the reference table's T_k); a switch-off is "
+                      "expected only when its derived crossing of the threshold, T_k + "
+                      "log(|w_j^(k-1)|/1e-3)/(2 |g_j(w^k)| L), lies in that range (T_k and w^k "
+                      "from the reference table, g from the model's own loss)",
+                      kind="simulation"))
     if name == "head":
         parts.append(_symbolic_head_on_gd(prob, gd, i))
         d = prob.d  # coordinates 0..d-1 are KQ, d..2d-1 are VO
