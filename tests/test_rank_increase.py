@@ -484,7 +484,31 @@ def test_stable_rank_small_init_values_see_a_five_percent_plateau_error():
 
     malformed = vr.check_stable_rank_scale({"model": "full_head"}, ctx,
                                            theory=_theory_with_stages(not_stages))
-    assert any(p.failed for p in malformed.parts)
+    part = malformed.part("stable_rank_small_init_vo")
+    assert part.failed and "AttributeError" in part.error_model
+    assert malformed.part("small_init_plateau_1_vo").failed
+
+
+@pytest.mark.parametrize("wrong", ["raises", "malformed"])
+def test_order_and_adam_fail_parts_when_the_stages_are_unusable(wrong):
+    """A theory whose stages raise or are not Stage objects fails the order claim's event
+    parts (flow and GD) and the adam claim's parts under their own names; nothing raises."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    def fn(_stages):
+        if wrong == "raises":
+            raise ValueError("no stages")
+        return ((0.5, (2, 0, 0, 1, 0.5, 0)),)
+
+    ctx = Context(profile="test")
+    ev = vr.check_order_and_signs({"kind": "sim", "problem": "head"}, ctx,
+                                  theory=_theory_with_stages(fn))
+    for name in ("head_event_sequence", "gd_head_event_sequence", "head_vo_first"):
+        assert ev.part(name).failed
+    assert ev.part("gd_symbolic_head_loss").passed  # no stages in it
+    opt = vr.check_optimizer({"optimizer": "minibatch"}, ctx, theory=_theory_with_stages(fn))
+    assert opt.parts and all(p.failed for p in opt.parts)
 
     def boom(_stages):
         raise ValueError("no stages")
