@@ -598,8 +598,9 @@ def _integrate_numeric(grad, sigma0, kappa, t_eval, tol: float = 1e-10) -> np.nd
 def jump_times(tau: np.ndarray, loss: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """First τ at which ``loss`` crosses each level (linear interpolation; nan if never).
 
-    Levels are the midpoints between consecutive predicted plateau losses;
-    each search starts where the previous crossing was found.
+    The claims' levels are the midpoints between consecutive plateau losses of the row's
+    reference tables (the first from the run's own first loss); each search starts where
+    the previous crossing was found.
     """
     out = np.full(len(levels), np.nan)
     start = 0

@@ -906,3 +906,23 @@ def test_switch_off_plan_from_the_reference_table_and_the_models_gradient():
     seen = vr._observable_switch_offs(events, ref, nr.QUAD, math.log(1e32), 6.12, 1e-3)
     unseen = vr._observable_switch_offs(events, ref, nr.QUAD, math.log(1e12), 6.12, 1e-3)
     assert seen[2][2] == (0,) and unseen[2][2] == ()
+
+
+@pytest.mark.parametrize("wrong", ["raises", "malformed"])
+def test_jump_times_fail_parts_when_the_stages_are_unusable(wrong):
+    """A theory whose stages raise or are not Stage objects fails every compared stage's
+    part, GD and exact flow, under its own name; the combined evidence still forms."""
+    from verify import rank_increase as vr
+    from verify.claims import Context
+
+    def fn(_stages):
+        if wrong == "raises":
+            raise ValueError("no stages")
+        return ((0.5, (2, 0, 0, 1, 0.5, 0)),)
+
+    ev = vr.check_jump_times({"problem": "all"}, Context(profile="test"),
+                             theory=_theory_with_stages(fn))
+    for name in ("gd_quadratic_T1", "gd_head_T1", "ode_quadratic_T1", "ode_head_T1"):
+        part = ev.part(name)
+        assert part.failed and ("ValueError" in part.error_model
+                                or "AttributeError" in part.error_model)
