@@ -67,6 +67,8 @@ __all__ = [
     "Facts",
     "FlowConfig",
     "FlowResult",
+    "PopulationGDConfig",
+    "PopulationGDResult",
     "ReducedConfig",
     "ReducedResult",
     "SGDConfig",
@@ -87,6 +89,7 @@ __all__ = [
     "population_loss",
     "residual_config",
     "run_population_flow",
+    "run_population_gd",
     "run_reduced",
     "run_sgd",
     "run_snap_system",
@@ -125,7 +128,8 @@ THOROUGH_CHUNK: dict[int, int | None] = {33: None, 34: None, 79: None, 125: 8192
 #: (``figure_4.log``, ``figure_6.log``) with :data:`THOROUGH_SEEDS` seeds, on ``ctx.device``
 #: (the GPU) with :data:`THOROUGH_CHUNK`; the other profiles run the SGD ensembles on the CPU.
 SIZES = SizeTable({
-    # Lemma 7: steps of the discrete recursion h*(s) compared with h(s)
+    # Lemma 7: steps of the discrete recursion h*(s) compared with h(s); also the steps of
+    # the model's population gradient descent that decoder_full_model reads h*(s) from
     "decoder_steps": {"test": 200, "quick": 2000},
     # runs of the Fig. 4 command (figure_4.log: zero init, lr_z 1, ratios 1 and 10, momentum
     # 0.9, batch 128, L 128, 100 iterations; the log is one run, seed 2)
@@ -737,6 +741,71 @@ def run_eqn26_flow(config: FlowConfig) -> FlowResult:
         raise ValueError("run_eqn26_flow integrates Eqn 26's update: y_update='eqn26'")
     with one_thread():
         return _flow_compute(config)
+
+
+@dataclass(frozen=True)
+class PopulationGDConfig:
+    """Plain full-batch gradient descent on the model's class-averaged T -> infinity loss
+    (:func:`population_loss`) from Y(0) = Z(0) = 0: ``steps`` steps of ``Y <- Y - eta_Y
+    grad_Y``, ``Z <- Z - eta_Z grad_Z``, the gradients by torch autograd (float64).  The
+    discrete-step twin of :class:`FlowConfig` (Lemma 5 is a statement about such steps)."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    eta_Y: float = 1.0
+    eta_Z: float = 0.0
+    steps: int = 100
+
+
+@dataclass(frozen=True, eq=False)
+class PopulationGDResult:
+    """``logits`` [steps + 1, K, M]: the model's output for each class's population input,
+    ``f_n^T Y`` with f_n its attended, normalised bag (step 0 first); ``zq`` [steps + 1, K,
+    M]: the attention logits of each class's query row."""
+
+    config: PopulationGDConfig
+    facts: Facts
+    logits: np.ndarray
+    zq: np.ndarray
+
+
+def _population_gd_compute(config: PopulationGDConfig) -> PopulationGDResult:
+    facts = make_facts(config.data)
+    M = facts.M
+    Y = torch.zeros(M, M, dtype=torch.float64, requires_grad=True)
+    Z = torch.zeros(M, M, dtype=torch.float64, requires_grad=True)
+    query = torch.as_tensor(facts.query)
+    logits, zq = [], []
+
+    def record() -> None:
+        with torch.no_grad():
+            logits.append((class_features(Z, facts) @ Y).numpy().copy())
+            zq.append(Z[query].numpy().copy())
+
+    record()
+    for _ in range(config.steps):
+        loss = population_loss({"Y": Y, "Z": Z}, facts)
+        gY, gZ = torch.autograd.grad(loss, (Y, Z))
+        with torch.no_grad():
+            Y -= config.eta_Y * gY
+            Z -= config.eta_Z * gZ
+        record()
+    return PopulationGDResult(config, facts, np.array(logits), np.array(zq))
+
+
+def _population_gd_smoke() -> PopulationGDConfig:
+    """A test-size run: Dataset2 at num_last = 1 with 3 DTs and 2 CTs, 5 steps."""
+    return PopulationGDConfig(data=DataConfig(num_unique_per_next=3, num_common=2),
+                              eta_Z=1.0, steps=5)
+
+
+# the full model: Model2's own class-averaged loss, its gradient by torch autograd, plain
+# discrete steps; nothing from theory.scan_snap enters its dynamics
+@run_function("scan_snap.population_gd", full_model=True, smoke=_population_gd_smoke)
+def run_population_gd(config: PopulationGDConfig) -> PopulationGDResult:
+    """Plain population gradient descent of the model (CPU, float64); call with
+    ``cache=ctx.cache``."""
+    with one_thread():
+        return _population_gd_compute(config)
 
 
 # ---------------------------------------------------------------------- reduced ODEs

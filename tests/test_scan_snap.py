@@ -816,3 +816,28 @@ def test_eqn11_statistics_refuse_a_sign_flipped_gain_and_a_foreign_winner(monkey
     monkeypatch.setattr(ts, "winners", lambda P, z0=None: (0,) * np.asarray(P).shape[0])
     with pytest.raises(InadmissibleTheory):
         vs._eqn11_errors(flow.zq[None], flow.facts, 2.0)
+
+
+def test_population_gd_is_plain_gradient_descent_of_the_model():
+    """run_population_gd takes plain steps of the model's own population gradient: step 1
+    from zero init moves Y by -eta_Y grad_Y L(0) (autograd on population_loss), records the
+    model's logits f_n^T Y per class, and with eta_Z > 0 moves Z's query rows with their
+    row sums kept (Lemma 1); with eta_Z = 0 Z stays at 0."""
+    data = ns.DataConfig(num_unique_per_next=3, num_common=2)
+    run = ns.run_population_gd(ns.PopulationGDConfig(data=data, eta_Y=2.0, eta_Z=1.0, steps=3))
+    f = run.facts
+    M = f.M
+    Y = torch.zeros(M, M, dtype=torch.float64, requires_grad=True)
+    Z = torch.zeros(M, M, dtype=torch.float64)
+    (gY,) = torch.autograd.grad(ns.population_loss({"Y": Y, "Z": Z}, f), Y)
+    one = (ns.class_features(Z, f) @ (-2.0 * gY)).numpy()
+    # the same float64 operations in the same order: bitwise equal
+    np.testing.assert_array_equal(run.logits[1], one)
+    assert run.logits.shape == (4, f.K, M) and np.all(run.logits[0] == 0)
+    assert np.any(run.zq[-1] != 0)
+    # Z's query rows sum to 0 at every step (Lemma 1); rounding of a sum of M terms of
+    # size max|z|: 4 M eps max|z| bounds it
+    bound = 4 * M * np.finfo(float).eps * np.abs(run.zq).max()
+    np.testing.assert_allclose(run.zq.sum(-1), 0.0, rtol=0, atol=bound)
+    frozen = ns.run_population_gd(ns.PopulationGDConfig(data=data, eta_Y=2.0, steps=3))
+    assert np.all(frozen.zq == 0)
