@@ -841,3 +841,27 @@ def test_population_gd_is_plain_gradient_descent_of_the_model():
     np.testing.assert_allclose(run.zq.sum(-1), 0.0, rtol=0, atol=bound)
     frozen = ns.run_population_gd(ns.PopulationGDConfig(data=data, eta_Y=2.0, steps=3))
     assert np.all(frozen.zq == 0)
+
+
+def test_decoder_loss_is_the_cross_entropy_of_lemma5s_logits():
+    """theory.scan_snap.decoder_loss: its sympy form equals log(1 + (M-1) e^{-M h}) and the
+    cross-entropy of the logits (M-1) h (own) and -h (others), computed by torch; ln M at
+    t = 0; and the float function agrees with the expression (mpmath, 50 digits) along
+    Lemma 6's h, where its log1p form keeps precision as the loss falls."""
+    expr = ts._decoder_loss_expr()
+    M, h = ts.M_SYM, ts.H
+    assert sp.simplify(expr - sp.log(1 + (M - 1) * sp.exp(-M * h))) == 0
+    for m, hv in ((2, 0.3), (34, 0.05), (253, 0.01)):
+        logits = torch.full((1, m), -hv, dtype=torch.float64)
+        logits[0, 0] = (m - 1) * hv
+        ce = float(F.cross_entropy(logits, torch.zeros(1, dtype=torch.long)))
+        assert ce == pytest.approx(float(expr.subs({M: m, h: hv})), rel=1e-13)
+    assert ts.decoder_loss(0.0, 34, 2, 1.0) == pytest.approx(math.log(34), rel=1e-15)
+    mpmath.mp.dps = 50
+    for t in (0.01, 1.0, 30.0, 1e3, 1e6):
+        x = ts.decoder_scale(t / 2, 23, 1.0) * 23
+        exact = mpmath.log1p(22 * mpmath.exp(-mpmath.mpf(x)))
+        # the root x carries ~4 eps relative; the loss's sensitivity d ln L/d ln x is at most
+        # x (the loss ~ (M-1) e^{-x} at large x), so 8 (1 + x) eps relative bounds both
+        assert ts.decoder_loss(t, 23, 2, 1.0) == pytest.approx(
+            float(exact), rel=8 * (1 + x) * np.finfo(float).eps)

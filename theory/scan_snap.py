@@ -63,6 +63,7 @@ __all__ = [
     "attention_gain",
     "common_tokens",
     "decoder_gap_bound",
+    "decoder_loss",
     "decoder_rate_scaled",
     "decoder_scale",
     "decoder_scale_steps",
@@ -254,6 +255,31 @@ def zeta_overlaps(M) -> tuple[float, float]:
     M = _integer("M", M, 2)
     q1, q0 = _zeta_overlap_exprs()
     return float(q1.subs(M_SYM, M)), float(q0.subs(M_SYM, M))
+
+
+@lru_cache(maxsize=1)
+def _decoder_loss_expr() -> sp.Expr:
+    """Class n's cross-entropy when its logits are Lemma 5's w_n = (M-1) h zeta_n, i.e.
+    (M-1) h at its own token and -h at each of the other M - 1 (zeta_n = M/(M-1) (e_n -
+    1/M 1)): ``-log softmax_n = log(e^{(M-1) h} + (M-1) e^{-h}) - (M-1) h``, which sympy
+    simplifies to ``log(M - 1 + e^{M h}) - M h = log(1 + (M-1) e^{-M h})`` (our
+    derivation; the tests check the second form against the first)."""
+    M, h = M_SYM, H
+    own, other = (M - 1) * h, -h
+    return sp.simplify(sp.log(sp.exp(own) + (M - 1) * sp.exp(other)) - own)
+
+
+def decoder_loss(t, M, K, eta_Y) -> float:
+    """The population loss while the decoder follows Lemmas 5-6 (f frozen, F^T F = I, every
+    class at h(t/K)): ``log(1 + (M-1) e^{-M h(t/K)})`` (:func:`_decoder_loss_expr`, our
+    derivation from w_n = (M-1) h zeta_n); ``ln M`` at t = 0.  Evaluated as
+    ``log1p((M-1) e^{-x})`` at ``x = M h``, which keeps its precision as the loss falls."""
+    t = _nonneg("t", t)
+    M = _integer("M", M, 2)
+    K = _integer("K", K, 1)
+    eta_Y = _positive("eta_Y", eta_Y)
+    x = _scaled_root(M * eta_Y * t / K, M)
+    return math.log1p((M - 1) * math.exp(-x))
 
 
 def decoder_gap_bound(M, eta_Y) -> float:
@@ -697,6 +723,8 @@ def equations() -> list[Equation]:
                  sp.Eq(hstar(s), hstar(s - 1) + eY / ((M - 1) + sp.exp(M * hstar(s - 1)))),
                  "Lemma 5, Eqn 33"),
         Equation("Lemma 7 gap bound", 2 * eY / M, "Lemma 7"),
+        Equation("loss on Lemma 5's decoder", _decoder_loss_expr(),
+                 "our derivation: cross-entropy of w_n = (M-1) h zeta_n"),
         Equation("q_1 = zeta_i . zeta_i", _zeta_overlap_exprs()[0], "Section 2 notation"),
         Equation("q_0 = zeta_i . zeta_j", _zeta_overlap_exprs()[1], "Section 2 notation"),
         Equation("speed control gamma(t)", gamma, "Theorem 1, Eqn 9 (continuous t/K)"),
