@@ -833,6 +833,100 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
                 kind="simulation")
 
 
+def _trained_gamma_parts(gamma_star: np.ndarray, f: Callable, f_star: float,
+                         f_closed: float, run) -> list[Part]:
+    """one_layer_optimum's trained parts: the trained Gamma's scale against Gamma*'s over
+    members, and per member the exact excess loss of its Gamma and the torch model's
+    evaluation loss against f*."""
+    parts: list[Part] = []
+    norm = float(np.linalg.norm(gamma_star))
+    members = run.A.shape[0]
+    # one layer: Gamma = -A^T (Lemma 1)
+    gammas = np.array([la.gd_preconditioners(run.A[m])[0] for m in range(members)])
+    # The trained Gamma against Gamma* in the parameter itself, with the run's own noise:
+    # members (own init, own minibatches) scatter about what training converges to, so the
+    # Student-t interval over members (M - 1 dof) on the mean of tr Gamma_m / tr Gamma* - 1
+    # carries the optimiser's jitter; tolerance 1 % (PRECISION) in Gamma, not in the loss
+    # (a 1 % excess loss admits about 5 % in Gamma at Sigma = I).  The trace is the
+    # direction a slip in Gamma*'s scale moves; the full Frobenius distance of the member
+    # mean is reported (details): its noise floor, the members' spread / sqrt(M), is not
+    # below 1 % at quick's members.
+    ratio = np.trace(gammas, axis1=1, axis2=2) / np.trace(gamma_star) - 1.0
+    r_mean, r_se = float(ratio.mean()), float(ratio.std(ddof=1) / math.sqrt(members))
+    q = t_quantile(0.99, members - 1)
+    mean_gamma = gammas.mean(0)
+    spread = math.sqrt(float(((gammas - mean_gamma) ** 2).sum()) / (members - 1)) / norm
+    parts.append(Part.bounded(
+        "trained step scale tr Gamma / tr Gamma* over members", 1.0, 1.0 + r_mean,
+        abs(r_mean), max(0.0, abs(r_mean) - q * r_se), abs(r_mean) + q * r_se, PRECISION,
+        "|mean over members of tr Gamma_m / tr Gamma* - 1|, Gamma_m = -A_m^T trained; "
+        "Student-t interval over members (M - 1 dof: the run's own noise); tolerance 1 % "
+        "(PRECISION) in the parameter itself",
+        se=r_se, dof=members - 1,
+        details={"members": members, "per_member": ratio.tolist(),
+                 "mean_frobenius_distance": float(np.linalg.norm(mean_gamma - gamma_star))
+                 / norm, "member_spread": spread}, kind="simulation"))
+    for m in range(members):
+        gamma = gammas[m]
+        excess = float(f(gamma)) - f_star
+        parts.append(Part(f"member {m}: excess loss", f_star, f_star + excess,
+                          abs(excess) / f_star, PRECISION,
+                          "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), exact: training "
+                          "reached the claimed optimum to 1 % of its value",
+                          # mixed: theory's exact loss evaluated at the trained Gamma; the
+                          # observed side is the trained model's parameters
+                          kind="simulation"))
+        parts.append(_relative_deviation(
+            f"member {m}: torch evaluation loss vs f*", f_closed, float(run.eval_loss[m]),
+            float(run.eval_se[m]),
+            "|torch loss - f*| / f*, the trained torch model's loss on fresh prompts (exact "
+            "over w*) vs the closed form f*; tolerance 1 % (PRECISION: training reached it, "
+            "see the excess part), the same for check and control; the evaluation prompts' "
+            "own error (s.e. / f*) in the 99 % interval", kind="simulation"))
+    return parts
+
+
+def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
+                    unjudged: dict) -> list[Part]:
+    """one_layer_optimum's rotation-invariant parts, for sphere and Gamma covariates: the
+    fit against gamma* and f1* (:func:`_rotation_fit_parts`; a fit too weak to judge goes
+    into ``unjudged``), the Monte Carlo loss at gamma* I against f1*, and gamma*'s
+    minimality against 0.9 gamma* and 1.1 gamma*."""
+    parts: list[Part] = []
+    contexts = ctx.size(nl.SIZES, "rotation_contexts")
+    for cov, moments in (("sphere", la.sphere_moments()), ("gamma", la.gamma_moments())):
+        g_star, f1 = _theory_array(f"rotation_invariant_optimum ({cov})", rotation, 5, n,
+                                   *moments, shape=(2,))
+        fit_parts, fit_details = _rotation_fit_parts(cov, g_star, f1, seed, ctx)
+        parts.extend(fit_parts)
+        if fit_details is not None:
+            unjudged[cov] = fit_details
+        losses = nl.rotation_invariant_losses((g_star, 0.9 * g_star, 1.1 * g_star), cov,
+                                              contexts, seed + 7)
+        k = losses.shape[1]
+        mean = float(losses[0].mean())
+        se = float(losses[0].std(ddof=1) / math.sqrt(k))
+        parts.append(_relative_deviation(
+            f"{cov}: loss at gamma* I vs f1*", f1, mean, se,
+            f"{cov} covariates: |Monte Carlo loss at gamma* I (exactly averaged over w* and "
+            "x_q) - f1*| / f1*, the closed form f1*; tolerance 1 % (PRECISION), the same for "
+            "check and control; noise (s.e. / f1*) in the 99 % interval",
+            # a Monte Carlo evaluation of the loss at fixed gamma (no model trained)
+            kind="symbolic"))
+        diffs = np.stack([losses[1] - losses[0], losses[2] - losses[0]])
+        gap = diffs.mean(1)
+        j = int(gap.argmin())
+        gap_se = float(diffs[j].std(ddof=1) / math.sqrt(k))
+        q = normal_quantile(0.99)
+        parts.append(Part.bounded(
+            f"{cov}: gamma* is minimal", 0.0, float(gap[j]), -float(gap[j]),
+            -float(gap[j]) - q * gap_se, -float(gap[j]) + q * gap_se, 0.0,
+            f"{cov}: the loss at 0.9 gamma* and 1.1 gamma* minus the loss at gamma* on the "
+            "same contexts (common random numbers) must be > 0; 99 % interval",
+            details={"gap_low": float(gap[0]), "gap_high": float(gap[1])}, kind="symbolic"))
+    return parts
+
+
 @claim(
     statement="a trained one-layer model converges to Gamma* = ((1+1/n)Sigma + "
               "tr(Sigma)/n I)^-1 with loss f*; the one-layer loss has gradient "
@@ -943,50 +1037,7 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
                       abs(f_star - f_closed) / f_closed, 1e-12,
                       "|f(Gamma*) - f*| / f*, both exact (sympy): float64 rounding",
                       kind="symbolic"))
-    norm = float(np.linalg.norm(gamma_star))
-    members = run.A.shape[0]
-    # one layer: Gamma = -A^T (Lemma 1)
-    gammas = np.array([la.gd_preconditioners(run.A[m])[0] for m in range(members)])
-    # The trained Gamma against Gamma* in the parameter itself, with the run's own noise:
-    # members (own init, own minibatches) scatter about what training converges to, so the
-    # Student-t interval over members (M - 1 dof) on the mean of tr Gamma_m / tr Gamma* - 1
-    # carries the optimiser's jitter; tolerance 1 % (PRECISION) in Gamma, not in the loss
-    # (a 1 % excess loss admits about 5 % in Gamma at Sigma = I).  The trace is the
-    # direction a slip in Gamma*'s scale moves; the full Frobenius distance of the member
-    # mean is reported (details): its noise floor, the members' spread / sqrt(M), is not
-    # below 1 % at quick's members.
-    ratio = np.trace(gammas, axis1=1, axis2=2) / np.trace(gamma_star) - 1.0
-    r_mean, r_se = float(ratio.mean()), float(ratio.std(ddof=1) / math.sqrt(members))
-    q = t_quantile(0.99, members - 1)
-    mean_gamma = gammas.mean(0)
-    spread = math.sqrt(float(((gammas - mean_gamma) ** 2).sum()) / (members - 1)) / norm
-    parts.append(Part.bounded(
-        "trained step scale tr Gamma / tr Gamma* over members", 1.0, 1.0 + r_mean,
-        abs(r_mean), max(0.0, abs(r_mean) - q * r_se), abs(r_mean) + q * r_se, PRECISION,
-        "|mean over members of tr Gamma_m / tr Gamma* - 1|, Gamma_m = -A_m^T trained; "
-        "Student-t interval over members (M - 1 dof: the run's own noise); tolerance 1 % "
-        "(PRECISION) in the parameter itself",
-        se=r_se, dof=members - 1,
-        details={"members": members, "per_member": ratio.tolist(),
-                 "mean_frobenius_distance": float(np.linalg.norm(mean_gamma - gamma_star))
-                 / norm, "member_spread": spread}, kind="simulation"))
-    for m in range(members):
-        gamma = gammas[m]
-        excess = float(f(gamma)) - f_star
-        parts.append(Part(f"member {m}: excess loss", f_star, f_star + excess,
-                          abs(excess) / f_star, PRECISION,
-                          "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), exact: training "
-                          "reached the claimed optimum to 1 % of its value",
-                          # mixed: theory's exact loss evaluated at the trained Gamma; the
-                          # observed side is the trained model's parameters
-                          kind="simulation"))
-        parts.append(_relative_deviation(
-            f"member {m}: torch evaluation loss vs f*", f_closed, float(run.eval_loss[m]),
-            float(run.eval_se[m]),
-            "|torch loss - f*| / f*, the trained torch model's loss on fresh prompts (exact "
-            "over w*) vs the closed form f*; tolerance 1 % (PRECISION: training reached it, "
-            "see the excess part), the same for check and control; the evaluation prompts' "
-            "own error (s.e. / f*) in the 99 % interval", kind="simulation"))
+    parts.extend(_trained_gamma_parts(gamma_star, f, f_star, f_closed, run))
     # The claimed gradient against the derivative of the exact loss (whose value the torch
     # evaluation part ties to the model), at a fixed non-symmetric point away from Gamma*
     # (there the gradient is O(1) and a transpose slip shows): both exact, float rounding.
@@ -1012,37 +1063,7 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
     parts.extend(fit_parts)
     if fit_details is not None:
         unjudged["correlated"] = fit_details
-    contexts = ctx.size(nl.SIZES, "rotation_contexts")
-    for cov, moments in (("sphere", la.sphere_moments()), ("gamma", la.gamma_moments())):
-        g_star, f1 = _theory_array(f"rotation_invariant_optimum ({cov})", rotation, 5, n,
-                                   *moments, shape=(2,))
-        fit_parts, fit_details = _rotation_fit_parts(cov, g_star, f1, params["seed"], ctx)
-        parts.extend(fit_parts)
-        if fit_details is not None:
-            unjudged[cov] = fit_details
-        losses = nl.rotation_invariant_losses((g_star, 0.9 * g_star, 1.1 * g_star), cov,
-                                              contexts, params["seed"] + 7)
-        k = losses.shape[1]
-        mean = float(losses[0].mean())
-        se = float(losses[0].std(ddof=1) / math.sqrt(k))
-        parts.append(_relative_deviation(
-            f"{cov}: loss at gamma* I vs f1*", f1, mean, se,
-            f"{cov} covariates: |Monte Carlo loss at gamma* I (exactly averaged over w* and "
-            "x_q) - f1*| / f1*, the closed form f1*; tolerance 1 % (PRECISION), the same for "
-            "check and control; noise (s.e. / f1*) in the 99 % interval",
-            # a Monte Carlo evaluation of the loss at fixed gamma (no model trained)
-            kind="symbolic"))
-        diffs = np.stack([losses[1] - losses[0], losses[2] - losses[0]])
-        gap = diffs.mean(1)
-        j = int(gap.argmin())
-        gap_se = float(diffs[j].std(ddof=1) / math.sqrt(k))
-        q = normal_quantile(0.99)
-        parts.append(Part.bounded(
-            f"{cov}: gamma* is minimal", 0.0, float(gap[j]), -float(gap[j]),
-            -float(gap[j]) - q * gap_se, -float(gap[j]) + q * gap_se, 0.0,
-            f"{cov}: the loss at 0.9 gamma* and 1.1 gamma* minus the loss at gamma* on the "
-            "same contexts (common random numbers) must be > 0; 99 % interval",
-            details={"gap_low": float(gap[0]), "gap_high": float(gap[1])}, kind="symbolic"))
+    parts.extend(_rotation_parts(rotation, n, params["seed"], ctx, unjudged))
     return Evidence(tuple(parts), {"gamma_star": float(gamma_star[0, 0]), "f_star": f_star,
                                    "fits_not_judged": unjudged})
 
