@@ -865,3 +865,55 @@ def test_decoder_loss_is_the_cross_entropy_of_lemma5s_logits():
         # x (the loss ~ (M-1) e^{-x} at large x), so 8 (1 + x) eps relative bounds both
         assert ts.decoder_loss(t, 23, 2, 1.0) == pytest.approx(
             float(exact), rel=8 * (1 + x) * np.finfo(float).eps)
+
+
+@pytest.mark.parametrize("M", [9, 11, 23, 64])
+def test_parabola_peak_bounds_its_error_on_gammas_own_curve(M):
+    """verify.scan_snap._parabola_peak on the theory's gamma at decoder_full_model's dense
+    times (K/eta_Y geomspace(1e-6, 10 M, 400)): the vertex lies within its stated bound of
+    gamma's true peak time (speed_peak_time, tested against its own root elsewhere), so the
+    peak parts' allowance is a bound, not a fit.  M covers the strategy's range (K = 2, 3
+    with 3-20 DTs per class)."""
+    from verify import scan_snap as vs
+    K, eta_Y = 2, 1.0
+    times = K / eta_Y * np.geomspace(1e-6, 10 * M, 400)
+    g = np.array([ts.speed_control(t, M, K, eta_Y) for t in times])
+    vertex, bound = vs._parabola_peak(np.log(times), g)
+    assert abs(vertex - math.log(ts.speed_peak_time(M, K, eta_Y))) <= bound
+
+
+def test_decoder_full_model_new_parts_fail_an_unusable_theory_with_a_reason():
+    """The rate, peak, loss and Eqn 33 parts of decoder_full_model take an unusable theory
+    output (an exception, a string, NaN, a wrong shape) as one failed part with its reason,
+    never a crash, and a bad peak_scale does not spoil the peak-time part."""
+    from verify import scan_snap as vs
+
+    def raises(*args):
+        raise ValueError("an unusable theory")
+
+    data = ns.DataConfig(num_last=1, num_next_per_last=2, num_common=0, num_unique_per_next=3)
+    facts = ns.make_facts(data)
+    M, K = facts.M, facts.K
+    times = K * np.geomspace(1e-2, 10 * M, 10)
+    flow = ns.run_population_flow(ns.FlowConfig(data=data, eta_Y=1.0, eta_Z=0.0,
+                                                t_eval=tuple(float(t) for t in times)))
+    for bad in (lambda x, M, e: "abc", lambda x, M, e: np.full_like(x, np.nan),
+                lambda x, M, e: np.zeros(3), raises):
+        part = vs._rate_part(flow, facts, 1.0, bad)
+        assert part.status == "fail" and part.error_model
+    gd = ns.run_population_gd(ns.PopulationGDConfig(data=data, eta_Y=1.0, steps=20))
+    for bad in (lambda s, M, e: math.nan, lambda s, M, e: "x", raises):
+        assert vs._gd_steps_part(gd, 1.0, bad).status == "fail"
+    runs = [flow, flow]
+    assert vs._loss_part(runs, times, facts, 1.0, 1e-9,
+                         lambda t, M, K, e: math.nan).status == "fail"
+    dense_t = vs._dense_times(facts, 1.0)
+    dense = ns.run_population_flow(ns.FlowConfig(data=data, eta_Y=1.0, eta_Z=0.0,
+                                                 t_eval=tuple(float(t) for t in dense_t),
+                                                 rtol=1e-11, atol=1e-13))
+    q1, q0 = ts.zeta_overlaps(M)
+    h, g, _ = vs._decoder_readouts(dense, facts, q1, q0)
+    t_part, x_part = vs._speed_peak_parts(dense_t, g.mean(axis=1), M * h.mean(axis=(1, 2)),
+                                          M, K, 1.0, ts.speed_peak_time,
+                                          raises)
+    assert t_part.status == "pass" and x_part.status == "fail"
