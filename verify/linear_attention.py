@@ -867,23 +867,31 @@ def _trained_gamma_parts(gamma_star: np.ndarray, f: Callable, f_star: float,
                  "mean_frobenius_distance": float(np.linalg.norm(mean_gamma - gamma_star))
                  / norm, "member_spread": spread}, kind="simulation"))
     for m in range(members):
-        gamma = gammas[m]
-        excess = float(f(gamma)) - f_star
-        parts.append(Part(f"member {m}: excess loss", f_star, f_star + excess,
-                          abs(excess) / f_star, PRECISION,
-                          "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), exact: training "
-                          "reached the claimed optimum to 1 % of its value",
-                          # mixed: theory's exact loss evaluated at the trained Gamma; the
-                          # observed side is the trained model's parameters
-                          kind="simulation"))
-        parts.append(_relative_deviation(
-            f"member {m}: torch evaluation loss vs f*", f_closed, float(run.eval_loss[m]),
-            float(run.eval_se[m]),
-            "|torch loss - f*| / f*, the trained torch model's loss on fresh prompts (exact "
-            "over w*) vs the closed form f*; tolerance 1 % (PRECISION: training reached it, "
-            "see the excess part), the same for check and control; the evaluation prompts' "
-            "own error (s.e. / f*) in the 99 % interval", kind="simulation"))
+        # the excess part: theory's exact loss evaluated at the trained Gamma (the observed
+        # side is the trained model's parameters); the torch part the model's own loss
+        parts.extend(_member_loss_parts(
+            m, run, f_star, float(f(gammas[m])), "|f(Gamma_trained) - f(Gamma*)| / f(Gamma*), "
+            "exact: training reached the claimed optimum to 1 % of its value", f_closed,
+            "f*", "the closed form f*"))
     return parts
+
+
+def _member_loss_parts(m: int, run, target: float, exact: float, excess_model: str,
+                       torch_target: float, label: str, what: str) -> list[Part]:
+    """A trained member's two loss parts: the theory's exact loss at its trained
+    parameters against ``target`` (``excess_model`` says which), and the torch model's own
+    loss on fresh prompts (exact over w*) against ``torch_target`` (``what``), both within
+    PRECISION, the evaluation prompts' error in the 99 % interval."""
+    return [
+        Part(f"member {m}: excess loss", target, exact, abs(exact - target) / target,
+             PRECISION, excess_model, kind="simulation"),
+        _relative_deviation(
+            f"member {m}: torch evaluation loss vs {label}", torch_target,
+            float(run.eval_loss[m]), float(run.eval_se[m]),
+            f"|torch loss - {label}| / {label}, the trained torch model's loss on fresh "
+            f"prompts (exact over w*) vs {what}; tolerance 1 % (PRECISION: training reached "
+            "it, see the excess part), the same for check and control; the evaluation "
+            f"prompts' own error (s.e. / {label}) in the 99 % interval", kind="simulation")]
 
 
 def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
@@ -2118,22 +2126,13 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
             # the trained steps against the claimed ones (the allowance from the theory's
             # exact loss): the observed side is the trained model
             kind="simulation"), _STEPS_DRIFT))
-        parts.append(Part(f"member {m}: excess loss", floor, exact, abs(excess) / floor,
-                          PRECISION,
-                          "|gd_loss(trained steps) - floor| / floor, exact: training "
-                          "reached the claimed floor to 1 % (the precision of AhnPGD's "
-                          "Monte Carlo floors)",
-                          # theory's exact loss at the trained steps: observed side trained
-                          kind="simulation"))
-        # The torch model's own loss on fresh prompts (exact over w*) against the floor:
-        # the one part that no consistent error of gd_loss and gd_floor together can pass.
-        parts.append(_relative_deviation(
-            f"member {m}: torch evaluation loss vs floor", floor, float(run.eval_loss[m]),
-            float(run.eval_se[m]),
-            "|torch loss - floor| / floor, the trained torch model's loss on fresh prompts "
-            "(exact over w*) vs the claimed floor; tolerance 1 % (PRECISION: training reached "
-            "it, see the excess part), the same for check and control; the evaluation "
-            "prompts' own error (s.e. / floor) in the 99 % interval", kind="simulation"))
+        # theory's exact loss at the trained steps (observed side trained), and the torch
+        # model's own loss on fresh prompts against the floor: the one part that no
+        # consistent error of gd_loss and gd_floor together can pass
+        parts.extend(_member_loss_parts(
+            m, run, floor, exact, "|gd_loss(trained steps) - floor| / floor, exact: training "
+            "reached the claimed floor to 1 % (the precision of AhnPGD's Monte Carlo floors)",
+            floor, "floor", "the claimed floor"))
     return Evidence(tuple(parts), {"floor": floor, "claimed_steps": steps.tolist()})
 
 
