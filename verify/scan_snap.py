@@ -2003,6 +2003,9 @@ _signs_data = st.fixed_dictionaries({
     theory={"signs": ts.predicted_drift_signs},
     control={"signs": _swapped_signs},
     control_description="Theorem 2 with the CT sign swapped (CTs gain)",
+    qualitative="Theorem 2's signs: counts of tokens whose dz/dt has the wrong sign at the "
+                "flow's saved times up to t0 (t0 places the window only; a sign is what the "
+                "theorem states)",
     examples=(Example({"num_next_per_last": 2, "num_common": 10, "num_unique_per_next": 10,
                        "ratio": 10.0},
                       via="the data of Fig. 6's panel num_last = 1 (the authors' Dataset2 "
@@ -2934,6 +2937,8 @@ def _predicted_entropy_sign(res: ns.SGDResult, a: tuple[float, float],
     theory={"growth": ts.growth_exponent},
     control={"growth": _swapped_growth},
     control_description="B with eta_Y and eta_Z swapped (the opposite order)",
+    qualitative="Theorem 4 (c): the sign of a paired entropy difference against the sign "
+                "of B's difference between the two cells; a scale of B moves no sign",
     cost="slow",
     examples=(Example({}, via=_FIG6_VIA),),
     power=ratio_monotone_power,
@@ -2975,6 +2980,8 @@ def _check_ratio_mono(params: dict, ctx: Context, *, growth: Callable,
     theory={"growth": ts.growth_exponent},
     control={"growth": _negated_growth},
     control_description="the sign of B flipped (larger rates, denser attention)",
+    qualitative="Theorem 4 (b): the sign of a paired entropy difference against the sign "
+                "of B's difference between the two cells; a scale of B moves no sign",
     cost="slow",
     examples=(Example({}, via=_FIG6_VIA),),
     power=etaz_monotone_power,
