@@ -3098,7 +3098,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "REGION_DTS; M = 253, |lambda_1| = 0.183 in [sqrt(6/M), 1/K]).  The flow solves in "
           "about 1 s at M = 240.  Expected 'holds' from Theorem 3, set before this region's "
           "first run; the details give Assumption 2's numbers at Z = 0.  What the window "
-          "holds (issue 34, a run of this check's flow at 395c368's code): at the first "
+          "holds (issue 34, runs of this check's flow this session; flow code unchanged since 7c6aa23): at the first "
           "example the winner's chi(T) - 1 is 1.2e-3 at T = 100 t0, so Eqn 11 is judged in "
           "its near-linear range (the DT logits move by about 6e-4; the flow's rtol 1e-9 "
           "resolves that), and the exponent statistic, a ratio of two small logarithms, is "
