@@ -1217,10 +1217,21 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
 
 
 # ---------------------------------------------------------------------- 8. late gamma
+def _late_speed_allowance(t: float, M: int, K: int, eta_Y: float) -> float:
+    """The remainder of gamma/asymptote - 1 at t, to leading order, x 1.5 for the next
+    order (as large_t_asymptote's), + 1e-12 for rounding.  With u = M eta_Y t/K and x = M h,
+    gamma/asymptote = x u/(((M-1) + e^x) ln u) and Lemma 6 puts e^x = u + 1 - (M-1) x, so the
+    ratio is 1 + ((M-1) x - M)/u + (1 - (M-1) x)/(u ln u) + ..., x ~ ln u: the leading
+    remainder is at most ((M-1) ln u + M)/u, and the next term has the opposite sign."""
+    u = M * eta_Y * t / K
+    return 1.5 * ((M - 1) * math.log(u) + M) / u + 1e-12
+
+
 @claim(
     id="late_speed",
-    statement="gamma ~ ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t) at large t (within 1 % "
-              "from 1e4 t0 on); Theorem 1(b)'s printed ln(eta_Y t/K) is not",
+    statement="gamma ~ ((M-1)/M)^2 K ln(M eta_Y t/K)/(eta_Y t) at large t (from 1e4 t0 "
+              "on, within the asymptote's own leading remainder ((M-1) ln u + M)/u, u = M "
+              "eta_Y t/K); Theorem 1(b)'s printed ln(eta_Y t/K) is not",
     source="Lemma 9, Theorem 1(b)",
     kind="symbolic",
     strategy=st.fixed_dictionaries({"M": st.integers(2, 100_000), "K": _K, "eta_Y": _RATE}),
@@ -1232,19 +1243,31 @@ def _check_peak(params: dict, ctx: Context, *, peak: Callable) -> Evidence:
           "the factor ((M-1)/M)^2 (ln(eta_Y t/K) and ln(M eta_Y t/K) differ by ln M, which "
           "the growing log absorbs as t -> infinity); what fails is uniformity in M: over "
           "a fixed window in units of t0 the printed form's error grows with M, because "
-          "the missing ln M is a fixed fraction of ln(M eta_Y t/K) there.",
+          "the missing ln M is a fixed fraction of ln(M eta_Y t/K) there.  Until issue 34's "
+          "referee read the tolerance was a bare 1 % ('measured'); the true worst error "
+          "at the pinned example is about 2.6e-4 (the referee's computation), so a 1 % band "
+          "could not see the ((M-1)/M)^2 prefactor at M >= 200.  The allowance is now the "
+          "leading remainder, derived in _late_speed_allowance (a run over M = 2 ... 1e5, K "
+          "= 1, 3, 10, eta_Y = 0.1, 1, 10 before the change put the true error at 0.77-0.91 "
+          "of the unscaled remainder).",
 )
 def _check_late_speed(params: dict, ctx: Context, *, printed: bool) -> Evidence:
     M, K, eY = params["M"], params["K"], params["eta_Y"]
     t0 = _t0(M, K, eY)
-    worst = 0.0
+    worst = (0.0, 0.0, 0.0, 0.0)
     for t in np.geomspace(1e4 * t0, 1e8 * t0, 9):
         r = ts.speed_control(t, M, K, eY) / ts.late_speed_asymptote(t, M, K, eY, printed)
-        worst = max(worst, abs(r - 1))
+        allow = _late_speed_allowance(t, M, K, eY)
+        units = abs(r - 1) / allow if math.isfinite(r) else math.inf
+        if units >= worst[0]:
+            worst = (units, float(r - 1), allow, float(t))
+    units, err, allow, t_w = worst
     return Evidence((Part(
-        "gamma / asymptote - 1 for t in [1e4, 1e8] t0", 0.0, worst, worst, 0.01,
-        "asymptotic equivalence: the exact correction is O(ln ln/ln) of M eta_Y t/K, < 1 % "
-        "from 1e4 t0 on (measured)", kind="symbolic"),))
+        "gamma / asymptote - 1 for t in [1e4, 1e8] t0", 0.0, err, units, 1.0,
+        "in units of the allowance at each t: the asymptote's remainder to leading order, "
+        "((M-1) ln u + M)/u with u = M eta_Y t/K (from Lemma 6's e^x = u + 1 - (M-1) x), x "
+        "1.5 for the next order, + 1e-12 for rounding",
+        details={"t_worst": t_w, "allowance": allow}, kind="symbolic"),))
 
 
 # ---------------------------------------------------------------------- 8b. Eqn 132
@@ -2408,7 +2431,9 @@ def _lemma8_crossing(M: int, K: int, eta_Y: float) -> float:
     id="snap_reduced",
     statement="The snap in the reduced dynamics: from t0/2 to 10 t0 (t0 = 2K ln M/eta_Y) "
               "the winning DT's rate dz/d ln t falls at least as much as Theorem 4's driver "
-              "t gamma(t) does, inside the paper's region (M in [300, 5000], nu in [1, 100]); "
+              "t gamma(t) does, for M in [300, 5000] (Theorem 4's M >> 1) and nu in [1, 100] "
+              "(the reduced dynamics, defined at every nu; nu < 5 lies below the row's "
+              "reading of Assumption 1c, so that part of the range is ours); "
               "and t0 (1 + delta') is where Lemma 8's e^{M h} <= (M-1) M h ends on Lemma 6's "
               "h, delta' our closed form (~ ln ln M/ln M, the paper's Theta order)",
     source="Theorem 4 (t0 = 2 (1 + delta') K ln M/eta_Y, delta' = Theta(ln ln M/ln M)), "
