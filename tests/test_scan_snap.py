@@ -917,3 +917,24 @@ def test_decoder_full_model_new_parts_fail_an_unusable_theory_with_a_reason():
                                           M, K, 1.0, ts.speed_peak_time,
                                           raises)
     assert t_part.status == "pass" and x_part.status == "fail"
+
+
+def test_sgd_with_momentum_keeps_lemma1s_row_sums():
+    """Lemma 1 in the trained model (formerly the claim invariants_sgd, which consumed no
+    theory function: a property of the model, not a comparison with the reduced theory):
+    under SGD with momentum from Model2's random init, Y 1 and Z 1 stay at their initial
+    values at every step, to float64 rounding (16 M steps eps of max|.|, the bound the claim
+    used); the column sums 1^T Y, 1^T Z, which Lemma 1 does not conserve, move."""
+    cfg = ns.SGDConfig(data=ns.DataConfig(num_last=2, num_next_per_last=1), ratio=(1.0, 10.0),
+                       seeds=(1, 2), steps=20, batch=8, length=16, zero_init=False)
+    res = ns.run_sgd(cfg)
+    M = res.facts.M
+    eps = np.finfo(float).eps
+    tol_y = 16 * M * cfg.steps * eps * float(np.abs(res.Y).max())
+    tol_z = 16 * M * cfg.steps * eps * float(np.abs(res.Z).max())
+    assert np.abs(res.y_rowsum - res.y_rowsum[:, :1]).max() <= tol_y
+    assert np.abs(res.z_rowsum - res.z_rowsum[:, :1]).max() <= tol_z
+    inits = {s: ns.init_member(M, False, torch.Generator().manual_seed(s)) for s in cfg.seeds}
+    y0 = np.stack([inits[s]["Y"].numpy() for _, _, s in res.members])
+    np.testing.assert_allclose(res.y_rowsum[:, 0], y0.sum(-1), rtol=0, atol=tol_y)
+    assert np.abs(res.Y.sum(1) - y0.sum(1)).max() > 1e3 * tol_y
