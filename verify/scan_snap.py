@@ -2682,16 +2682,17 @@ def _check_frozen(params: dict, ctx: Context, *, snap: Callable,
 
 
 # ---------------------------------------------------------------------- 16. Fig. 4 loss trace
-# the authors' code, scan_snap/figure_4.log, ratio 1 (one seed)
-FIG4_LOSS = {2: 2.368, 4: 0.733, 6: 0.161, 10: 0.0130}
-FIG4_FLOOR = {28: 1e-4, 98: 1e-4}  # our threshold; the log reaches 6.2e-5 at 28, 2.2e-5 at 98
+# the authors' code, scan_snap/figure_4.log, ratio 1 (one seed): iteration -> (the printed
+# loss, half a unit of its last printed digit)
+FIG4_LOSS = {2: (2.368, 5e-4), 4: (0.733, 5e-4), 6: (0.161, 5e-4), 10: (0.0130, 5e-5),
+             28: (6.2e-5, 5e-7), 48: (2.5e-5, 5e-7), 98: (2.2e-5, 5e-7)}
 
 
 @claim(
     id="fig4_loss",
     statement="The Fig. 4 loss trace (figure_4.log, ratio 1) is reproduced: the theory's "
               "loss at t = 0 (decoder_loss, ln M = ln 34) at start, 2.37, 0.73, 0.16, "
-              "0.013 at iterations 2-10, below 1e-4 by 28",
+              "0.013 at iterations 2-10 and 6.2e-5, 2.5e-5, 2.2e-5 at 28, 48, 98",
     source="Fig. 4; the authors' code, scan_snap/figure_4.log; Lemmas 5-6 at t = 0",
     kind="published-number",
     strategy=_NONE,
@@ -2700,6 +2701,15 @@ FIG4_FLOOR = {28: 1e-4, 98: 1e-4}  # our threshold; the log reaches 6.2e-5 at 28
     control_description="the published trace shifted by 2 iterations",
     cost="slow",
     examples=(Example({}, via=_FIG4_VIA),),
+    notes="Every printed value of the trace is judged the same way: the published value is "
+          "one run, so the allowance is one run's 99 % spread over our seeds (q s, in "
+          "decades) plus half a unit of its last printed digit.  Until issue 34's referee "
+          "read, iterations 28 and 98 were judged against a floor of ours (below 1e-4), set "
+          "with the log's values known; they are now judged against the printed values, "
+          "with 48 added.  The change is the referee's; before making it we looked at "
+          "quick's numbers there (this session, the quick Fig. 4 run at 7f94f19: our mean "
+          "log10 loss -4.30, -4.66, -4.71 against the printed -4.21, -4.60, -4.66, seed sd "
+          "0.050, 0.042, 0.044 decades over 10 seeds).",
 )
 def _check_loss_trace(params: dict, ctx: Context, *, shift: int, loss: Callable) -> Evidence:
     res = _sgd(ns.fig4_config(_size(ctx, "fig4_seeds")), ctx)
@@ -2717,29 +2727,24 @@ def _check_loss_trace(params: dict, ctx: Context, *, shift: int, loss: Callable)
     except _InvalidTheory as e:
         parts = [_unusable("decoder_loss", e)]
     n = len(idx)
-    for it, pub in FIG4_LOSS.items():
+    for it, (pub, half) in FIG4_LOSS.items():
         k = min(it + shift, res.loss.shape[1] - 1)
         obs = logL[:, k]
         s = float(obs.std(ddof=1)) if n > 1 else 0.0
         q = t_quantile(_CONF, max(n - 1, 1))
+        digits = math.log10(1 + half / pub)
         # the published trace is ONE run, not the mean: the allowance is the 99 % spread of a
-        # single run about the mean (q s, from our seeds); the interval is on our mean (s/sqrt n)
+        # single run about the mean (q s, from our seeds) plus the printed value's rounding;
+        # the interval is on our mean (s/sqrt n)
         parts.append(tolerance_from_theory(Part.deviation(
             f"log10 loss at iteration {it}", math.log10(pub), float(obs.mean()),
-            s / math.sqrt(n), q * s,
+            s / math.sqrt(n), q * s + digits,
             f"the published value is one run: allowed q s = {q * s:.3g} decades (99 % t spread "
-            f"of one run over our {n} seeds; the printed 4 digits add < 1e-3); t interval on "
-            "our mean", _CONF, dof=max(n - 1, 1), kind="published"),
+            f"of one run over our {n} seeds) + {digits:.2g} (half a unit of the printed "
+            "value's last digit); t interval on our mean", _CONF, dof=max(n - 1, 1),
+            kind="published"),
             "the allowance is one run's spread over our seeds at the iteration the trace "
             "under test names (a shifted trace names another iteration)"))
-    for it, ceiling in FIG4_FLOOR.items():
-        k = min(it + shift, res.loss.shape[1] - 1)
-        m, lo, hi, _ = mean_interval(logL[:, k], _CONF) if n > 1 else (logL[0, k],) * 3 + (0,)
-        c = math.log10(ceiling)
-        parts.append(Part.bounded(
-            f"log10 loss at iteration {it} below -4", c, m, max(0.0, m - c), max(0.0, lo - c),
-            max(0.0, hi - c), 0.0, "our threshold (the log has 6.2e-5 and 2.2e-5); "
-            "t interval over seeds", _CONF, kind="published"))
     return Evidence(tuple(parts))
 
 
