@@ -35,7 +35,9 @@ Choices and corrections (say so in reports):
 
 Our derivations (not in the paper), re-derived here: the DT invariant
 ``1/c~_l^2 - 1/c~_l'^2`` (conserved exactly by :func:`reduced_system`, see its ``drift``), the
-peak of gamma at ``e^x (x-1) = M-1`` with ``x = M h``, and the exact scalings
+peak of gamma at ``e^x (x-1) = M-1`` with ``x = M h``, the loss of Lemma 5's logits
+``log(1 + (M-1) e^{-M h})`` (:func:`decoder_loss`; every class's loss is that one, so it is
+also the class-averaged population loss), and the exact scalings
 ``B(t; lam eta_Y, lam eta_Z) = B(lam t; eta_Y, eta_Z)`` (h depends on ``eta_Y t/K`` only).
 """
 
