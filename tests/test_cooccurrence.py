@@ -519,3 +519,28 @@ def test_attention_drift_is_the_gram_sandwich_of_the_gamma_integral():
     assert np.allclose(iso, 0.3 * integral, rtol=1e-14)
     with pytest.raises(ValueError, match="d x d"):
         tc.attention_drift(taus, gam, 1.0, np.eye(3), np.eye(4))
+
+
+def test_softmax_change_whole_vocabulary_matches_forward_pass():
+    """theory.softmax_change on a whole [d, d] score change equals max |P - 1/L| of the
+    model's forward pass with W_K = I, W_Q = Delta A (m >= d), and its 3 x 3 form equals
+    the whole form with the change zero off mu1..mu3."""
+    data = nc.make_dataset(6, 4, 0)
+    d = int(data.tokens.max()) + 1
+    rng = np.random.default_rng(3)
+    dA = rng.normal(scale=0.3, size=(d, d))
+    m = d
+    p = {"WK": torch.eye(m, d, dtype=torch.float64), "WQ": torch.as_tensor(dA),
+         "WV": torch.zeros(m, d, dtype=torch.float64), "W": torch.zeros(1, m, dtype=torch.float64),
+         "a": torch.ones(1, dtype=torch.float64)}
+    with torch.no_grad():
+        _, P = nc.forward(p, torch.as_tensor(data.tokens))
+    want = float((P - 1.0 / data.tokens.shape[1]).abs().max())
+    # softmax entries of size 1/L: a few eps of rounding
+    assert tc.softmax_change(dA, data.tokens, m) == pytest.approx(want, rel=0, abs=1e-15)
+    block = np.zeros((d, d))
+    block[:3, :3] = dA[:3, :3]
+    assert tc.softmax_change(dA[:3, :3], data.tokens, m) == tc.softmax_change(block,
+                                                                             data.tokens, m)
+    with pytest.raises(ValueError, match="3 x 3"):
+        tc.softmax_change(np.zeros((d - 1, d - 1)), data.tokens, m)

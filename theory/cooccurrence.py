@@ -505,11 +505,20 @@ def attention_drift(taus, gammas, S: float, K, Q) -> np.ndarray:
 
 def softmax_change(dA3, tokens, m: float) -> float:
     """max |p - 1/L| over samples, keys and queries when the scores A[key, query]/sqrt(m) are
-    ``dA3`` on mu1..mu3 (ids 0..2) and 0 elsewhere (the paper's p, Eq. (1))."""
+    ``dA3`` on mu1..mu3 (ids 0..2) and 0 elsewhere (the paper's p, Eq. (1)).  ``dA3`` may
+    also be the change on the whole vocabulary, [d', d'] with d' >= every token id + 1 (a
+    prediction that keeps the random tokens' scores, e.g. :func:`attention_drift` of the
+    whole Gram matrices)."""
     tok = np.asarray(tokens, dtype=np.int64)
     d = int(tok.max()) + 1
-    A = np.zeros((max(d, 3), max(d, 3)))
-    A[:3, :3] = np.asarray(dA3, dtype=float)
+    dA = np.asarray(dA3, dtype=float)
+    if dA.ndim != 2 or dA.shape[0] != dA.shape[1] or (dA.shape[0] != 3 and dA.shape[0] < d):
+        raise ValueError(f"dA3 must be 3 x 3 or d' x d' with d' >= {d}, got {dA.shape}")
+    if dA.shape[0] == 3:
+        A = np.zeros((max(d, 3), max(d, 3)))
+        A[:3, :3] = dA
+    else:
+        A = dA
     s = A[tok[:, :, None], tok[:, None, :]] / math.sqrt(m)
     s = s - s.max(axis=1, keepdims=True)
     P = np.exp(s)

@@ -1124,8 +1124,151 @@ def _phase1_paired(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: 
     e = (math.inf if pred is None else
          _quotient(np.linalg.norm(obs_0 - pred), n_ref))
     out = {"dA_p": (e, float(sum(terms.values())), {"error": e, **terms})}
+    out.update(_phase1_full(theory, run, half, k, i, grid, Yi, dropped))
     out["S_law"] = _s_law(theory, run, half, k, i, dropped)
     out["S_red"] = _s_reduced(theory, run, half, k, i, grid, Yi, dropped)
+    return out
+
+
+def _record_gamma(run: nc.CoRun, k: int, i: int, Y: np.ndarray | None) -> np.ndarray:
+    """The exact canonical Gamma = -dL/dA (tc.canonical_velocity with K_G = 0, Q_G = I, M =
+    A = 0, S = 1) at member k's records 0..i [i + 1, d, d]: at the run's own beta if ``Y`` is
+    None, else at the paper's private-token reduction ``Y`` [7, i + 1] placed on the run's
+    tokens (each random token of class k at that class's mean P_k)."""
+    cfg = run.config
+    d = cfg.vocabulary
+    zero = np.zeros((d, d))
+    out = []
+    for j in range(i + 1):
+        state = ({"beta": run.beta[k, j], "S": 1.0, "M": zero, "A": zero, "K_G": zero,
+                  "Q_G": np.eye(d)} if Y is None
+                 else _placed(run.data, d, Y[:, j], K=0.0, Q=1.0))
+        out.append(tc.canonical_velocity(state, run.data.tokens, run.data.labels, cfg.m,
+                                         cfg.m1)["A"])
+    return np.array(out)
+
+
+#: points of the Phase-1 grid (801) at which _full_drift evaluates the canonical Gamma, and
+#: the coarser set whose trapezoid bounds the integration error (every 10th and 20th point)
+FULL_DRIFT_STRIDES = (10, 20)
+
+
+def _full_drift(th, run: nc.CoRun, grid: np.ndarray, Y: np.ndarray, S0: float, K: np.ndarray,
+                Q: np.ndarray, stride: int) -> np.ndarray:
+    """``th``'s Delta A on the whole vocabulary at the end of ``grid`` [d, d]:
+    th.attention_drift of th.canonical_velocity's exact Gamma (K_G = 0, Q_G = I) along the
+    reduction ``Y`` [7, grid] placed on the run's tokens, every ``stride``-th point, with
+    the member's whole Gram matrices K, Q at initialisation."""
+    cfg = run.config
+    sub = np.arange(0, grid.size, stride)
+    if sub[-1] != grid.size - 1:
+        sub = np.append(sub, grid.size - 1)
+    gam = np.array([th.canonical_velocity(_placed(run.data, cfg.vocabulary, Y[:, j], K=0.0,
+                                                  Q=1.0), run.data.tokens, run.data.labels,
+                                          cfg.m, cfg.m1)["A"] for j in sub])
+    return np.asarray(th.attention_drift(grid[sub], gam, S0, K, Q), dtype=float)[-1]
+
+
+def _gram_motion(run: nc.CoRun, k: int, i: int) -> float:
+    """||Delta K_G|| + ||Delta Q_G|| (Frobenius) that can multiply int Gamma up to record i:
+    the larger of the recorded mu1..mu3 blocks' largest motion to record i and the whole
+    Gram matrices' motion from initialisation to the run's end (numerics records the whole
+    matrices only at its ends; the run goes far past T1, so the second is the larger in
+    practice, an over-estimate at T1)."""
+    block = max(float(np.linalg.norm(run.K3[k, j] - run.K3[k, 0])
+                      + np.linalg.norm(run.Q3[k, j] - run.Q3[k, 0])) for j in range(i + 1))
+    c0 = nc.canonical({name: value[k] for name, value in run.initial.items()})
+    c1 = nc.canonical({name: value[k] for name, value in run.final.items()})
+    whole = float(sum(np.linalg.norm((c1[g] - c0[g]).double().cpu().numpy())
+                      for g in ("K_G", "Q_G")))
+    return max(block, whole)
+
+
+def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np.ndarray,
+                 Yi: np.ndarray, dropped: float) -> dict:
+    """Member k's Delta A and attention change at its T1 = tau[k, i] against the theory's
+    whole-vocabulary prediction: theory.attention_drift of theory.canonical_velocity's exact
+    Gamma along the theory's reduction ``Yi`` (on ``grid``), with the member's whole Gram
+    matrices (score_change_paired keeps only their mu1..mu3 blocks and bounds the rest by
+    its gram_coupling term, which was most of its allowance); two (error, allowance,
+    record) triples, ``dA_f`` (Delta A on mu1..mu3, observed Richardson-extrapolated as in
+    score_change_paired) and ``dp_f`` (max |P - P(0)| of the run, Richardson-extrapolated,
+    against theory.softmax_change of the whole predicted Delta A).
+
+    Each allowance term is computed on the paper's theory (tc) or measured on the run, the
+    same for check and control, relative to tc's value:
+
+    * ``class_reduction_state``: what the reduction's state leaves out (its G1..G3 and the
+      random tokens at their class mean P_k): Delta A (or the softmax change) of Gamma at the
+      run's own beta minus that of Gamma at the reduction, both on the records to T1 with
+      the member's Gram matrices (measured on the run, tc's functions);
+    * ``trapezoid``: the prediction on every 10th grid point against every 20th (for a
+      second-order rule three times the finer one's error estimate);
+    * ``gram_moving``: _gram_motion times int ||Gamma|| dtau / S0 (tc's reduction);
+    * ``S_not_constant``, ``m1_M_r_dropped``: as score_change_paired (the reduction holds S
+      at S0 and drops m1 M r; Delta A scales with 1/S and with the clock);
+    * for ``dA_f``: GD's |R_h - R_{h/2}| and twice the twin's interpolation error of A3;
+      for ``dp_f``: the same of max_dp, and the softmax's departures from the linear
+      response around uniform attention that the prediction uses: the initial scores s0
+      (A(0) on the samples, / sqrt m; |(J(s0) - J(0)) Delta s| <= 3 (e^{2 a} - 1) b / L,
+      a = max |s0|, J the softmax Jacobian) and the second order (3 e^{2 (a + b)} b^2 / L, b = max |Delta s|), both
+      relative to the predicted change."""
+    cfg = run.config
+    t1, S0 = float(run.tau[k, i]), float(run.S0[k])
+    K, Q = _gram(run, k)
+    fine, coarse = FULL_DRIFT_STRIDES
+    why = ""
+    try:
+        raw = _full_drift(theory, run, grid, Yi, S0, K, Q, fine)
+        pred = _usable(raw, K.shape)
+        dp_raw = _usable(theory.softmax_change(raw, run.data.tokens, cfg.m), ()) \
+            if pred is not None else None
+    except (InadmissibleTheory, TypeError, ValueError, ArithmeticError, IndexError) as exc:
+        pred, dp_raw, why = None, None, f"no whole-vocabulary prediction ({exc})"
+    Y_tc = Yi if theory is tc else _private(tc, cfg, grid, _start(run, k))
+    ref = raw if theory is tc and pred is not None else _full_drift(tc, run, grid, Y_tc, S0,
+                                                                    K, Q, fine)
+    ref_c = _full_drift(tc, run, grid, Y_tc, S0, K, Q, coarse)
+    n_ref = float(np.linalg.norm(ref[:3, :3]))
+    dp_ref = float(tc.softmax_change(ref, run.data.tokens, cfg.m))
+    # the reduction's state against the run's own, on the records to T1
+    taus = run.tau[k, :i + 1]
+    Y_rec = _private(tc, cfg, taus, _start(run, k))
+    at_run = tc.attention_drift(taus, _record_gamma(run, k, i, None), S0, K, Q)[-1]
+    at_red = tc.attention_drift(taus, _record_gamma(run, k, i, Y_rec), S0, K, Q)[-1]
+    gam_mass = _gamma_mass(cfg, grid, Y_tc)
+    common = {"gram_moving": _gram_motion(run, k, i) * gam_mass / S0 / n_ref,
+              "S_not_constant": abs(float(run.S[k, i] / S0) - 1.0),
+              "m1_M_r_dropped": abs(dropped)}
+    # Delta A on mu1..mu3
+    obs_h = run.A3[k, i] - run.A3[k, 0]
+    a2, a2_interp = _at_tau(half, k, t1, half.A3[k])
+    obs_0 = 2 * (a2 - half.A3[k, 0]) - obs_h
+    terms = {"class_reduction_state": float(np.linalg.norm((at_run - at_red)[:3, :3])) / n_ref,
+             "trapezoid": float(np.linalg.norm((ref - ref_c)[:3, :3])) / n_ref, **common,
+             "richardson": float(np.linalg.norm(obs_h - (a2 - half.A3[k, 0]))) / n_ref,
+             "interpolation": 2 * float(np.linalg.norm(a2_interp)) / n_ref}
+    e = math.inf if pred is None else _quotient(np.linalg.norm(obs_0 - pred[:3, :3]), n_ref)
+    out = {"dA_f": (e, float(sum(terms.values())), {"error": e, **terms,
+                                                   **({"why": why} if why else {})})}
+    # the attention change
+    tok = run.data.tokens
+    dp2, dp2_interp = _at_tau(half, k, t1, half.max_dp[k][:, None])
+    dp_h, dp_2 = float(run.max_dp[k, i]), float(dp2[0])
+    dp_0 = 2 * dp_2 - dp_h
+    a = float(np.abs(run.A_start[k][tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
+    b = float(np.abs(ref[tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
+    sm = lambda A: float(tc.softmax_change(A, tok, cfg.m))  # noqa: E731
+    terms_p = {"class_reduction_state": abs(sm(at_run) - sm(at_red)) / dp_ref,
+               "trapezoid": abs(sm(ref) - sm(ref_c)) / dp_ref, **common,
+               "initial_scores": 3 * math.expm1(2 * a) * b / cfg.L / dp_ref,
+               "second_order": 3 * math.exp(2 * (a + b)) * b * b / cfg.L / dp_ref,
+               "richardson": abs(dp_h - dp_2) / dp_ref,
+               "interpolation": 2 * float(dp2_interp[0]) / dp_ref}
+    e_p = math.inf if dp_raw is None else abs(dp_0 - float(dp_raw)) / dp_ref
+    out["dp_f"] = (e_p, float(sum(terms_p.values())),
+                   {"error": e_p, "observed": dp_0, "predicted": None if dp_raw is None
+                    else float(dp_raw), **terms_p, **({"why": why} if why else {})})
     return out
 
 
@@ -1220,6 +1363,7 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
     (dS_err, dS_tol, rec_dS), (l_err, l_tol, rec_l) = worst("dS"), worst("loss")
     (pA_err, pA_tol, rec_pA), (sl_err, sl_tol, rec_sl) = worst("dA_p"), worst("S_law")
     sr_err, sr_tol, rec_sr = worst("S_red")
+    (fA_err, fA_tol, rec_fA), (fp_err, fp_tol, rec_fp) = worst("dA_f"), worst("dp_f")
     top = {key: float(np.max([m[key] for m in members])) for key in ("b2", "sd", "ds", "sm")}
     wrong = sum(m["wrong"] for m in members)
     return (
@@ -1254,6 +1398,31 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
              "extrapolation's remainder in the asymptotic regime) and twice the twin's "
              "interpolation error (|linear - quadratic| through its nearest records)",
              details={"members": rec_pA}, kind="simulation"), "dA_p"),
+        worst_part(Part("score_change_whole_gram", 0.0, fA_err, fA_err, fA_tol,
+             "score_change_paired with the whole Gram matrices: Delta A on mu1..mu3 at T1, "
+             "GD's value Richardson-extrapolated to step 0 (as score_change_paired), against "
+             "theory.attention_drift of theory.canonical_velocity's exact Gamma along the "
+             "theory's reduction placed on the run's tokens, with the member's whole K_G(0), "
+             "Q_G(0) (score_change_paired's largest allowance term, the Gram coupling, is "
+             "then part of the prediction); Frobenius error relative to the paper's "
+             "reduction's value.  Allowance (_phase1_full; the same for check and control): "
+             "the reduction's state against the run's own (Delta A of Gamma at the run's beta "
+             "minus at the reduction, on the records to T1, measured), the trapezoid's error "
+             "(every 10th against every 20th grid point), the Gram matrices' motion, S's "
+             "change, the m1 M r proxy, GD's |R_h - R_{h/2}| and the twin's interpolation",
+             details={"members": rec_fA}, kind="simulation"), "dA_f"),
+        worst_part(Part("attention_frozen_whole_gram", 0.0, fp_err, fp_err, fp_tol,
+             "attention_frozen on the whole-vocabulary prediction: the run's max |P - P(0)| "
+             "at T1, Richardson-extrapolated to step 0 from the half-step twin, against "
+             "theory.softmax_change of score_change_whole_gram's predicted Delta A on every "
+             "token; |observed - predicted| relative to the paper's reduction's value.  "
+             "Allowance (_phase1_full; the same for check and control): the softmax change "
+             "of Gamma at the run's beta minus at the reduction (measured), the trapezoid's "
+             "error, the Gram matrices' motion, S's change and the m1 M r proxy (the change "
+             "is linear in the scores at these sizes), the initial scores' and the second "
+             "order's departures from the linear response around uniform attention, GD's "
+             "|R_h - R_{h/2}| and the twin's interpolation",
+             details={"members": rec_fp}, kind="simulation"), "dp_f"),
         worst_part(Part("S_law", 0.0, sl_err, sl_err, sl_tol,
              "the balance law behind Proposition E.12, on the member's own weights: S(T1)/S0 "
              "- 1 against theory.s_drift of the member's own observed growth of |beta|^2 "
@@ -1378,7 +1547,28 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
           "the four-class Jacobian).  First run (quick): errors 0.0010 and 0.0009 (mu1, "
           "mu3) against 0.0033 (seed 0), 0.0009 and 0.0008 against 0.0026 and 0.0017 "
           "(seed 1, worst members); the control 0.165 and 0.250 against 0.0033; test "
-          "profile errors 0.0002-0.0011 against 0.0028-0.0030")
+          "profile errors 0.0002-0.0011 against 0.0028-0.0030.  Second session of "
+          "2026-12-05: the claim's resolution was held at 50 % by theory.softmax_change, "
+          "which only attention_frozen (allowance 0.20-0.24 at quick, the Gram blocks' "
+          "chi-square spread) consumed.  A quick verify of this claim showed "
+          "score_change_paired's error equal to its gram_coupling term to 1 % (0.01919 "
+          "against 0.01917, 0.02178 against 0.02194, seed 1), so the coupling is a part of "
+          "the prediction, not noise.  Two parts were added beside the registered ones: "
+          "score_change_whole_gram and attention_frozen_whole_gram predict with the "
+          "member's whole Gram matrices (theory.attention_drift of "
+          "theory.canonical_velocity's exact Gamma along the theory's reduction; "
+          "theory.softmax_change now takes the whole [d, d] change).  A script on the "
+          "cached quick runs of seeds 0 and 1, before the allowance was written, put the "
+          "whole-Gram Delta A 0.0010-0.0015 and the softmax change 0.0004-0.0017 from the "
+          "extrapolated observations; the allowance (_phase1_full) was then derived term by "
+          "term, none fitted.  First run of the two parts (quick, a script calling this "
+          "check on seeds 0 and 1): score_change_whole_gram 0.0013 / 0.0085 and 0.0015 / "
+          "0.0084, attention_frozen_whole_gram 0.0016 / 0.0074 and 0.0007 / 0.0074 (worst "
+          "members); +-2 % scale slips of theory.softmax_change and theory.attention_drift "
+          "fail both seeds.  The largest allowance term is the Gram matrices' motion "
+          "(0.0033-0.0037), taken from their motion to the run's end, an over-estimate at "
+          "T1; then GD's |R_h - R_{h/2}| (0.0022-0.0027) and the reduction's state against "
+          "the run's (0.0009-0.0017)")
 def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
     """Theorem 3.1 / E.28 and Lemmas 4.1-4.2 in the theory-scaled run: the timing
     (:func:`_phase1_timing`), the initial rates (:func:`_phase1_rates`) and each member's
@@ -1388,7 +1578,7 @@ def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
     members = [_phase1_member(theory, run, half, k) for k in range(run.config.members)]
     rates, drifts = _phase1_rates(theory, run, half), _phase1_drifts(members)
     return Evidence((_phase1_timing(theory, run, np.linspace(0.0, 60.0, 6001)), *rates[:2],
-                     *drifts[:8], rates[2], *drifts[8:]), {"S0": run.S0.tolist()})
+                     *drifts[:10], rates[2], *drifts[10:]), {"S0": run.S0.tolist()})
 
 
 # ---------------------------------------------------------------------- 4 hump
