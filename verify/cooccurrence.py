@@ -1615,7 +1615,12 @@ def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
           "to 5e-6-8e-6 of the value, against the allowance's |R_h - R_{h/2}| of "
           "2.2e-3-2.9e-3: no switch of the maximising entry between the steps.  GD's "
           "|R_h - R_{h/2}| and the reduction's state against the run's are the largest "
-          "terms")
+          "terms.  On four more data sets (quick, --seed 2 and --seed 4: data sets 2-5, "
+          "commit 9d95c25) the worst examples are 0.0013 / 0.0050 and 0.0026 / 0.0057 "
+          "(score_change_whole_gram), 0.0024 / 0.0056 and 0.0012 / 0.0057 "
+          "(attention_frozen_whole_gram).  Resolution (mutate --resolution, quick, 9d95c25): "
+          "5 %, softmax_change, attention_drift, canonical_velocity and canonical_rhs at 1 %, "
+          "private_losses at 5 % (loss_at_T1)")
 def check_phase1(params: dict, ctx: Context, *, theory) -> Evidence:
     """Theorem 3.1 / E.28 and Lemmas 4.1-4.2 in the theory-scaled run: the timing
     (:func:`_phase1_timing`), the initial rates (:func:`_phase1_rates`) and each member's
