@@ -1252,11 +1252,22 @@ def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np
     t1, S0 = float(run.tau[k, i]), float(run.S0[k])
     K, Q = _gram(run, k)
     tok = run.data.tokens
-    pred, dp_pred, why = _whole_prediction(theory, run, grid, Yi, S0, K, Q)
     Y_tc = Yi if theory is tc else _private(tc, cfg, grid, _start(run, k))
     times, gam = _placed_gammas(tc, run, grid, Y_tc, FULL_DRIFT_STRIDES[0])
     ref = np.asarray(tc.attention_drift(times, gam, S0, K, Q), dtype=float)[-1]
-    ref_c = _full_drift(tc, run, grid, Y_tc, S0, K, Q, FULL_DRIFT_STRIDES[1])
+    # the coarser rule on every other of those points (and the last): the 20-point stride
+    coarse = np.arange(0, times.size, FULL_DRIFT_STRIDES[1] // FULL_DRIFT_STRIDES[0])
+    if coarse[-1] != times.size - 1:
+        coarse = np.append(coarse, times.size - 1)
+    ref_c = np.asarray(tc.attention_drift(times[coarse], gam[coarse], S0, K, Q),
+                       dtype=float)[-1]
+    if theory is tc:  # the same computation as _whole_prediction's, done once
+        dp_tc = _usable(tc.softmax_change(ref, run.data.tokens, cfg.m), ())
+        pred, dp_pred, why = ((ref, float(dp_tc), "") if dp_tc is not None and
+                              _usable(ref, K.shape) is not None
+                              else _whole_prediction(theory, run, grid, Yi, S0, K, Q))
+    else:
+        pred, dp_pred, why = _whole_prediction(theory, run, grid, Yi, S0, K, Q)
     n_ref = float(np.linalg.norm(ref[:3, :3]))
     dp_ref = float(tc.softmax_change(ref, tok, cfg.m))
     sm = lambda A: float(tc.softmax_change(A, tok, cfg.m))  # noqa: E731
