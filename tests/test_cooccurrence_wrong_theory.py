@@ -37,32 +37,40 @@ def test_sandwich_onset_past_the_run_fails_the_part():
     assert ev.part("onset_vs_reduction").failed
 
 
+@pytest.fixture(scope="module")
+def phase1_cache(tmp_path_factory):
+    """One run cache for the phase1 tests of this module: the same two test-profile runs
+    (the run and its half-step twin) serve every theory."""
+    return RunCache(tmp_path_factory.mktemp("phase1_runs"))
+
+
 @pytest.mark.parametrize("name", ["softmax_change", "private_margins", "private_beta_sq",
                                   "private_trajectory"])
-def test_phase1_sign_flips_fail_parts(name):
+def test_phase1_sign_flips_fail_parts(name, phase1_cache):
     """Each of these sign flips raised in check_phase1 (a log of a negative predicted value,
     a division by a zero predicted time): now some part fails and the check returns."""
-    ev = vc.check_phase1({"seed": 0}, Context(profile="test"), theory=_flipped(name))
+    ev = vc.check_phase1({"seed": 0}, Context(profile="test", cache=phase1_cache),
+                         theory=_flipped(name))
     assert ev.status == "refuted", [(p.name, p.status) for p in ev.parts]
 
 
-def test_phase1_allowances_are_the_papers(tmp_path):
+def test_phase1_allowances_are_the_papers(phase1_cache):
     """initial_output_sd entered check_phase1 only through allowances (t_cls, S_constant);
     they now take the member's own measured spread (_g_sd), so its sign flip (which once
     raised, then failed parts through a negative allowance) leaves every part as it is
     under the paper's theory."""
-    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    ctx = Context(profile="test", cache=phase1_cache)
     ref = vc.check_phase1({"seed": 0}, ctx, theory=tc)
     ev = vc.check_phase1({"seed": 0}, ctx, theory=_flipped("initial_output_sd"))
     assert ([(p.name, p.error, p.tolerance) for p in ev.parts]
             == [(p.name, p.error, p.tolerance) for p in ref.parts])
 
 
-def test_phase1_paired_parts_fail_on_unusable_output(tmp_path):
+def test_phase1_paired_parts_fail_on_unusable_output(phase1_cache):
     """A theory whose score_drift or s_drift gives output of the wrong shape (not a shape
-    ``tdcheck mutate`` makes) fails the paired parts with an infinite error instead of
-    raising in them."""
-    ctx = Context(profile="test", cache=RunCache(tmp_path))
+    ``tdcheck mutate`` makes), or whose canonical_velocity has no Gamma, fails the paired
+    and whole-Gram parts with an infinite error (and a reason) instead of raising in them."""
+    ctx = Context(profile="test", cache=phase1_cache)
     scalar = vc._Theory("score_drift a scalar", (("score_drift", lambda *a, **k: 1.0),))
     listed = vc._Theory("s_drift a pair", (("s_drift", lambda *a, **k: [1.0, 2.0]),))
     run = vc._run(vc._main_config(ctx, 0), ctx)
@@ -75,6 +83,12 @@ def test_phase1_paired_parts_fail_on_unusable_output(tmp_path):
     assert out["dA_p"][0] == np.inf and np.isfinite(out["dA_p"][1])
     out = vc._phase1_paired(listed, run, half, 0, i, grid, Yi, kappa)
     assert out["S_law"][0] == np.inf and out["S_red"][0] == np.inf
+    no_gamma = vc._Theory("canonical_velocity without A", (("canonical_velocity",
+                                                            lambda *a, **k: {}),))
+    out = vc._phase1_paired(no_gamma, run, half, 0, i, grid, Yi, kappa)
+    for key in ("dA_f", "dp_f"):
+        assert out[key][0] == np.inf and np.isfinite(out[key][1])
+        assert "KeyError" in out[key][2]["why"]
 
 
 def test_comparable_size_is_read_through_the_reduction():
