@@ -19,8 +19,12 @@ verify: $(BIN)/tdcheck
 
 # the suite in TEST_JOBS processes (pytest-xdist; a claim's smoke tests stay in one worker)
 TEST_JOBS ?= 2
+# numpy's BLAS one thread per test worker: the workers already share the cores, and left to
+# its default each worker's OpenBLAS ran a thread per core (the cooccurrence tests, -k
+# "phase1 or cooccurrence" on 2 cores: 188 s at 2 BLAS threads a worker, 83 s at 1)
 test: $(BIN)/tdcheck
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
 
 lint: $(BIN)/tdcheck
 	$(BIN)/ruff check .

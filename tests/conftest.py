@@ -2,19 +2,9 @@
 
 import os
 
-# under pytest-xdist (make test: -n 2) the cores are shared among the workers: numpy's BLAS
-# gets the same per-worker share as torch below, set before numpy is first imported (torch
-# imports it).  Left to its default, each worker's OpenBLAS runs as many threads as there are
-# cores, and the d x d products of the cooccurrence checks ran about twice as slowly (the
-# cooccurrence tests: 169 s against 83 s on 2 cores, this suite's -k "phase1 or cooccurrence")
-_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-_THREADS = max(1, min(2, (os.cpu_count() or 1) // _WORKERS))
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, str(_THREADS))
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=15, derandomize=True, database=None,
                           deadline=None, suppress_health_check=list(HealthCheck))
@@ -24,7 +14,9 @@ settings.register_profile("thorough", max_examples=400, deadline=None,
                           suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-torch.set_num_threads(_THREADS)
+# under pytest-xdist (make test: -n 2) the cores are shared among the workers
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+torch.set_num_threads(max(1, min(2, (os.cpu_count() or 1) // _WORKERS)))
 
 
 def pytest_collection_modifyitems(config, items):
