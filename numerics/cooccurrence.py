@@ -471,6 +471,8 @@ class CoRun:
     A3: np.ndarray  # [K, T, 3, 3], A[key, query] of mu1..mu3
     K3: np.ndarray  # [K, T, 3, 3], K_G = W_K^T W_K on mu1..mu3
     Q3: np.ndarray  # [K, T, 3, 3], Q_G = W_Q^T W_Q on mu1..mu3
+    K_cols: np.ndarray  # [K, T, d, 3], K_G[:, mu1..mu3] (K_G symmetric: also its rows)
+    Q_cols: np.ndarray  # [K, T, d, 3], Q_G[:, mu1..mu3]
     max_dp: np.ndarray  # [K, T]: max |P - P(0)| over samples and pairs
     invariants: np.ndarray  # [K, T, 4] (param_invariants)
     A_start: np.ndarray  # [K, d, d]
@@ -559,7 +561,8 @@ def run(config: CoConfig, *, device: str = "cpu") -> CoRun:
         mbb = ((p["WV"] @ beta) ** 2).sum() / (beta * beta).sum()  # beta^T M beta / |beta|^2
         return torch.cat([beta, (u * u).sum().reshape(1), (v3.T @ v3).reshape(-1),
                           (k3.T @ q3).reshape(-1), param_invariants(p), mbb.reshape(1),
-                          (k3.T @ k3).reshape(-1), (q3.T @ q3).reshape(-1)])
+                          (k3.T @ k3).reshape(-1), (q3.T @ q3).reshape(-1),
+                          (p["WK"].T @ k3).reshape(-1), (p["WQ"].T @ q3).reshape(-1)])
 
     tcfg = TrainConfig(
         steps=config.steps, lr=lr,
@@ -586,6 +589,8 @@ def run(config: CoConfig, *, device: str = "cpu") -> CoRun:
     s_eff = S + config.m1 * can[..., d + 23]
     K3 = can[..., d + 24: d + 33].reshape(*can.shape[:2], 3, 3)
     Q3 = can[..., d + 33: d + 42].reshape(*can.shape[:2], 3, 3)
+    K_cols = can[..., d + 42: 4 * d + 42].reshape(*can.shape[:2], d, 3)
+    Q_cols = can[..., 4 * d + 42: 7 * d + 42].reshape(*can.shape[:2], d, 3)
     time = traj.time.cpu().numpy()
     tau = _cumtrapz(S, time)
     tau_eff = _cumtrapz(s_eff, time)
@@ -600,7 +605,7 @@ def run(config: CoConfig, *, device: str = "cpu") -> CoRun:
         config=config, data=data, val=val, steps=traj.steps.cpu().numpy(), time=time, tau=tau,
         tau_eff=tau_eff, S0=S0.cpu().numpy(), loss=traj.loss.cpu().numpy(), type_loss=type_loss, type_g=type_g,
         val_loss=traj.observables["val"].cpu().numpy(), margin=margin, beta=beta, S=S, M3=M3,
-        A3=A3, K3=K3, Q3=Q3, max_dp=traj.observables["dp"].cpu().numpy(), invariants=inv, A_start=A0,
+        A3=A3, K3=K3, Q3=Q3, K_cols=K_cols, Q_cols=Q_cols, max_dp=traj.observables["dp"].cpu().numpy(), invariants=inv, A_start=A0,
         A_end=canonical(final)["A"].cpu().numpy(), final=final,
         initial={k: v.detach().clone() for k, v in params.items() if k != "P0"},
         grad_sq={k: v.cpu().numpy() for k, v in traj.grad_sq.items() if k in PARAM_NAMES},

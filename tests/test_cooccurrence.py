@@ -42,6 +42,26 @@ def test_canonical_velocity_matches_autograd(seed, private, sigma):
         assert np.max(np.abs(np.asarray(got[k]) - want[k])) <= 1e-12 * scale, k
 
 
+def test_loss_gradients_are_canonical_velocity_at_unit_gram():
+    """loss_gradients' (r, Gamma) are what canonical_velocity maps: at S = 1, M = 0, K_G = 0,
+    Q_G = I its dbeta is r and its dA is Gamma (scores A not zero, so attention is not
+    uniform).  Exact: multiplying by 1 and adding the products with zero matrices round
+    nothing."""
+    data = nc.make_dataset(12, 4, 3)
+    d = int(data.tokens.max()) + 1
+    rng = np.random.default_rng(0)
+    beta, A = rng.normal(size=d), 0.5 * rng.normal(size=(d, d))
+    z = np.zeros((d, d))
+    v = tc.canonical_velocity({"beta": beta, "S": 1.0, "M": z, "A": A, "K_G": z,
+                               "Q_G": np.eye(d)}, data.tokens, data.labels, 9.0, 2.0)
+    r, gam = tc.loss_gradients(beta, A, data.tokens, data.labels, 9.0)
+    np.testing.assert_array_equal(r, v["beta"])
+    np.testing.assert_array_equal(gam, v["A"])
+    _, gam0 = tc.loss_gradients(beta, None, data.tokens, data.labels, 9.0)
+    _, gamz = tc.loss_gradients(beta, z, data.tokens, data.labels, 9.0)
+    np.testing.assert_array_equal(gam0, gamz)
+
+
 def test_canonical_velocity_shapes_and_unseen_rows_zero():
     assert nc.STATE_KEYS == tc.STATE_KEYS
     data = nc.make_dataset(60, 5, 0)

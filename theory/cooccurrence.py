@@ -104,6 +104,7 @@ __all__ = [
     "initial_output_sd",
     "initial_rates",
     "invariants",
+    "loss_gradients",
     "loss_law",
     "preconditioned_private_system",
     "private_beta_sq",
@@ -226,16 +227,33 @@ def canonical_velocity(state: Mapping, tokens, labels, m: float, m1: float) -> d
         dbeta  = S r + m1 M r,  dS = 2 m1 beta.r,  dM = beta r^T + r beta^T,
         dA     = Gamma Q_G + K_G Gamma,  dK_G = A Gamma^T + Gamma A^T,  dQ_G = A^T Gamma + Gamma^T A.
     """
-    _positive("m", m)
     _positive("m1", m1)
     beta = np.asarray(state["beta"], dtype=float).reshape(-1)
     d = beta.shape[0]
-    tok, y, _ = _data(tokens, labels, d)
     S = float(state["S"])
     M, A, K, Q = (np.asarray(state[k], dtype=float) for k in ("M", "A", "K_G", "Q_G"))
     for name, mat in (("M", M), ("A", A), ("K_G", K), ("Q_G", Q)):
         if mat.shape != (d, d):
             raise ValueError(f"{name} must have shape ({d}, {d}), got {mat.shape}")
+    r, gam = loss_gradients(beta, A, tokens, labels, m)
+    out = canonical_rhs(beta[:, None], r[:, None], S, m1, M, A, K, Q, gam)
+    out["beta"] = out["beta"].reshape(-1)
+    out["S"] = float(out["S"])
+    return out
+
+
+def loss_gradients(beta, A, tokens, labels, m: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(r, Gamma) = (-dL/dbeta, -dL/dA)`` of Eq. (2) at ``beta`` [d] and scores ``A`` [d, d]
+    (None: uniform attention), the two gradients :func:`canonical_velocity` maps through
+    :func:`canonical_rhs` (formulas there).  Alone it costs no d x d products: a check that
+    needs only Gamma (Delta A = int Gamma Q_G + K_G Gamma dt) calls it directly."""
+    _positive("m", m)
+    beta = np.asarray(beta, dtype=float).reshape(-1)
+    d = beta.shape[0]
+    tok, y, _ = _data(tokens, labels, d)
+    A = np.zeros((d, d)) if A is None else np.asarray(A, dtype=float)
+    if A.shape != (d, d):
+        raise ValueError(f"A must have shape ({d}, {d}), got {A.shape}")
     n = tok.shape[0]
     scores = A[tok[:, :, None], tok[:, None, :]] / math.sqrt(m)  # [n, key h, query l]
     scores = scores - scores.max(axis=1, keepdims=True)
@@ -251,11 +269,7 @@ def canonical_velocity(state: Mapping, tokens, labels, m: float, m1: float) -> d
     D = P * (bt[:, :, None] - gbar[:, None, :])
     flat = (tok[:, :, None] * d + tok[:, None, :]).ravel()
     gam = np.bincount(flat, weights=(w[:, None, None] * D).ravel(), minlength=d * d)
-    gam = gam.reshape(d, d) / math.sqrt(m)
-    out = canonical_rhs(beta[:, None], r[:, None], S, m1, M, A, K, Q, gam)
-    out["beta"] = out["beta"].reshape(-1)
-    out["S"] = float(out["S"])
-    return out
+    return r, gam.reshape(d, d) / math.sqrt(m)
 
 
 def canonical_rhs(beta, r, S, m1, M, A, K_G, Q_G, Gamma) -> dict:
