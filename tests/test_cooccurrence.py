@@ -537,6 +537,10 @@ def test_attention_drift_is_the_gram_sandwich_of_the_gamma_integral():
     # at K = Q = kappa I it is (2 kappa / S) int Gamma dtau
     iso = tc.attention_drift(taus, gam, 2.0, 0.3 * np.eye(4), 0.3 * np.eye(4))[-1]
     assert np.allclose(iso, 0.3 * integral, rtol=1e-14)
+    # end_only: the last value alone (a sum instead of a cumulative sum: two additions here,
+    # in the same order, so the same floats)
+    np.testing.assert_array_equal(tc.attention_drift(taus, gam, 2.0, K, Q, end_only=True),
+                                  got[-1])
     with pytest.raises(ValueError, match="d x d"):
         tc.attention_drift(taus, gam, 1.0, np.eye(3), np.eye(4))
 

@@ -499,10 +499,11 @@ def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
     return attention_drift(taus, gam, S, K_, Q_)
 
 
-def attention_drift(taus, gammas, S: float, K, Q) -> np.ndarray:
+def attention_drift(taus, gammas, S: float, K, Q, *, end_only: bool = False) -> np.ndarray:
     """``Delta A = (1/S) (I Q_G + K_G I)``, ``I = int Gamma dtau`` (trapezoid on ``taus``) for
     a path of ``gammas`` [T, d, d] at ``taus`` [T], with K_G, Q_G [d, d] frozen (our
-    derivation: dA/dt = Gamma Q_G + K_G Gamma, Appendix B, and dt = dtau/S); [T, d, d].
+    derivation: dA/dt = Gamma Q_G + K_G Gamma, Appendix B, and dt = dtau/S); [T, d, d], or
+    with ``end_only`` the last of them, [d, d] (one Gram sandwich instead of T).
     :func:`score_drift` is its mu1..mu3 block along the private-token reduction; a check
     with one initialisation's whole Gram matrices uses it on the full vocabulary."""
     taus = np.asarray(taus, dtype=float)
@@ -513,7 +514,8 @@ def attention_drift(taus, gammas, S: float, K, Q) -> np.ndarray:
         raise ValueError(f"gammas must be [T, d, d] at the T times and K, Q d x d, got "
                          f"{gam.shape}, {K_.shape}, {Q_.shape} for T = {taus.size}")
     steps = 0.5 * (gam[1:] + gam[:-1]) * np.diff(taus)[:, None, None]
-    integral = np.concatenate([np.zeros((1, d, d)), np.cumsum(steps, axis=0)])
+    integral = (steps.sum(axis=0) if end_only else
+                np.concatenate([np.zeros((1, d, d)), np.cumsum(steps, axis=0)]))
     return (integral @ Q_ + K_ @ integral) / S
 
 

@@ -1157,7 +1157,7 @@ def _full_drift(th, run: nc.CoRun, grid: np.ndarray, Y: np.ndarray, S0: float, K
     th.attention_drift of :func:`_placed_gammas` with the member's whole Gram matrices K, Q at
     initialisation."""
     times, gam = _placed_gammas(th, run, grid, Y, stride)
-    return np.asarray(th.attention_drift(times, gam, S0, K, Q), dtype=float)[-1]
+    return np.asarray(th.attention_drift(times, gam, S0, K, Q, end_only=True), dtype=float)
 
 
 def _gram_motion(run: nc.CoRun, k: int, i: int) -> float:
@@ -1269,13 +1269,13 @@ def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np
     tok = run.data.tokens
     Y_tc = Yi if theory is tc else _private(tc, cfg, grid, _start(run, k))
     times, gam = _placed_gammas(tc, run, grid, Y_tc, FULL_DRIFT_STRIDES[0])
-    ref = np.asarray(tc.attention_drift(times, gam, S0, K, Q), dtype=float)[-1]
+    ref = np.asarray(tc.attention_drift(times, gam, S0, K, Q, end_only=True), dtype=float)
     # the coarser rule on every other of those points (and the last): the 20-point stride
     coarse = np.arange(0, times.size, FULL_DRIFT_STRIDES[1] // FULL_DRIFT_STRIDES[0])
     if coarse[-1] != times.size - 1:
         coarse = np.append(coarse, times.size - 1)
-    ref_c = np.asarray(tc.attention_drift(times[coarse], gam[coarse], S0, K, Q),
-                       dtype=float)[-1]
+    ref_c = np.asarray(tc.attention_drift(times[coarse], gam[coarse], S0, K, Q,
+                                          end_only=True), dtype=float)
     if theory is tc:  # the same computation as _whole_prediction's, done once
         dp_tc = _usable(tc.softmax_change(ref, run.data.tokens, cfg.m), ())
         pred, dp_pred, why = ((ref, float(dp_tc), "") if dp_tc is not None and
@@ -1290,9 +1290,10 @@ def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np
     recs = _state_records(i)
     taus = run.tau[k, recs]
     Y_rec = _private(tc, cfg, taus, _start(run, k))
-    at_run = tc.attention_drift(taus, _record_gamma(run, k, recs, None), S0, K, Q)[-1]
+    at_run = tc.attention_drift(taus, _record_gamma(run, k, recs, None), S0, K, Q,
+                                end_only=True)
     state_diff = at_run - tc.attention_drift(taus, _record_gamma(run, k, recs, Y_rec), S0,
-                                             K, Q)[-1]
+                                             K, Q, end_only=True)
     motion = _gram_motion(run, k, i)
     block_mass = trapezoid([max(np.linalg.norm(g[:3, :]), np.linalg.norm(g[:, :3]))
                             for g in gam], times)
@@ -3229,8 +3230,10 @@ def _drift_ratio(theory, gammas: np.ndarray, grid: np.ndarray, S0: float, K: np.
     """:func:`_random_ratio` of theory.attention_drift's end value with Gram matrices K, Q,
     and its trapezoid error in log: |log(ratio on the grid / ratio on ``half`` of it)| / 3
     (Richardson for a second-order rule; inf where a ratio is not positive)."""
-    full = _random_ratio(theory.attention_drift(grid, gammas, S0, K, Q)[-1], rand, seen)
-    coarse = _random_ratio(theory.attention_drift(grid[half], gammas[half], S0, K, Q)[-1],
+    full = _random_ratio(theory.attention_drift(grid, gammas, S0, K, Q, end_only=True), rand,
+                         seen)
+    coarse = _random_ratio(theory.attention_drift(grid[half], gammas[half], S0, K, Q,
+                                                  end_only=True),
                            rand, seen)
     ok = full > 0 and coarse > 0 and math.isfinite(full) and math.isfinite(coarse)
     return full, abs(math.log(full / coarse)) / 3 if ok else math.inf
@@ -3281,7 +3284,7 @@ def _structure_drift(theory, run: nc.CoRun, k: int, taus: np.ndarray, kappa: flo
     Y = _private(theory, cfg, taus, _start(run, k), kappa=kappa) if Y is None else Y
     gam = _gammas_along(theory, run, k, Y) * _clock_weights(theory, cfg, Y, S0)[:, None, None]
     K, Q = _gram(run, k)
-    return np.asarray(theory.attention_drift(taus, gam, S0, K, Q), dtype=float)[-1]
+    return np.asarray(theory.attention_drift(taus, gam, S0, K, Q, end_only=True), dtype=float)
 
 
 def _record_drift(run: nc.CoRun, k: int, gammas: np.ndarray, weights: np.ndarray
@@ -3290,7 +3293,7 @@ def _record_drift(run: nc.CoRun, k: int, gammas: np.ndarray, weights: np.ndarray
     (the reduction's clock), with the member's initial Gram matrices: Delta A [d, d]."""
     K, Q = _gram(run, k)
     return np.asarray(tc.attention_drift(run.tau[k], gammas * weights[:, None, None],
-                                         float(run.S0[k]), K, Q), dtype=float)[-1]
+                                         float(run.S0[k]), K, Q, end_only=True), dtype=float)
 
 
 def _run_gammas(run: nc.CoRun, k: int) -> np.ndarray:
@@ -3364,7 +3367,7 @@ def _structure_terms(run: nc.CoRun, half: nc.CoRun, k: int, ref: np.ndarray,
     w = _clock_weights(tc, cfg, Y[:, recs], float(run.S0[k]))
     K, Q = _gram(run, k)
     scores = tc.attention_drift(run.tau[k, recs], (g_A - g_0) * w[:, None, None],
-                                float(run.S0[k]), K, Q)[-1]
+                                float(run.S0[k]), K, Q, end_only=True)
     return {
         "trapezoid": rel(ref - at[kap0]),
         "kappa_range": rel(at[list(at)[1]] - at[kap0]),
