@@ -541,6 +541,16 @@ def test_attention_drift_is_the_gram_sandwich_of_the_gamma_integral():
     # in the same order, so the same floats)
     np.testing.assert_array_equal(tc.attention_drift(taus, gam, 2.0, K, Q, end_only=True),
                                   got[-1])
+    # an S path: Gamma / S(tau) integrated; a constant path is the number up to rounding (one
+    # division per point instead of one at the end, then sums of 4 x 4 products: rtol 1e-13,
+    # about 450 eps, is far above that and far below any slip of the formula)
+    path = tc.attention_drift(taus, gam, np.array([1.0, 2.0, 4.0]), K, Q, end_only=True)
+    by_hand = 0.25 * (gam[0] + gam[1] / 2) + 0.75 * (gam[1] / 2 + gam[2] / 4)
+    np.testing.assert_allclose(path, by_hand @ Q + K @ by_hand, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(tc.attention_drift(taus, gam, np.full(3, 2.0), K, Q), got,
+                               rtol=1e-13, atol=1e-15)
+    with pytest.raises(ValueError, match="S path"):
+        tc.attention_drift(taus, gam, np.ones(2), K, Q)
     with pytest.raises(ValueError, match="d x d"):
         tc.attention_drift(taus, gam, 1.0, np.eye(3), np.eye(4))
 

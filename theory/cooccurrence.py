@@ -499,13 +499,15 @@ def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
     return attention_drift(taus, gam, S, K_, Q_)
 
 
-def attention_drift(taus, gammas, S: float, K, Q, *, end_only: bool = False) -> np.ndarray:
-    """``Delta A = (1/S) (I Q_G + K_G I)``, ``I = int Gamma dtau`` (trapezoid on ``taus``) for
-    a path of ``gammas`` [T, d, d] at ``taus`` [T], with K_G, Q_G [d, d] frozen (our
+def attention_drift(taus, gammas, S, K, Q, *, end_only: bool = False) -> np.ndarray:
+    """``Delta A = I Q_G + K_G I``, ``I = int Gamma / S dtau`` (trapezoid on ``taus``) for a
+    path of ``gammas`` [T, d, d] at ``taus`` [T], with K_G, Q_G [d, d] frozen (our
     derivation: dA/dt = Gamma Q_G + K_G Gamma, Appendix B, and dt = dtau/S); [T, d, d], or
-    with ``end_only`` the last of them, [d, d] (one Gram sandwich instead of T).
-    :func:`score_drift` is its mu1..mu3 block along the private-token reduction; a check
-    with one initialisation's whole Gram matrices uses it on the full vocabulary."""
+    with ``end_only`` the last of them, [d, d] (one Gram sandwich instead of T).  ``S`` is
+    a number (S held constant: ``(1/S)(int Gamma dtau) Q_G + ...``) or its path [T] (S grows
+    with |beta|, :func:`s_drift`).  :func:`score_drift` is its mu1..mu3 block along the
+    private-token reduction; a check with one initialisation's whole Gram matrices uses it
+    on the full vocabulary."""
     taus = np.asarray(taus, dtype=float)
     gam = np.asarray(gammas, dtype=float)
     K_, Q_ = np.asarray(K, dtype=float), np.asarray(Q, dtype=float)
@@ -513,10 +515,17 @@ def attention_drift(taus, gammas, S: float, K, Q, *, end_only: bool = False) -> 
     if gam.shape != (taus.size, d, d) or K_.shape != (d, d) or Q_.shape != (d, d):
         raise ValueError(f"gammas must be [T, d, d] at the T times and K, Q d x d, got "
                          f"{gam.shape}, {K_.shape}, {Q_.shape} for T = {taus.size}")
+    S_ = np.asarray(S, dtype=float)
+    if S_.ndim:
+        if S_.shape != taus.shape:
+            raise ValueError(f"an S path must have the T = {taus.size} times' shape, got "
+                             f"{S_.shape}")
+        gam = gam / S_[:, None, None]
+        S_ = np.float64(1.0)
     steps = 0.5 * (gam[1:] + gam[:-1]) * np.diff(taus)[:, None, None]
     integral = (steps.sum(axis=0) if end_only else
                 np.concatenate([np.zeros((1, d, d)), np.cumsum(steps, axis=0)]))
-    return (integral @ Q_ + K_ @ integral) / S
+    return (integral @ Q_ + K_ @ integral) / S_
 
 
 def softmax_change(dA3, tokens, m: float) -> float:
