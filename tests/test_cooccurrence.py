@@ -481,6 +481,20 @@ def test_score_drift_with_a_members_gram_blocks():
     assert np.allclose(paired, exact, rtol=1e-10, atol=1e-14)
     with pytest.raises(ValueError, match="3 x 3"):
         tc.score_drift(taus, Y, L, m, kappa, S, K=np.eye(4))
+    # an S path: constant, it is the number; growing, each Gamma is divided by S(tau) before
+    # the trapezoid (attention_drift of the same gammas), not by its end value
+    assert np.allclose(tc.score_drift(taus, Y, L, m, kappa, np.full(taus.size, S), K=K, Q=Q),
+                       paired, rtol=1e-13, atol=0)
+    path = S * (1 + 0.2 * taus)
+    margins = np.array(tc.private_margins(list(Y), L))
+    gam = np.array([tc.class_gamma(Y[:3, j], L, m, margins=margins[:, j])
+                    for j in range(taus.size)])
+    grown = tc.score_drift(taus, Y, L, m, kappa, path, K=K, Q=Q)
+    # the same sums in the same order: rounding only
+    assert np.allclose(grown, tc.attention_drift(taus, gam, path, K, Q), rtol=1e-13, atol=0)
+    # and not the end value's (1.4 S here: off by tens of per cent)
+    assert not np.allclose(grown[-1], tc.score_drift(taus, Y, L, m, kappa, path[-1], K=K,
+                                                     Q=Q)[-1], rtol=0.05)
 
 
 def test_key_query_near_miss_transposes_gamma_with_gram_blocks():

@@ -135,6 +135,37 @@ def test_whole_gram_magnitudes_see_a_two_percent_gamma(structure_paper, phase1_c
     assert any("KeyError" in m.get("why", "") for m in part.details["members"])
 
 
+def _scaled(name: str, factor: float):
+    def fn(*args, **kwargs):
+        return factor * np.asarray(getattr(tc, name)(*args, **kwargs), dtype=float)
+    return fn
+
+
+def test_class_level_magnitudes_see_score_drift(structure_paper, phase1_cache):
+    """magnitudes_class_level (C12..C32 at T* against theory.score_drift with the member's
+    Gram blocks): the paper's theory passes; score_drift scaled by 1.1 fails it (its
+    allowance at the test profile is magnitudes_whole_gram's, about 1 %, plus what the
+    class-level form leaves out of the whole-Gram prediction, 3-5 % on this data set: below
+    the 10 % slip); the key/query slip fails it; a score_drift that raises fails it with the
+    reason."""
+    ctx = Context(profile="test", cache=phase1_cache)
+    assert structure_paper.part("magnitudes_class_level").passed
+    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc._Theory(
+        "score_drift x 1.1", (("score_drift", _scaled("score_drift", 1.1)),)))
+    assert ev.part("magnitudes_class_level").failed
+    assert ev.part("magnitudes_whole_gram").passed  # it does not read score_drift
+    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc.KEY_QUERY)
+    assert ev.part("magnitudes_class_level").failed
+    raising = vc._Theory("no score drift", (("score_drift", lambda *a, **k: {}["C"]),))
+    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=raising)
+    part = ev.part("magnitudes_class_level")
+    assert part.failed and part.error == np.inf
+    assert any("KeyError" in m.get("why", "") for m in part.details["members"])
+    # the registered parts that read score_drift fail too, instead of the check raising
+    assert ev.part("magnitudes").failed and ev.part("magnitudes").error == np.inf
+    assert ev.part("comparable_vs_reduction").failed
+
+
 def test_four_class_tracks_unusable_theory_fails_parts(tmp_path):
     """four_class_tracks under a theory whose trajectory is a scalar and whose initial rates
     are not numbers (shapes no mutant makes, but a wrong theory may): both parts fail with

@@ -475,7 +475,7 @@ def class_gamma(G: Sequence, L: int, m: float, weights: Sequence = _FLOAT_WEIGHT
     return out / (L * math.sqrt(m))
 
 
-def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
+def score_drift(taus, Y, L: int, m: float, kappa: float, S,
                 weights: Sequence = _FLOAT_WEIGHTS, K=None, Q=None) -> np.ndarray:
     """Predicted change of A = W_K^T W_Q on mu1..mu3 along a private-token trajectory ``Y``
     [7, T] at times ``taus`` (our reduction): ``Delta A = (1/S) (I Q_G + K_G I)``, ``I = int
@@ -486,7 +486,8 @@ def score_drift(taus, Y, L: int, m: float, kappa: float, S: float,
     ``K``, ``Q``: the key and query Gram blocks K_G = W_K^T W_K and Q_G = W_Q^T W_Q on
     mu1..mu3 (3 x 3), when one initialisation's own draw is known; default ``kappa I`` each
     (kappa = sigma0^2 m, their expectation at initialisation), which gives ``Delta A =
-    (2 kappa / S) int Gamma dtau``."""
+    (2 kappa / S) int Gamma dtau``.  ``S``: a number, or its path [T] along ``Y`` (as
+    :func:`attention_drift` takes it)."""
     taus = np.asarray(taus, dtype=float)
     Y = np.asarray(Y, dtype=float)
     Q_ = kappa * np.eye(3) if Q is None else np.asarray(Q, dtype=float)
