@@ -3527,9 +3527,9 @@ def _structure_member(theory, run: nc.CoRun, half: nc.CoRun, k: int) -> tuple:
     """Member k's C12, C21, C31, C32 at the end of its run against the theory's whole-Gram
     prediction (:func:`_structure_drift` at kappa0 on :func:`_end_grid`): (predicted [4] or
     None, observed [4], error, allowance, details, shared), ``shared`` (grid, the paper's
-    whole-Gram prediction, the extrapolated observation, the allowance) for
-    :func:`_class_level_member`, or None where the part failed before it.  The observed is Richardson-extrapolated
-    from the half-step twin (2 A(h/2) - A(h) at the run's last tau); the error is the largest
+    whole-Gram prediction, the extrapolated observation, the allowance, the member's Gram
+    matrices) for :func:`_class_level_member`, or None where the part failed before it.
+    The observed is Richardson-extrapolated from the half-step twin (2 A(h/2) - A(h) at the run's last tau); the error is the largest
     |observed - predicted| / |paper's prediction| of the four.  A theory (or a patched
     module) that raises, or a twin that ends before the run, fails the part with the reason."""
     t_end = float(run.tau[k, -1])
@@ -3564,22 +3564,22 @@ def _structure_member(theory, run: nc.CoRun, half: nc.CoRun, k: int) -> tuple:
     if not math.isfinite(tol):
         why = why or "the allowance is not finite (theory.cooccurrence as loaded)"
     details = {"error": e, **terms, **({"why": why} if why else {})}
-    return pred, obs, e, tol, details, (grid, ref, obs, tol)
+    return pred, obs, e, tol, details, (grid, ref, obs, tol, *_gram(run, k))
 
 
-def _class_level_form(run: nc.CoRun, k: int, grid: np.ndarray, ref: np.ndarray
-                      ) -> np.ndarray:
+def _class_level_form(run: nc.CoRun, k: int, grid: np.ndarray, ref: np.ndarray,
+                      K: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """What Lemma 4.7's class-level form leaves out of the whole-Gram prediction ``ref``
-    (:func:`_structure_drift` on ``grid`` with tc), on C12..C32 [4]: ``ref`` minus
-    tc.attention_drift, with the member's mu1..mu3 Gram blocks alone and S along the same
-    reduction, of tc.loss_gradients' Gamma on mu1..mu3 with every random token at its class
-    mean (no initial offsets).  The difference is the random tokens' offsets and their Gram
-    coupling to mu1..mu3; it is computed with theory.cooccurrence's loss_gradients and
-    attention_drift only (never score_drift or class_gamma, which the class-level part
-    tests), so an error in those moves the prediction and not this term."""
+    (:func:`_structure_drift` on ``grid`` with tc), on C12..C32 [4], signed: ``ref`` minus
+    tc.attention_drift, with the member's mu1..mu3 Gram blocks alone (of its Gram matrices
+    ``K``, ``Q`` at initialisation) and S along the same reduction, of tc.loss_gradients'
+    Gamma on mu1..mu3 with every random token at its class mean (no initial offsets).  The
+    difference is the random tokens' offsets and their Gram coupling to mu1..mu3.  It is
+    computed with theory.cooccurrence's loss_gradients and attention_drift only (never
+    score_drift or class_gamma, which the class-level part tests), so an error in those
+    moves the prediction and not this term."""
     cfg, S0 = run.config, float(run.S0[k])
     Y = _private(tc, cfg, grid, _start(run, k), kappa=_kappa(run, k))
-    K, Q = _gram(run, k)
     bare = np.array([tc.loss_gradients(_placed(run.data, cfg.vocabulary, Y[:, j])["beta"],
                                        None, run.data.tokens, run.data.labels, cfg.m)[1][:3, :3]
                      for j in range(grid.size)])
@@ -3589,42 +3589,59 @@ def _class_level_form(run: nc.CoRun, k: int, grid: np.ndarray, ref: np.ndarray
 
 
 def _class_level_member(theory, run: nc.CoRun, k: int, shared: tuple) -> tuple:
-    """Member k's C12..C32 at T* against Lemma 4.7's class-level prediction: theory.score_drift
-    (Gamma from theory.class_gamma at theory.private_margins) along the kept private-token
-    reduction, with the member's mu1..mu3 Gram blocks at initialisation and S on its path
-    (theory.s_drift of theory.private_beta_sq): (predicted [4] or None, error, allowance,
-    details).  ``shared`` is :func:`_structure_member`'s (grid, paper's whole-Gram
-    prediction, Richardson-extrapolated observation, whole-Gram allowance).
+    """Member k's C12..C32 at T* against Lemma 4.7's class-level prediction, corrected for
+    what its form leaves out: theory.score_drift along the kept private-token reduction, with
+    the member's mu1..mu3 Gram blocks at initialisation and S on its path (theory.s_drift of
+    theory.private_beta_sq), plus :func:`_class_level_form` (signed, on the paper's
+    reduction): (predicted [4] or None, error, allowance, details).  ``shared`` is
+    :func:`_structure_member`'s (grid, the paper's whole-Gram prediction ``ref``, the
+    Richardson-extrapolated observation, the whole-Gram allowance).
 
-    The observation is within the whole-Gram part's allowance of the whole-Gram prediction,
-    which differs from the class-level one by exactly :func:`_class_level_form` on the
-    paper's reduction; so the allowance is the whole-Gram allowance plus that term's largest
-    relative entry.  A theory that raises or gives no finite prediction fails the part."""
-    grid, ref, obs, tol_w = shared
+    Derivation: observed - (pred + ref - block) = (observed - ref) + (block - pred); the
+    first is within the whole-Gram part's allowance, the second, for the paper's theory, is
+    rounding (block and tc.score_drift are the same trapezoid of the same Gamma on mu1..mu3:
+    tests/test_cooccurrence.py), at most ``CLASS_LEVEL_ROUNDING`` per grid point relative.
+    So the allowance is the whole-Gram one plus that rounding, and a slip in score_drift
+    (or, through it under ``tdcheck mutate``'s module patch, class_gamma or private_margins)
+    of more than about that allowance fails the part in either direction.  score_drift is
+    the theory's; a ``_Theory`` that overrides class_gamma alone is not seen through it (its
+    score_drift is theory.cooccurrence's).  The unsigned size of the correction is in the
+    details (``class_level_form``).  A theory that raises or gives no finite 3 x 3 path
+    fails the part with the reason."""
+    grid, ref, obs, tol_w, K, Q = shared
     cfg, S0 = run.config, float(run.S0[k])
     r4 = np.abs(ref)
     try:
-        form = float(np.max(np.abs(_class_level_form(run, k, grid, ref)) / r4))
+        form = _class_level_form(run, k, grid, ref, K, Q)
     except _THEORY_ERRORS as exc:
         return None, math.inf, math.inf, {
-            "why": f"no allowance: theory.cooccurrence raised in it ({type(exc).__name__}: "
+            "why": f"no correction: theory.cooccurrence raised in it ({type(exc).__name__}: "
                    f"{exc})"}
     kap0 = _kappa(run, k)
-    K, Q = _gram(run, k)
     try:
         Y = _private(theory, cfg, grid, _start(run, k), kappa=kap0)
         raw = np.asarray(theory.score_drift(grid, Y, cfg.L, cfg.m, kap0,
                                             _s_path(theory, cfg, Y, S0),
                                             K=K[:3, :3], Q=Q[:3, :3]), dtype=float)
-        pred = _usable(_four(raw[-1]) if raw.ndim == 3 else None, (4,))
-        why = "" if pred is not None else "the predicted Delta A is not finite"
+        ok = raw.ndim == 3 and raw.shape[1:] == (3, 3)
+        pred = _usable(_four(raw[-1]) if ok else None, (4,))
+        why = "" if pred is not None else "the predicted Delta A is not a finite 3 x 3 path"
     except _THEORY_ERRORS as exc:
         pred, why = None, f"no class-level prediction ({type(exc).__name__}: {exc})"
-    e = math.inf if pred is None else float(np.max(np.abs(obs - pred) / r4))
-    tol = tol_w + form
-    details = {"error": e, "whole_gram_allowance": tol_w, "class_level_form": form,
+    e = math.inf if pred is None else float(np.max(np.abs(obs - pred - form) / r4))
+    rounding = CLASS_LEVEL_ROUNDING * grid.size
+    details = {"error": e, "whole_gram_allowance": tol_w, "rounding": rounding,
+               "class_level_form": float(np.max(np.abs(form) / r4)),
                **({"why": why} if why else {})}
-    return pred, e, tol, details
+    return None if pred is None else pred + form, e, tol_w + rounding, details
+
+
+#: relative rounding per grid point of the class-level Gamma against the whole-vocabulary
+#: one on mu1..mu3: each entry is a sum over a data set's n L token slots of O(1) terms
+#: (n L = 300 at quick), whose rounding is at most about n L eps; 1024 eps bounds it for n L
+#: up to 1024, and times the T points of the trapezoid it stays below the whole-Gram
+#: allowance by about seven orders, so it only keeps the derivation exact
+CLASS_LEVEL_ROUNDING = 1024 * EPS
 
 
 @claim(
@@ -3708,19 +3725,24 @@ def _class_level_member(theory, run: nc.CoRun, k: int, shared: tuple) -> tuple:
           "(second): magnitudes_class_level pairs Lemma 4.7's class-level form "
           "(theory.score_drift, hence theory.class_gamma) with the member's draw: its mu1..mu3 "
           "Gram blocks and S on its path (score_drift now takes S's path, as attention_drift "
-          "does), along the same kept reduction.  Its allowance is the whole-Gram part's plus "
-          "the exact difference, on the paper's reduction, between the whole-Gram and the "
-          "class-level predictions (the random tokens' offsets and Gram coupling, computed "
-          "with loss_gradients and attention_drift only): by the triangle inequality the "
-          "paper's theory passes close to it (the error is mostly that difference), and a "
-          "slip in score_drift or class_gamma moves the prediction and not the allowance.  "
-          "Measured (scripts on this session's code, quick): data set 0, members 0.0097 / "
-          "0.0124 and 0.0207 / 0.0237 (difference term 0.010, 0.020); data set 2, 0.053 / "
-          "0.056 and 0.011 / 0.013 (0.054, 0.011); score_drift or class_gamma x 1.02 gives "
-          "0.041 (data set 0) and 0.032 (data set 2), x 0.98 0.029 and 0.022 (all fail), "
-          "the key/query control 1.06 and 1.04; test profile 0.052 / 0.058 (difference "
-          "terms 0.032, 0.052).  Before it, score_drift raising made the check raise in "
-          "magnitudes (_coefficients); it now fails magnitudes and comparable_vs_reduction.",
+          "does), along the same kept reduction.  The class-level form leaves out the random "
+          "tokens' offsets and their Gram coupling to mu1..mu3: 1.0-5.4 % of the coefficients "
+          "at quick (members of data sets 0, 1, 2: 0.010, 0.020; 0.017, 0.040; 0.054, "
+          "0.011).  A first version (commit 1f71b1c) took that difference's size into the "
+          "allowance (triangle inequality); a referee read (no failure prompted it) found "
+          "detection then lopsided (a slip of the same sign as a member's difference was seen "
+          "only beyond twice it), so the prediction now carries the difference, signed, "
+          "computed on the paper's reduction with loss_gradients and attention_drift only "
+          "(never score_drift or class_gamma), and the allowance is the whole-Gram part's "
+          "plus rounding.  With the paper's theory the part's error is then the whole-Gram "
+          "part's (the two forms' Gamma on mu1..mu3 agree to rounding), so what it adds is "
+          "that score_drift and class_gamma are judged against the trained model.  Measured "
+          "(scripts, quick, data sets 0, 1, 2): 0.00094 / 0.00235, 0.00077 / 0.00203, "
+          "0.00097 / 0.00224; score_drift or class_gamma (module patch) x 1.02 gives 0.0208, "
+          "0.0202, 0.0210 and x 0.98 0.0199, 0.0191, 0.0194 (all fail); the key/query "
+          "control 1.048, 1.005, 1.039.  Before it, score_drift raising made the check raise "
+          "in magnitudes (_coefficients); it now fails magnitudes and comparable_vs_reduction "
+          "with the reason.",
 )
 def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence:
     """Eq. (3) / Theorem 3.3 at T* (end of the run); unseen-token entries of Delta A."""
@@ -3732,6 +3754,7 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
     rand = seen[seen >= 3]
     sign_err, spread, rnd, both, mixed = 0, 0.0, 0.0, 0.0, 0.0
     mag = comp = whole = level = _NONE_YET
+    no_coeff = ""
     mag_tols, comp_tols, whole_tols, whole_terms = [], [], [], []
     level_tols, level_terms = [], []
     rand_w, rand_tols = _NONE_YET, []
@@ -3745,8 +3768,11 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         S0 = float(run.S0[k])
         try:
             pred, c_spread = _coefficients(theory, run, k)
-        except _THEORY_ERRORS:  # a theory with no usable score_drift fails these parts
+        except _THEORY_ERRORS as exc:  # a theory with no usable score_drift fails these
+            # parts (infinite error) with the reason; the allowance keeps its terms that do
+            # not need the theory (the Gram blocks' spread and S's drift)
             pred, c_spread = np.full(len(ATT_PAIRS), np.nan), 0.0
+            no_coeff = f"no score_drift prediction ({type(exc).__name__}: {exc})"
         obs = np.array([dA[i, j] for i, j in ATT_PAIRS])
         # K_G, Q_G: chi-square diagonals (3 sqrt(2/m)), their growth over the run (S/S0 - 1
         # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
@@ -3805,13 +3831,15 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             "member less its S/S0 - 1 term, which scales all four alike and cancels in the "
             "ratio (each C within a of its prediction, up to that common factor, bounds the "
             "ratio)",
-            kind="simulation"), comp_tols, comp),
+            details={"why": no_coeff} if no_coeff else {}, kind="simulation"),
+            comp_tols, comp),
         _worst_member_part(Part(
             "magnitudes", mag[0], mag[1], mag[2], mag[3],
             "Eq. (3) / Lemma 4.7: C12, C21, C31, C32 against (2 kappa/S0) int Gamma dtau "
             "along the private-token reduction (theory.score_drift), largest relative error; "
             "allowance 3 sqrt(2/m) (K_G, Q_G diagonals), the random-token G(0) spread "
-            "(relative, on the paper's reduction) and S/S0 - 1", kind="simulation"), mag_tols, mag),
+            "(relative, on the paper's reduction) and S/S0 - 1",
+            details={"why": no_coeff} if no_coeff else {}, kind="simulation"), mag_tols, mag),
         _worst_member_part(Part(
             "magnitudes_whole_gram", whole[0], whole[1], whole[2], whole[3],
             "Eq. (3) / Lemma 4.7 at T* with the member's whole Gram matrices: C12, C21, C31, "
@@ -3835,13 +3863,14 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
             "magnitudes_class_level", level[0], level[1], level[2], level[3],
             "Eq. (3) / Lemma 4.7 at T*, the class-level form paired with the member's draw: "
             "C12, C21, C31, C32 of the run (as magnitudes_whole_gram's) against theory."
-            "score_drift (Gamma of theory.class_gamma on mu1..mu3) along the same kept "
-            "reduction and S path, with the member's mu1..mu3 Gram blocks at "
-            "initialisation; largest |observed - predicted| relative to the paper's "
-            "whole-Gram prediction; allowance magnitudes_whole_gram's plus what the "
-            "class-level form leaves out of the whole-Gram prediction on the paper's "
-            "reduction (the random tokens' offsets and Gram coupling, with "
-            "theory.loss_gradients and theory.attention_drift only)",
+            "score_drift (Lemma 4.7's Gamma on mu1..mu3) along the same kept reduction and "
+            "S path, with the member's mu1..mu3 Gram blocks at initialisation, plus what "
+            "that form leaves out of the whole-Gram prediction on the paper's reduction (the "
+            "random tokens' offsets and Gram coupling, signed, computed with "
+            "theory.loss_gradients and theory.attention_drift only); largest "
+            "|observed - predicted| relative to the paper's whole-Gram prediction; allowance "
+            "magnitudes_whole_gram's plus rounding (the two forms' Gamma on mu1..mu3 agree "
+            "to rounding)",
             details={"members": level_terms}, kind="simulation"),
             level_tols, level),
         _worst_member_part(tolerance_from_theory(Part("random_entries", *rand_w,
