@@ -4138,7 +4138,7 @@ def check_appendix_a_hump(params: dict, ctx: Context, *, theory, kind: str = "ap
                         "private tokens included)",
     expected="open",
     cost="slow",
-    examples=(_PIN,),
+    examples=(_PIN, _PIN1),
     positive=Positive({"seed": 0}, "the same check on the training loss against the training "
                                    "samples' margins",
                       theory={"theory": tc, "series": "train", "margins": "sample"}),
@@ -4146,7 +4146,9 @@ def check_appendix_a_hump(params: dict, ctx: Context, *, theory, kind: str = "ap
           "depends on the window (the local exponent still drifts towards kappa); the parts now "
           "compare the loss and its local slope with the reduction's finite-tau curve over the "
           "same window; kappa is in the details. Mini-batch Adam and frozen attention (the "
-          "other reviewer questions) are not checked here",
+          "other reviewer questions) are not checked here.  Issue 36 (session of 2026-12-06): "
+          "the second pinned data set (seed 1) added, so the comparison is read on two data "
+          "sets; its runs are the other claims' (shared in the cache)",
 )
 def check_validation_exponent(params: dict, ctx: Context, *, theory, series: str = "val",
                               margins: str = "class") -> Evidence:
