@@ -497,6 +497,36 @@ def test_score_drift_with_a_members_gram_blocks():
                                                      Q=Q)[-1], rtol=0.05)
 
 
+def test_class_level_gamma_is_the_whole_gammas_block():
+    """Lemma 4.7's class-level Gamma (class_gamma at private_margins) is the mu1..mu3 block
+    of the whole-vocabulary Gamma of loss_gradients with the reduction's state placed on a
+    real data set's tokens (every random token at its class mean), along a path; so
+    score_drift with Gram blocks and an S path equals attention_drift of those blocks: the
+    identity verify.cooccurrence's magnitudes_class_level rests on.  Both sides sum the same
+    per-sample terms in another order: rounding of sums over n L = 48 slots, so rtol 1e-11
+    is a margin of about 1e3 over n L eps; a wrong Gamma entry misses by O(1)."""
+    from verify.cooccurrence import _placed
+
+    n, L, m = 12, 4, 16.0
+    data = nc.make_dataset(n, L, 5)
+    d = int(data.tokens.max()) + 1
+    taus = np.linspace(0.0, 6.0, 31)
+    Y = np.asarray(tc.private_trajectory(taus, n, L))
+    margins = np.array(tc.private_margins(list(Y), L))
+    cls = np.array([tc.class_gamma(Y[:3, j], L, m, margins=margins[:, j])
+                    for j in range(taus.size)])
+    block = np.array([tc.loss_gradients(_placed(data, d, Y[:, j])["beta"], None, data.tokens,
+                                        data.labels, m)[1][:3, :3] for j in range(taus.size)])
+    assert np.allclose(cls, block, rtol=1e-11, atol=1e-14 * np.abs(block).max())
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 3, 3))
+    K, Q = a @ a.T, b @ b.T
+    S = 1.3 * (1 + 0.05 * taus)
+    assert np.allclose(tc.score_drift(taus, Y, L, m, 0.7, S, K=K, Q=Q)[-1],
+                       tc.attention_drift(taus, block, S, K, Q, end_only=True),
+                       rtol=1e-11, atol=0)
+
+
 def test_key_query_near_miss_transposes_gamma_with_gram_blocks():
     """The KEY_QUERY control's score_drift is int Gamma^T Q_G + K_G int Gamma^T: Gamma read
     as [query, key], the Gram roles kept (verify.cooccurrence._score_drift_transposed)."""

@@ -107,8 +107,10 @@ def test_comparable_size_is_read_through_the_reduction(structure_paper, phase1_c
     ev = vc.check_attention_structure({"seed": 0}, Context(profile="test", cache=phase1_cache),
                                       theory=vc.KEY_QUERY)
     assert ev.part("comparable_vs_reduction").failed
-    # the slip is in Gamma itself, so the whole-vocabulary Gamma is transposed too
+    # the slip is in Gamma itself, so the whole-vocabulary Gamma is transposed too, and so
+    # is the class-level one (score_drift)
     assert ev.part("magnitudes_whole_gram").failed
+    assert ev.part("magnitudes_class_level").failed
 
 
 def _gamma_scaled(factor: float):
@@ -122,17 +124,25 @@ def test_whole_gram_magnitudes_see_a_two_percent_gamma(structure_paper, phase1_c
     """magnitudes_whole_gram (C12..C32 at T* against the whole-Gram prediction): the paper's
     theory passes; Gamma = -dL/dA scaled by 1.02 fails it (its allowance is about 1 % at the
     test profile, mostly S's drift beyond s_drift, the kept term and the Gram motion, derived
-    in _structure_terms, not fitted); a loss_gradients that raises fails it with the reason."""
+    in _structure_terms, not fitted); a loss_gradients that raises fails it with the reason,
+    and a score_drift that raises (in the same check) fails magnitudes_class_level,
+    magnitudes and comparable_vs_reduction with theirs, instead of the check raising."""
     ctx = Context(profile="test", cache=phase1_cache)
     assert structure_paper.part("magnitudes_whole_gram").passed
     ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc._Theory(
         "Gamma x 1.02", (("loss_gradients", _gamma_scaled(1.02)),)))
     assert ev.part("magnitudes_whole_gram").failed
-    raising = vc._Theory("no Gamma", (("loss_gradients", lambda *a, **k: {}["Gamma"]),))
+    raising = vc._Theory("no Gamma, no score drift", (
+        ("loss_gradients", lambda *a, **k: {}["Gamma"]),
+        ("score_drift", lambda *a, **k: {}["C"])))
     ev = vc.check_attention_structure({"seed": 0}, ctx, theory=raising)
-    part = ev.part("magnitudes_whole_gram")
-    assert part.failed and part.error == np.inf
-    assert any("KeyError" in m.get("why", "") for m in part.details["members"])
+    for name in ("magnitudes_whole_gram", "magnitudes_class_level"):
+        part = ev.part(name)
+        assert part.failed and part.error == np.inf
+        assert any("KeyError" in m.get("why", "") for m in part.details["members"])
+    for name in ("magnitudes", "comparable_vs_reduction"):
+        assert ev.part(name).failed and "KeyError" in ev.part(name).details["why"]
+    assert ev.part("magnitudes").error == np.inf
 
 
 def _scaled(name: str, factor: float):
@@ -143,37 +153,39 @@ def _scaled(name: str, factor: float):
 
 def test_class_level_magnitudes_see_score_drift(structure_paper, phase1_cache, monkeypatch):
     """magnitudes_class_level (C12..C32 at T* against theory.score_drift with the member's
-    Gram blocks, corrected by what the class-level form leaves out): the paper's theory
-    passes; score_drift scaled by 1.02 or 0.98, or class_gamma by 1.02 (a module patch, as
-    tdcheck mutate makes), fails it: the slip moves every entry by 2 % of the class-level
-    prediction, and the part's allowance is magnitudes_whole_gram's (about 1 % at the test
-    profile, derived in _structure_terms) plus rounding; the key/query slip fails it; a
-    score_drift that raises fails it, magnitudes and comparable_vs_reduction with the
-    reason."""
+    Gram blocks, corrected by what the class-level form leaves out): under the paper's
+    theory its error is magnitudes_whole_gram's (the corrected class-level prediction is
+    the whole-Gram one up to rounding) and it passes; score_drift scaled by 1.02 or 0.98, or
+    class_gamma by 1.02 or 0.98 (a module patch, as tdcheck mutate makes), fails a member by
+    at least 1.5 x its allowance: the slip moves every entry by 2 % of the class-level
+    prediction, and the allowance is magnitudes_whole_gram's (under 1 % at the test
+    profile: 0.0067-0.0097 on 1f71b1c, derived in _structure_terms) plus rounding.  The
+    slips are judged member by member (_class_level_member, the part's own function) to
+    spare whole checks; the check-level failures are in the two tests above."""
     ctx = Context(profile="test", cache=phase1_cache)
     part = structure_paper.part("magnitudes_class_level")
     assert part.passed
+    # the identity: rounding of sums over the data set's slots, far below the allowances
+    assert abs(part.error - structure_paper.part("magnitudes_whole_gram").error) < 1e-9
+    run = vc._run(vc._main_config(ctx, 0), ctx)
+    half = vc._run(vc._half_step(run.config), ctx)
+    shared = [vc._structure_member(tc, run, half, k)[5] for k in range(run.config.members)]
+
+    def worst(theory) -> float:
+        out = [vc._class_level_member(theory, run, k, sh) for k, sh in enumerate(shared)]
+        return max(e / tol for _, e, tol, _ in out)
+
+    assert worst(tc) <= 1.0
     for factor in (1.02, 0.98):
-        ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc._Theory(
-            f"score_drift x {factor}", (("score_drift", _scaled("score_drift", factor)),)))
-        assert ev.part("magnitudes_class_level").failed
-        assert ev.part("magnitudes_whole_gram").passed  # it does not read score_drift
+        assert worst(vc._Theory(f"score_drift x {factor}",
+                                (("score_drift", _scaled("score_drift", factor)),))) >= 1.5
     gamma = tc.class_gamma
-    monkeypatch.setattr(tc, "class_gamma", lambda *a, **k: 1.02 * np.asarray(gamma(*a, **k)))
-    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=tc)
-    assert ev.part("magnitudes_class_level").failed
-    monkeypatch.undo()
-    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=vc.KEY_QUERY)
-    assert ev.part("magnitudes_class_level").failed
-    raising = vc._Theory("no score drift", (("score_drift", lambda *a, **k: {}["C"]),))
-    ev = vc.check_attention_structure({"seed": 0}, ctx, theory=raising)
-    part = ev.part("magnitudes_class_level")
-    assert part.failed and part.error == np.inf
-    assert any("KeyError" in m.get("why", "") for m in part.details["members"])
-    # the registered parts that read score_drift fail too, instead of the check raising
-    for name in ("magnitudes", "comparable_vs_reduction"):
-        assert ev.part(name).failed and "KeyError" in ev.part(name).details["why"]
-    assert ev.part("magnitudes").error == np.inf
+    for factor in (1.02, 0.98):
+        monkeypatch.setattr(tc, "class_gamma",
+                            lambda *a, _f=factor, **k: _f * np.asarray(gamma(*a, **k)))
+        ratio = worst(tc)
+        monkeypatch.undo()
+        assert ratio >= 1.5
 
 
 def test_four_class_tracks_unusable_theory_fails_parts(tmp_path):
