@@ -3760,7 +3760,11 @@ CLASS_LEVEL_ROUNDING = 1024 * EPS
           "0.0202, 0.0210 and x 0.98 0.0199, 0.0191, 0.0194 (all fail); the key/query "
           "control 1.048, 1.005, 1.039.  Before it, score_drift raising made the check raise "
           "in magnitudes (_coefficients); it now fails magnitudes and comparable_vs_reduction "
-          "with the reason.",
+          "with the reason.  Resolution (mutate --resolution-only, quick, budget 3000 s, "
+          "9a7c63b): 50 %, held by s_drift and private_beta_sq (S drifts by 1.4-2 %); "
+          "score_drift and class_gamma at 1 % (> 50 % on fc6d470), through the identity "
+          "above; the class-level functions that only the signs part reads move no "
+          "simulation number and are left out.",
 )
 def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence:
     """Eq. (3) / Theorem 3.3 at T* (end of the run); unseen-token entries of Delta A."""
