@@ -492,7 +492,11 @@ def test_score_drift_with_a_members_gram_blocks():
     grown = tc.score_drift(taus, Y, L, m, kappa, path, K=K, Q=Q)
     # the same sums in the same order: rounding only
     assert np.allclose(grown, tc.attention_drift(taus, gam, path, K, Q), rtol=1e-13, atol=0)
-    # and not the end value's (1.4 S here: off by tens of per cent)
+    # and not the end value's: S(tau) runs from S to 1.4 S on [0, 2], so dividing every
+    # Gamma by 1.4 S instead of S(tau) shrinks the integral by a factor between 1/1.4 and 1
+    # (10.7-11.4 % smaller entry by entry on this path and these blocks).  rtol 0.05 is
+    # a negative assertion's threshold at half that gap: an S path used only at its end
+    # fails the test, and rounding (1e-13, above) is far from reaching it
     assert not np.allclose(grown[-1], tc.score_drift(taus, Y, L, m, kappa, path[-1], K=K,
                                                      Q=Q)[-1], rtol=0.05)
 
