@@ -613,6 +613,42 @@ def _init_for(run: FullRun, dtype, device) -> Callable[[torch.Generator], Params
     return init_rank_one(cfg, *run.canonical0, dtype=dtype, device=device)
 
 
+def _initial_params(run: FullRun, dtype, device) -> Params:
+    """The members' initial parameters, stacked: member i from init seed ``run.seed + i``."""
+    return stack_members(_init_for(run, dtype, device),
+                         member_generators(run.members, run.seed, device))
+
+
+def _eval_sequences(run: FullRun, device) -> torch.Tensor:
+    """The shared evaluation sequences [B, N] (seed ``run.seed + 20_000``)."""
+    return sample_chains(run.config, member_generators(1, run.seed + 20_000, device), device,
+                         batch=run.eval_batch)[0]
+
+
+def initial_logit_range(run: FullRun, *, device: str = "cpu") -> np.ndarray:
+    """Per member of ``run``, the mean over its evaluation sequences' target positions of
+    max_j f_j - min_j f_j, the range of the initial model's logits (the binary model's
+    two logits are 0 and f: the range is |f|).  The same initial parameters and evaluation
+    sequences as :func:`run_full` (the shared helpers), in the run's dtype.
+
+    It bounds how far the initial Rao-Blackwellised loss can be from ln S (ln 2 for the
+    binary head): at each position the cross-entropy minus ln S is
+    log(mean_j exp f_j) - f_y, and log(mean_j exp f_j) lies between mean_j f_j and
+    max_j f_j, so |CE - ln S| <= max_j f_j - min_j f_j whatever the target y (our
+    derivation); the bound carries over to the mean over targets and positions."""
+    device = select_device(device)
+    dtype = {"float32": torch.float32, "float64": torch.float64}[run.dtype]
+    params = _initial_params(run, dtype, device)
+    x = _eval_sequences(run, device)
+    with torch.no_grad():
+        logits = stacked_forward(params, x.expand(run.members, *x.shape))[:, :, :-1]
+        if run.config.scalar_head:
+            spread = logits.abs()
+        else:
+            spread = logits.amax(-1) - logits.amin(-1)
+    return spread.mean((1, 2)).double().cpu().numpy()
+
+
 def _smoke_full() -> FullRun:
     """A test-size full run (the independence test): 2 members, 4 Adam steps, N = 8."""
     return FullRun(MarkovConfig(p=0.2, q=0.3, d=2, seq_len=8, batch=2), members=2, steps=4,
@@ -637,11 +673,9 @@ def run_full(run: FullRun, *, device: str = "cpu") -> FullRunResult:
     device = select_device(device)
     dtype = {"float32": torch.float32, "float64": torch.float64}[run.dtype]
     cfg = run.config
-    params = stack_members(_init_for(run, dtype, device),
-                           member_generators(run.members, run.seed, device))
+    params = _initial_params(run, dtype, device)
     data_gens = member_generators(run.members, run.seed + 10_000, device)
-    x_eval = sample_chains(cfg, member_generators(1, run.seed + 20_000, device), device,
-                           batch=run.eval_batch)[0]
+    x_eval = _eval_sequences(run, device)
     n_eval = x_eval.shape[0]
     observables = {
         "eval": lambda p: per_sequence_loss(p, x_eval, cfg, run.eval_chunk),
@@ -770,6 +804,20 @@ SIZES = SizeTable({
         "quick": _QUICK,
         "ci": Budget(steps=5000, members=8, d=8, seq_len=32, batch=16, eval_batch=128,
                      record_every=100),
+        "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
+                           eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
+                           paper=True),
+    },
+    # markov.states_levels_full: the authors' S-state run (Markov-Simple/figures/
+    # loss-states.py: S = 5, p = 0.1, 5000 iterations at the default lr 2e-3; the Markov-
+    # Simple model, d = 8) at quick's N = 32 (a first-order chain: N only sets the tokens per
+    # batch) and 16 seeds, the count a power calculation asks for (verify/markov.py); the
+    # thorough size is the authors' N = 1024, as full_multi's
+    "states_levels": {
+        "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,
+                       record_every=20),
+        "quick": Budget(steps=5000, members=16, d=8, seq_len=32, batch=16, eval_batch=128,
+                        record_every=100),
         "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
                            eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
                            paper=True),

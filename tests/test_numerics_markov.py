@@ -349,3 +349,19 @@ def test_canonical_metric_is_the_full_gradient_pushed_through_the_map(p, q, e, w
     assert -coeff == pytest.approx(velocity, rel=1e-9, abs=1e-12)
     back = [float(v) for v in tm.canonical_projection(*tm.rank_one_state(e, w, b), n_targets)]
     assert back == pytest.approx([e, w, b], rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("states,p,q", [(5, 0.1, 0.5), (2, 0.2, 0.3)])
+def test_initial_logit_range_bounds_the_initial_loss_distance_to_ln_s(states, p, q):
+    """|L(0) - ln S| <= max f - min f at every position (numerics.markov.initial_logit_range's
+    docstring), so also for the run's recorded initial evaluation loss; and the range is the
+    run's own initial model's (a range of 0 would fail the bound at std 0.02)."""
+    budget = nm.Budget(steps=2, members=3, d=8, seq_len=16, batch=4, eval_batch=32,
+                       record_every=1)
+    run = nm.adam_run_config(p, q, "gaussian", budget, 0, states)
+    res = nm.run_full(run)
+    spread = nm.initial_logit_range(run)
+    assert res.steps[0] == 0 and spread.shape == (3,)
+    distance = np.abs(res.eval_loss[:, 0] - np.log(states))
+    assert np.all(distance <= spread)
+    assert np.all(distance > 0)  # the bound is not met vacuously by a uniform model

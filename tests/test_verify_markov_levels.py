@@ -4,6 +4,7 @@ classification on synthetic loss paths."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from verify import markov as vm
 
@@ -73,3 +74,24 @@ def test_a_full_run_is_read_as_ended_only_at_a_critical_set_after_its_approach()
                        (converged, True), (on_unigram, True)):
         assert _run_ended(t, gap, u_star, rounding)[4] is ended
     assert _run_ended(t, oscillating, u_star, rounding)[2] == 0.0  # moved: fooled alone
+
+
+def test_states_levels_reads_the_finest_partition_and_its_control_is_a_near_miss():
+    """markov.states_levels_full: seeds settled at the bigram level of S = 5, p = 0.1 are at
+    the finest partition (every state told apart) among every partition level; the
+    control's S - 1 levels are 3-14 % away, outside a settled seed's band; a seed at the
+    (1, 1, 1, 2) partial level is at that partition, not the finest."""
+    lv = vm._states_levels(5, 0.1)
+    bigram, partial = lv["bigram"], lv["partitions"][(1, 1, 1, 2)]
+    assert lv["partitions"][(1, 1, 1, 1, 1)] == pytest.approx(bigram, abs=1e-12)
+    assert lv["partitions"][(5,)] == pytest.approx(lv["unigram"], abs=1e-12)
+    res = _run([[1.6, 0.6, bigram, bigram, bigram], [1.6, 0.8, partial, partial, partial]])
+    lower, upper = vm._seed_bands(res)
+    named = {str(list(k)): v for k, v in lv["partitions"].items()}
+    assert vm._classify(res.eval_loss[:, -1], lower, upper, named) == [
+        "[1, 1, 1, 1, 1]", "[1, 1, 1, 2]"]
+    near = vm._states_levels_one_fewer(5, 0.1)
+    assert 0.03 < 1 - near["bigram"] / bigram < 0.1
+    assert 0.1 < 1 - near["unigram"] / lv["unigram"] < 0.2
+    named_near = {str(list(k)): v for k, v in near["partitions"].items()}
+    assert vm._classify(res.eval_loss[:1, -1], lower[:1], upper[:1], named_near) == [None]
