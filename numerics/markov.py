@@ -811,7 +811,8 @@ SIZES = SizeTable({
     # markov.states_levels_full: the authors' S-state run (Markov-Simple/figures/
     # loss-states.py: S = 5, p = 0.1, 5000 iterations at the default lr 2e-3; the Markov-
     # Simple model, d = 8) at quick's N = 32 (a first-order chain: N only sets the tokens per
-    # batch) and 16 seeds, the count a power calculation asks for (verify/markov.py); the
+    # batch) and 16 seeds (the power calculation, verify.markov.states_levels_power, asks
+    # for 15 at an assumed per-seed success of 0.95; 16 gives power 0.957); the
     # thorough size is the authors' N = 1024, as full_multi's
     "states_levels": {
         "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,

@@ -4,7 +4,6 @@ classification on synthetic loss paths."""
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
 from verify import markov as vm
 
@@ -76,22 +75,21 @@ def test_a_full_run_is_read_as_ended_only_at_a_critical_set_after_its_approach()
     assert _run_ended(t, oscillating, u_star, rounding)[2] == 0.0  # moved: fooled alone
 
 
-def test_states_levels_reads_the_finest_partition_and_its_control_is_a_near_miss():
-    """markov.states_levels_full: seeds settled at the bigram level of S = 5, p = 0.1 are at
-    the finest partition (every state told apart) among every partition level; the
-    control's S - 1 levels are 3-14 % away, outside a settled seed's band; a seed at the
-    (1, 1, 1, 2) partial level is at that partition, not the finest."""
+def test_states_levels_control_is_a_near_miss_and_off_level_seeds_get_their_partition():
+    """markov.states_levels_full: the control's S - 1 levels are 3-20 % from the paper's
+    (outside a settled seed's band, which holds the bigram level); a seed settled at the
+    (1, 1, 1, 2) partial level is reported at that partition, in details only."""
     lv = vm._states_levels(5, 0.1)
-    bigram, partial = lv["bigram"], lv["partitions"][(1, 1, 1, 2)]
-    assert lv["partitions"][(1, 1, 1, 1, 1)] == pytest.approx(bigram, abs=1e-12)
-    assert lv["partitions"][(5,)] == pytest.approx(lv["unigram"], abs=1e-12)
-    res = _run([[1.6, 0.6, bigram, bigram, bigram], [1.6, 0.8, partial, partial, partial]])
-    lower, upper = vm._seed_bands(res)
-    named = {str(list(k)): v for k, v in lv["partitions"].items()}
-    assert vm._classify(res.eval_loss[:, -1], lower, upper, named) == [
-        "[1, 1, 1, 1, 1]", "[1, 1, 1, 2]"]
+    bigram = lv["bigram"]
+    partial = float(vm.tm.symmetric_partition_loss(0.1, (1, 1, 1, 2)))
     near = vm._states_levels_one_fewer(5, 0.1)
     assert 0.03 < 1 - near["bigram"] / bigram < 0.1
     assert 0.1 < 1 - near["unigram"] / lv["unigram"] < 0.2
-    named_near = {str(list(k)): v for k, v in near["partitions"].items()}
-    assert vm._classify(res.eval_loss[:1, -1], lower[:1], upper[:1], named_near) == [None]
+    res = _run([[1.6, 0.6, bigram, bigram, bigram], [1.6, 0.8, partial, partial, partial]])
+    lower, upper = vm._seed_bands(res)
+    assert lower[0] <= bigram <= upper[0] and not lower[0] <= near["bigram"] <= upper[0]
+    at = np.array([lo <= bigram <= hi for lo, hi in zip(lower, upper, strict=True)])
+    assert at.tolist() == [True, False]
+    assert vm._partition_of_seeds(res, 5, 0.1, at) == {
+        "seeds_not_at_bigram": [1], "their_partition_level": ["[1, 1, 1, 2]"]}
+    assert vm._partition_of_seeds(res, 5, 0.1, np.array([True, True])) == {}
