@@ -937,7 +937,14 @@ def _not_trapped(states: int, p: float, q: float) -> bool:
           "x 1.05 and x 0.95 mutants by this part (0 of 8 seeds' bands contain the slipped "
           "level); the first part, reading only the nearer level, passes three of those "
           "four (it fails unigram_loss x 0.95); the "
-          "swapped-regime control is the far miss both parts reject.",
+          "swapped-regime control is the far miss both parts reject.  Resolution "
+          "(`tdcheck mutate markov --resolution` at quick, 3f92409): the levels resolve at "
+          "1 % (bigram_loss, unigram_loss, binary_entropy) and the stationary law at 2 %; "
+          "the claim stays > 50 % because optimal_logit0, profile_loss and "
+          "profile_slope_at_zero enter its parts only through the trap rule's sign "
+          "(small_init_trapped: l'(0) > 0), which no scale up to 50 % flips at the pinned "
+          "chains; no seed count changes that (the statement is which level, and the "
+          "levels part already resolves 1 %).",
 )
 def _check_trap(params: dict, ctx: Context, *, trapped: Callable) -> Evidence:
     p, q = params["p"], params["q"]
@@ -1620,7 +1627,14 @@ def _resemble_full_end_set(res, predicted: str, p, q, u_star: float, u_full: flo
           "from t = 400 on (u 0.4525, 0.7761, 1.1779, 2.2336 at t = 100, 200, 300, 400); the "
           "size was set from that trajectory, before the claim was run at it.  The probe was "
           "made because the claim was undecided at quick, so the size is not independent of "
-          "that outcome; it was chosen to put T/4 past the approach, not from a verdict.",
+          "that outcome; it was chosen to put T/4 past the approach, not from a verdict.  Resolution (`tdcheck mutate markov --resolution` at quick, 3f92409): "
+          "> 50 %.  Its parts read the end gap against u* (optimal_gap, rejected at 1 %) "
+          "and the end set against the basin rule; energy, saddle_point, separatrix_energy, "
+          "gap, ff_gain and logits enter only through which basin the rule names, a label "
+          "that a scale up to 50 % does not change at the pinned starts (the two with w0 < 0 "
+          "start at E = 0 against E_sep = -0.847; the one with w0 > 0 is in the local basin "
+          "whatever E), and binary_entropy, unigram_loss and stationary_distribution move "
+          "its numbers without failing a part.",
 )
 def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     """Integrate the (e, w, b) ODE (b trained, theory.markov.system) and run full-model GD
