@@ -26,7 +26,9 @@ taken on the step actually run.
 
 The roofline bound of one member-step is the larger of its FLOP over the matmul peak and
 its bytes moved over the machine's memory bandwidth (``bandwidth_gbs``: best of repeated
-copies of a 64 MiB tensor, bytes read plus written).  Both are counted on the stacked
+copies of a 64 MiB tensor, bytes read plus written).  Both probes run before and after the
+timed cases (``probes`` lists the four readings) and the best of each is used: a probe taken
+while the machine was busy reads low and would overstate the fraction of the bound.  Both are counted on the stacked
 trainer's own step (:func:`stacked_step_cost`: data sampling, loss, gradient, clipping,
 optimiser; the difference of a 2-step and a 1-step run): FLOP by the flop counter as above,
 bytes as each eager op's tensor inputs plus outputs (views excluded), the traffic of an
@@ -38,7 +40,7 @@ member 0 after training (float32): the two ways compute the same thing.
 
 bench.json::
 
-    {"device", "threads", "peak_gflops", "dtype", "steps", "probe_size", "models": [
+    {"device", "threads", "peak_gflops", "probes", "dtype", "steps", "probe_size", "models": [
         {"model", "k", "loop_s", "stacked_s", "speedup_vs_loop", "member_steps_per_s",
          "gflops", "fraction_of_peak", "loop_members_timed", "flops_per_member_step",
          "max_member_gap", "step_flops_per_member_step", "step_bytes_per_member_step",
@@ -405,12 +407,13 @@ def member_memory(model: str, device: torch.device, ks: tuple[int, int] = (8, 64
 
 # ---------------------------------------------------------------------- the bench
 def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_members: int,
-                seed: int, device: torch.device, peak: float, bandwidth: float,
-                chunk: int | None, compile: bool) -> list[dict]:
+                seed: int, device: torch.device, chunk: int | None,
+                compile: bool) -> list[dict]:
+    """The timed rows of one model; the fields that need the machine's peak and bandwidth
+    are added by :func:`_add_bounds` once both probes have run."""
     chunk = _resolve_chunk(chunk, device, case)
     flops = member_step_flops(case, device)
     step_flops, step_bytes = stacked_step_cost(case, device, chunk=chunk)
-    bound_s = max(step_flops / (peak * 1e9), step_bytes / (bandwidth * 1e9))
     train_stacked(case, 1, seed, 1, device)  # warm-up: kernels, vmap, allocator
     train_loop_member(case, 0, seed, 1, device)
     parts: dict[str, float] = {}
@@ -427,25 +430,33 @@ def _bench_case(case: BenchCase, members: Sequence[int], steps: int, loop_member
                                                 for i in range(t)][0], device)
         loop_s *= k / timed
         gap = max(float((stacked[n][0] - v).abs().max()) for n, v in loop0.items())
-        gflops = k * steps * flops / stacked_s / 1e9
         rows.append({
             "model": case.name, "k": k, "loop_s": round(loop_s, 6),
             "stacked_s": round(stacked_s, 6),
             "speedup_vs_loop": round(loop_s / stacked_s, 3),
             "member_steps_per_s": round(k * steps / stacked_s, 2),
-            "gflops": _sig(gflops), "fraction_of_peak": _sig(gflops / peak),
+            "gflops": _sig(k * steps * flops / stacked_s / 1e9),
             "loop_members_timed": timed, "flops_per_member_step": flops,
             "max_member_gap": gap, "member_chunk": chunk,
             "stacked_path": "folded" if case.stacked_loss is not None else "vmap",
             "loop_parts_ms": loop_parts_ms,
             "step_flops_per_member_step": step_flops,
             "step_bytes_per_member_step": step_bytes,
-            "bound_s_per_member_step": _sig(bound_s),
-            "bound_by": ("compute" if step_flops / (peak * 1e9)
-                         >= step_bytes / (bandwidth * 1e9) else "memory"),
-            "fraction_of_bound": _sig(bound_s * k * steps / stacked_s),
         })
     return rows
+
+
+def _add_bounds(rows: list[dict], peak: float, bandwidth: float) -> None:
+    """Adds each row's fraction of the matmul peak and its roofline bound (the larger of
+    the step's FLOP over ``peak`` and its bytes over ``bandwidth``), in place."""
+    for r in rows:
+        compute_s = r["step_flops_per_member_step"] / (peak * 1e9)
+        memory_s = r["step_bytes_per_member_step"] / (bandwidth * 1e9)
+        bound_s = max(compute_s, memory_s)
+        r["fraction_of_peak"] = _sig(r["gflops"] / peak)
+        r["bound_s_per_member_step"] = _sig(bound_s)
+        r["bound_by"] = "compute" if compute_s >= memory_s else "memory"
+        r["fraction_of_bound"] = _sig(bound_s * r["member_steps_per_s"])
 
 
 def _sig(x: float, digits: int = 4) -> float:
@@ -467,8 +478,13 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
     if steps < 1 or not members or min(members) < 1 or loop_members < 1:
         raise ValueError("steps, members and loop_members must be >= 1")
     device = torch.device(device)
-    peak = matmul_peak_gflops(device, probe_size)
-    bandwidth = copy_bandwidth_gbs(device, 8 if small else 64)
+    probe_mb = 8 if small else 64
+    # the probes run before and after the timed cases and the best of each is kept: a probe
+    # that ran while the machine was busy reads low and would overstate the fraction of the
+    # bound (a run whose bandwidth probe read 25 of about 37 GB/s put linear attention at
+    # 1.01 of its bound)
+    peaks = [matmul_peak_gflops(device, probe_size)]
+    bandwidths = [copy_bandwidth_gbs(device, probe_mb)]
     cases = bench_cases(device, small)
     rows: list[dict] = []
     try:
@@ -476,8 +492,12 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
     except ImportError:  # pragma: no cover
         tqdm = None
     for case in tqdm(cases, desc="bench", unit="model") if tqdm else cases:
-        rows += _bench_case(case, members, steps, loop_members, seed, device, peak,
-                            bandwidth, member_chunk, compile)
+        rows += _bench_case(case, members, steps, loop_members, seed, device,
+                            member_chunk, compile)
+    peaks.append(matmul_peak_gflops(device, probe_size))
+    bandwidths.append(copy_bandwidth_gbs(device, probe_mb))
+    peak, bandwidth = max(peaks), max(bandwidths)
+    _add_bounds(rows, peak, bandwidth)
     memory_rows = {}
     if memory:
         for case in cases:
@@ -485,7 +505,10 @@ def run_bench(out: Path, device: torch.device, members: tuple[int, ...] = (1, 8,
                 case.name, device, small=small,
                 member_chunk=_resolve_chunk(member_chunk, device, case))
     data = {"device": str(device), "threads": torch.get_num_threads(),
-            "peak_gflops": round(peak, 3), "bandwidth_gbs": round(bandwidth, 3), "dtype": str(DTYPE).removeprefix("torch."),
+            "peak_gflops": round(peak, 3), "bandwidth_gbs": round(bandwidth, 3),
+            "probes": {"peak_gflops": [round(x, 3) for x in peaks],
+                       "bandwidth_gbs": [round(x, 3) for x in bandwidths]},
+            "dtype": str(DTYPE).removeprefix("torch."),
             "steps": steps, "probe_size": probe_size, "member_chunk": member_chunk,
             "compile": compile,
             "cases": {c.name: c.description for c in cases}, "models": rows,

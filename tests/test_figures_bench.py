@@ -51,6 +51,10 @@ def test_bench_writes_schema(tmp_path):
         assert all(v > 0 for v in r["loop_parts_ms"].values())
     assert {r["stacked_path"] for r in rows} == {"folded"}
     assert data["bandwidth_gbs"] > 0
+    # the bound uses the best of the probes before and after the timed cases
+    assert len(data["probes"]["peak_gflops"]) == len(data["probes"]["bandwidth_gbs"]) == 2
+    assert data["peak_gflops"] == max(data["probes"]["peak_gflops"])
+    assert data["bandwidth_gbs"] == max(data["probes"]["bandwidth_gbs"])
     for r in rows:  # the roofline bound: the larger of FLOP / peak and bytes / bandwidth
         assert r["step_flops_per_member_step"] > 0 and r["step_bytes_per_member_step"] > 0
         assert r["bound_s_per_member_step"] == pytest.approx(max(
