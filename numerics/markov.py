@@ -808,9 +808,10 @@ SIZES = SizeTable({
                            eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
                            paper=True),
     },
-    # markov.states_levels_full: the authors' S-state run (Markov-Simple/figures/
-    # loss-states.py: S = 5, p = 0.1, 5000 iterations at the default lr 2e-3; the Markov-
-    # Simple model, d = 8) at quick's N = 32 (a first-order chain: N only sets the tokens per
+    # markov.states_levels_full: the authors' S-state runs (Markov-Simple/src/schedule3.sh at
+    # their commit a76f965: S = 5, d = 8, 5000 iterations at the config's default lr 2e-3;
+    # figures/loss-states.py at 9b3fed7 plots the p = 0.1 ones) at quick's N = 32 (a
+    # first-order chain: N only sets the tokens per
     # batch) and 16 seeds (the power calculation, verify.markov.states_levels_power, asks
     # for 15 at an assumed per-seed success of 0.95; 16 gives power 0.957); the
     # thorough size is the authors' N = 1024, as full_multi's
