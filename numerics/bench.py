@@ -48,7 +48,7 @@ bench.json::
      "bandwidth_gbs", ...}
 
 ``member_steps_per_s`` and ``gflops`` are the stacked trainer's.  ``bench.png`` beside it
-plots speed-up and fraction of peak against K.  Timings on a shared machine are noisy: run
+plots speed-up, fraction of peak and fraction of the bound against K.  Timings on a shared machine are noisy: run
 the bench on an otherwise idle one before quoting it.
 """
 
