@@ -938,13 +938,16 @@ def _not_trapped(states: int, p: float, q: float) -> bool:
           "level); the first part, reading only the nearer level, passes three of those "
           "four (it fails unigram_loss x 0.95); the "
           "swapped-regime control is the far miss both parts reject.  Resolution "
-          "(`tdcheck mutate markov --resolution` at quick, 3f92409): the levels resolve at "
-          "1 % (bigram_loss, unigram_loss, binary_entropy) and the stationary law at 2 %; "
-          "the claim stays > 50 % because optimal_logit0, profile_loss and "
+          "(`tdcheck mutate markov --resolution` at quick, eb8da91): 2 %, held by the "
+          "stationary law (stationary_distribution); the levels resolve at 1 % "
+          "(bigram_loss, unigram_loss, binary_entropy).  optimal_logit0, profile_loss and "
           "profile_slope_at_zero enter its parts only through the trap rule's sign "
           "(small_init_trapped: l'(0) > 0), which no scale up to 50 % flips at the pinned "
-          "chains; no seed count changes that (the statement is which level, and the "
-          "levels part already resolves 1 %).",
+          "chains, so they move no simulation part.  On 3f92409 the claim read > 50 %: "
+          "optimal_logit0 scaled by 101/100 made the generic simplification in "
+          "profile_slope_at_zero run past the mutant's time limit, and a mutant that "
+          "cannot run keeps its function's rung; eb8da91 takes the derivative at the "
+          "numeric p, q instead (the same values).",
 )
 def _check_trap(params: dict, ctx: Context, *, trapped: Callable) -> Evidence:
     p, q = params["p"], params["q"]
