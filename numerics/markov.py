@@ -824,6 +824,19 @@ SIZES = SizeTable({
                            eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
                            paper=True),
     },
+    # markov.partial_levels_full: the authors' S = 5, p = 0.9 runs (the same schedule3.sh;
+    # loss-states.py at a76f965 plots them) at the sizes of states_levels, with 18 seeds:
+    # the power calculation (verify.markov.partial_levels_power) asks for 18 at an assumed
+    # per-seed rate of 0.9 (the pilot's 8 of 8 under a uniform prior)
+    "partial_levels": {
+        "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,
+                       record_every=20),
+        "quick": Budget(steps=5000, members=18, d=8, seq_len=32, batch=16, eval_batch=128,
+                        record_every=100),
+        "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
+                           eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
+                           paper=True),
+    },
     # (states, p, q) of markov.multi_state (q is used by the binary chain only)
     "multi_cases": {
         "test": ((5, 0.9, 0.5),),

@@ -93,3 +93,31 @@ def test_states_levels_control_is_a_near_miss_and_off_level_seeds_get_their_part
     assert vm._partition_of_seeds(res, 5, 0.1, at) == {
         "seeds_not_at_bigram": [1], "their_partition_level": ["[1, 1, 1, 2]"]}
     assert vm._partition_of_seeds(res, 5, 0.1, np.array([True, True])) == {}
+
+
+def test_partial_levels_control_is_the_unigram_level_just_above_them():
+    """markov.partial_levels_full: the predicted set is the partitions strictly between one
+    block and S blocks (five at S = 5), the control ln S alone, 0.008 above the highest of
+    them; a seed settled at (1, 1, 3) is a hit for the check and a miss for the control,
+    one settled at ln S the reverse."""
+    lv = vm._partial_levels(5, 0.9)
+    assert sorted(lv) == sorted(str(k) for k in [(1, 4), (2, 3), (1, 1, 3), (1, 2, 2),
+                                                 (1, 1, 1, 2)])
+    trap = vm._unigram_trap(5, 0.9)
+    assert list(trap) == ["(5,)"]
+    gap = trap["(5,)"] - max(lv.values())
+    assert 0.005 < gap < 0.01
+    level = lv[str((1, 1, 3))]
+    res = _run([[1.61, 1.60, level, level, level], [trap["(5,)"]] * 5])
+    lower, upper = vm._seed_bands(res)
+    final = res.eval_loss[:, -1]
+    assert vm._classify(final, lower, upper, lv) == [str((1, 1, 3)), None]
+    assert vm._classify(final, lower, upper, trap) == [None, "(5,)"]
+
+
+def test_seeds_power_plans_the_fewest_seeds_with_power_09():
+    plan = vm.partial_levels_power("quick")
+    assert plan.needed == 18 and plan.power >= 0.9
+    assert vm._fraction_pass_power(17, 0.9) < 0.9 <= vm._fraction_pass_power(18, 0.9)
+    assert vm.partial_levels_power("test") is None
+    assert vm.states_levels_power("quick").needed == 15
