@@ -95,24 +95,27 @@ def test_states_levels_control_is_a_near_miss_and_off_level_seeds_get_their_part
     assert vm._partition_of_seeds(res, 5, 0.1, np.array([True, True])) == {}
 
 
-def test_partial_levels_control_is_the_unigram_level_just_above_them():
-    """markov.partial_levels_full: the predicted set is the partitions strictly between one
-    block and S blocks (five at S = 5), the control ln S alone, 0.008 above the highest of
-    them; a seed settled at (1, 1, 3) is a hit for the check and a miss for the control,
-    one settled at ln S the reverse."""
-    lv = vm._partial_levels(5, 0.9)
-    assert sorted(lv) == sorted(str(k) for k in [(1, 4), (2, 3), (1, 1, 3), (1, 2, 2),
-                                                 (1, 1, 1, 2)])
-    trap = vm._unigram_trap(5, 0.9)
-    assert list(trap) == ["(5,)"]
-    gap = trap["(5,)"] - max(lv.values())
-    assert 0.005 < gap < 0.01
-    level = lv[str((1, 1, 3))]
-    res = _run([[1.61, 1.60, level, level, level], [trap["(5,)"]] * 5])
+def test_partial_levels_control_is_a_near_miss_through_the_same_function():
+    """markov.partial_levels_full: the theory gives every partition's level (one block: ln
+    S); the control's, at p + 0.02, keep ln S but move every partial level down by more
+    than a settled seed's band, so a seed settled at (1, 1, 3) is a hit for the check and a
+    miss for the control; a seed at ln S is a miss for both."""
+    lv = vm._partition_levels(5, 0.9)
+    assert abs(lv[(5,)] - vm.real(vm.tm.symmetric_unigram_loss(5))) < 1e-14
+    partial = {str(k): v for k, v in lv.items() if 1 < len(k) < 5}
+    assert sorted(partial) == sorted(str(k) for k in [(1, 4), (2, 3), (1, 1, 3), (1, 2, 2),
+                                                      (1, 1, 1, 2)])
+    moved = vm._partition_levels_moved_p(5, 0.9)
+    assert moved[(5,)] == lv[(5,)]
+    shifts = [lv[k] - moved[k] for k in lv if 1 < len(k) < 5]
+    assert 0.003 < min(shifts) and max(shifts) < 0.014
+    moved_partial = {str(k): v for k, v in moved.items() if 1 < len(k) < 5}
+    level = lv[(1, 1, 3)]
+    res = _run([[1.61, 1.60, level, level, level], [lv[(5,)]] * 5])
     lower, upper = vm._seed_bands(res)
     final = res.eval_loss[:, -1]
-    assert vm._classify(final, lower, upper, lv) == [str((1, 1, 3)), None]
-    assert vm._classify(final, lower, upper, trap) == [None, "(5,)"]
+    assert vm._classify(final, lower, upper, partial) == [str((1, 1, 3)), None]
+    assert vm._classify(final, lower, upper, moved_partial) == [None, None]
 
 
 def test_seeds_power_plans_the_fewest_seeds_with_power_09():
