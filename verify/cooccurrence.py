@@ -3658,6 +3658,44 @@ def _class_level_member(theory, run: nc.CoRun, k: int, shared: tuple) -> tuple:
 CLASS_LEVEL_ROUNDING = 1024 * EPS
 
 
+def _magnitudes_member(theory, run: nc.CoRun, k: int, dA: np.ndarray) -> dict:
+    """Member k's points of attention_structure's ``magnitudes`` and
+    ``comparable_vs_reduction`` parts (each a (predicted, observed, error, allowance)
+    tuple), the relative allowance ``a_rel`` the random-entries part reuses, the observed
+    |C| (``mags``) and why no coefficient was predicted ("" if one was)."""
+    S0 = float(run.S0[k])
+    no_coeff = ""
+    try:
+        pred, c_spread = _coefficients(theory, run, k)
+    except _THEORY_ERRORS as exc:  # a theory with no usable score_drift fails these
+        # parts (infinite error) with the reason; the allowance keeps its terms that do
+        # not need the theory (the Gram blocks' spread and S's drift)
+        pred, c_spread = np.full(len(ATT_PAIRS), np.nan), 0.0
+        no_coeff = f"no score_drift prediction ({type(exc).__name__}: {exc})"
+    obs = np.array([dA[i, j] for i, j in ATT_PAIRS])
+    # K_G, Q_G: chi-square diagonals (3 sqrt(2/m)), their growth over the run (S/S0 - 1
+    # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
+    tol = 3 * math.sqrt(2 / run.config.m) + c_spread + abs(float(run.S[k, -1] / S0) - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = float(np.max(np.abs(obs / pred - 1)))
+    e = e if math.isfinite(e) else math.inf
+    mag = (float(np.max(np.abs(pred))), float(np.max(np.abs(obs))), e, tol)
+    mags = np.array([abs(dA[i, j]) for i, j in ATT_PAIRS])
+    # Eq. (3)'s "comparable size", read through the reduction: the spread of the four
+    # |C| against the spread of the predicted ones.  Each observed C is within the
+    # relative allowance tol of its prediction (the magnitudes part), so their ratio of
+    # largest to smallest is within the factor (1 + tol)/(1 - tol) of the predicted one
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_pred = float(np.max(np.abs(pred)) / np.min(np.abs(pred)))
+        s_err = abs(math.log(float(mags.max() / mags.min())) - math.log(s_pred))
+    # S/S0 - 1 scales all four alike and cancels in the ratio, so it is left out
+    a_rel = tol - abs(float(run.S[k, -1] / S0) - 1)
+    s_tol = math.log((1 + a_rel) / (1 - a_rel)) if a_rel < 1 else math.inf
+    comp = (s_pred, float(mags.max() / mags.min()),
+            s_err if math.isfinite(s_err) else math.inf, s_tol)
+    return {"mag": mag, "comp": comp, "a_rel": a_rel, "mags": mags, "no_coeff": no_coeff}
+
+
 @claim(
     statement="Eq. (3) at T*: C12, C21 > 0 > C31, C32 of comparable size; random-token entries "
               "O(1/n) smaller; unseen-token pairs exactly unchanged",
@@ -3787,23 +3825,11 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         gam_err = max(gam_err, _gamma_exact_error(theory, run, k))
         gam = theory.class_gamma(_class_state(theory, float(run.tau[k, -1]))[0], cfg.L, cfg.m)
         sign_err += _sign_errors(gam, dA, ATT_PAIRS)
-        S0 = float(run.S0[k])
-        try:
-            pred, c_spread = _coefficients(theory, run, k)
-        except _THEORY_ERRORS as exc:  # a theory with no usable score_drift fails these
-            # parts (infinite error) with the reason; the allowance keeps its terms that do
-            # not need the theory (the Gram blocks' spread and S's drift)
-            pred, c_spread = np.full(len(ATT_PAIRS), np.nan), 0.0
-            no_coeff = f"no score_drift prediction ({type(exc).__name__}: {exc})"
-        obs = np.array([dA[i, j] for i, j in ATT_PAIRS])
-        # K_G, Q_G: chi-square diagonals (3 sqrt(2/m)), their growth over the run (S/S0 - 1
-        # bounds it: all factors of the balanced network grow alike) and the random-token G(0) spread
-        tol = 3 * math.sqrt(2 / cfg.m) + c_spread + abs(float(run.S[k, -1] / S0) - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e = float(np.max(np.abs(obs / pred - 1)))
-        e = e if math.isfinite(e) else math.inf
-        mag_tols.append(tol)
-        mag = _worse((float(np.max(np.abs(pred))), float(np.max(np.abs(obs))), e, tol), mag)
+        m_ = _magnitudes_member(theory, run, k, dA)
+        no_coeff = m_["no_coeff"] or no_coeff
+        mag, comp = _worse(m_["mag"], mag), _worse(m_["comp"], comp)
+        mag_tols.append(m_["mag"][3])
+        comp_tols.append(m_["comp"][3])
         w_pred, w_obs, w_e, w_tol, w_terms, shared = _structure_member(theory, run, half, k)
         whole = _worse((math.nan if w_pred is None else float(np.max(np.abs(w_pred))),
                         float(np.max(np.abs(w_obs))), w_e, w_tol), whole)
@@ -3816,21 +3842,8 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
                         float(np.max(np.abs(w_obs))), c_e, c_tol), level)
         level_tols.append(c_tol)
         level_terms.append(c_terms)
-        mags = np.array([abs(dA[i, j]) for i, j in ATT_PAIRS])
+        mags, a_rel = m_["mags"], m_["a_rel"]
         spread = max(spread, float(mags.max() / mags.min()))
-        # Eq. (3)'s "comparable size", read through the reduction: the spread of the four
-        # |C| against the spread of the predicted ones.  Each observed C is within the
-        # relative allowance tol of its prediction (the magnitudes part), so their ratio of
-        # largest to smallest is within the factor (1 + tol)/(1 - tol) of the predicted one
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s_pred = float(np.max(np.abs(pred)) / np.min(np.abs(pred)))
-            s_err = abs(math.log(float(mags.max() / mags.min())) - math.log(s_pred))
-        # S/S0 - 1 scales all four alike and cancels in the ratio, so it is left out
-        a_rel = tol - abs(float(run.S[k, -1] / S0) - 1)
-        s_tol = math.log((1 + a_rel) / (1 - a_rel)) if a_rel < 1 else math.inf
-        comp = _worse((s_pred, float(mags.max() / mags.min()),
-                       s_err if math.isfinite(s_err) else math.inf, s_tol), comp)
-        comp_tols.append(s_tol)
         special = float(mags.max())
         r_obs, rand_pt = _random_entry_point(theory, run, k, dA, rand, seen, a_rel, leak_r)
         rnd = max(rnd, r_obs)
@@ -3839,6 +3852,24 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
         both = max(both, float(np.abs(dA[np.ix_(unseen, unseen)]).max()))
         mixed = max(mixed, float(max(np.abs(dA[np.ix_(unseen, seen)]).max(),
                                      np.abs(dA[np.ix_(seen, unseen)]).max())) / special)
+    return _attention_evidence(
+        {"sign_err": sign_err, "spread": spread, "comp": comp, "comp_tols": comp_tols,
+         "mag": mag, "mag_tols": mag_tols, "whole": whole, "whole_tols": whole_tols,
+         "whole_terms": whole_terms, "level": level, "level_tols": level_tols,
+         "level_terms": level_terms, "rand_w": rand_w, "rand_tols": rand_tols, "both": both,
+         "gam_err": gam_err, "mixed": mixed, "leak_u": leak_u, "no_coeff": no_coeff,
+         "unseen": unseen}, cfg)
+
+
+def _attention_evidence(f: dict, cfg) -> Evidence:
+    """attention_structure's parts from the members' folded points ``f`` (the local names
+    of :func:`check_attention_structure`)."""
+    (sign_err, spread, comp, comp_tols, mag, mag_tols, whole, whole_tols, whole_terms, level,
+     level_tols, level_terms, rand_w, rand_tols, both, gam_err, mixed, leak_u, no_coeff,
+     unseen) = (f[n] for n in ("sign_err", "spread", "comp", "comp_tols", "mag", "mag_tols",
+                               "whole", "whole_tols", "whole_terms", "level", "level_tols",
+                               "level_terms", "rand_w", "rand_tols", "both", "gam_err",
+                               "mixed", "leak_u", "no_coeff", "unseen"))
     return Evidence((
         Part("signs", 0.0, sign_err, sign_err, 0.0,
              "Eq. (3): C12, C21 > 0 > C31, C32 (count of wrong signs)", kind="simulation"),
@@ -3923,6 +3954,8 @@ def check_attention_structure(params: dict, ctx: Context, *, theory) -> Evidence
              "one unseen token: Delta A only through K_G Gamma / Gamma Q_G leakage, "
              "~ N(0, 1/m) per entry relative to the special ones; largest of N ~ sqrt(2 ln N/m)", kind="simulation"),
     ), {"n_unseen": int(unseen.size)})
+
+
 
 
 # ---------------------------------------------------------------------- 11 Appendix A (Fig. 1)
