@@ -3973,7 +3973,11 @@ def _attention_evidence(f: dict, cfg) -> Evidence:
     examples=(Example({"seed": 0}, via="Appendix A's configuration (Fig. 1); the paper states "
                                        "no seed"),),
     notes="'Kaiming' read as nn.Linear's default U(+-1/sqrt(fan_in)); a trained=False; 1/sqrt(m) "
-          "used; steps by profile in SIZES['appendix_a'] (the paper's 30000 under thorough)",
+          "used; steps by profile in SIZES['appendix_a'] (the paper's 30000 under thorough).  "
+          "One pinned data set (issue 36): the statement is what Fig. 1 shows, one run of "
+          "the published setup with no seed given, so the claim reproduces one run of it; "
+          "whether each feature holds across runs is not tested here, except the one the "
+          "paper calls consistent (the I2/I3 hump, over independent runs: appendix_a_hump)",
     qualitative="Fig. 1's shape: the theory enters only through the signs of class_gamma "
                 "(attention_signs); the other parts are monotonicity and bounds of the run",
 )
