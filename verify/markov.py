@@ -2515,7 +2515,14 @@ NOTES_PARTIAL = (
     "seeds after that read (its run cached, the same command): the initial loss 0.00031 "
     "[0.00026, 0.00036] from the one-block level against an allowance of 0.0048; every "
     "seed's unwidened 99 % interval holds a partial level too (18 of 18); the control's "
-    "levels are in 3 of 18 bands (fraction interval [0.020, 0.488]): rejected.")
+    "levels are in 3 of 18 bands (fraction interval [0.020, 0.488]): rejected.  "
+    "Resolution (tdcheck mutate markov --resolution, quick, ece1fba): 1 % "
+    "(symmetric_partition_levels and symmetric_partition_loss, whole-output scales).  The "
+    "mutants that change one partition's level alone are seen only where most seeds sit: "
+    "the (1, 1, 3) level's sign flip turns the claim inconclusive (weak), the one-block "
+    "level's fails the initial-loss part, and the (1, 1, 1, 2) x 0.95, (1, 4) x 1.05, "
+    "(2, 3) x 0.95 and bigram-level x 1.05 mutants pass (no theory here says which "
+    "partition a seed stops at, and the bigram level is not a partial one).")
 
 
 @claim(
