@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -780,6 +780,17 @@ _FIG5_PAPER = Budget(steps=5000, lr=2e-3, embedding="linear", members=16, d=8, s
 # Embedding, softmax head, d = 8); ci and thorough run the authors' 5000 iterations
 # (Markov-Simple/src/schedule3.sh and figures/loss-states.py: S = 5, 5000 iterations) at
 # the default lr 2e-3 of their config (the launch script sets no other).
+# markov.states_levels_full's sizes (SIZES below says why), which partial_levels_full shares
+# but for its seed count
+_STATES_LEVELS = {
+    "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,
+                   record_every=20),
+    "quick": Budget(steps=5000, members=16, d=8, seq_len=32, batch=16, eval_batch=128,
+                    record_every=100),
+    "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
+                       eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
+                       paper=True),
+}
 SIZES = SizeTable({
     "full": {
         "test": _TEST,
@@ -815,28 +826,13 @@ SIZES = SizeTable({
     # batch) and 16 seeds (the power calculation, verify.markov.states_levels_power, asks
     # for 15 at an assumed per-seed success of 0.95; 16 gives power 0.957); the
     # thorough size is the authors' N = 1024, as full_multi's
-    "states_levels": {
-        "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,
-                       record_every=20),
-        "quick": Budget(steps=5000, members=16, d=8, seq_len=32, batch=16, eval_batch=128,
-                        record_every=100),
-        "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
-                           eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
-                           paper=True),
-    },
+    "states_levels": _STATES_LEVELS,
     # markov.partial_levels_full: the authors' S = 5, p = 0.9 runs (the same schedule3.sh;
     # loss-states.py at a76f965 plots them) at the sizes of states_levels, with 18 seeds:
     # the power calculation (verify.markov.partial_levels_power) asks for 18 at an assumed
     # per-seed rate of 0.9 (the pilot's 8 of 8 under a uniform prior)
-    "partial_levels": {
-        "test": Budget(steps=300, members=4, d=8, seq_len=16, batch=8, eval_batch=64,
-                       record_every=20),
-        "quick": Budget(steps=5000, members=18, d=8, seq_len=32, batch=16, eval_batch=128,
-                        record_every=100),
-        "thorough": Budget(steps=5000, members=64, d=8, seq_len=1024, batch=16,
-                           eval_batch=64, record_every=100, member_chunk=32, eval_chunk=2,
-                           paper=True),
-    },
+    "partial_levels": {**_STATES_LEVELS,
+                       "quick": replace(_STATES_LEVELS["quick"], members=18)},
     # (states, p, q) of markov.multi_state (q is used by the binary chain only)
     "multi_cases": {
         "test": ((5, 0.9, 0.5),),
