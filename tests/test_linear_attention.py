@@ -881,3 +881,37 @@ def test_a_max_t_part_is_not_made_unmeasured_by_a_prediction_of_zero():
     assert vl._max_t_part("z", chunks, np.zeros(4), "synthetic").status == "fail"
     flat = np.ones((64, 4))
     assert vl._max_t_part("z", flat, np.ones(4), "synthetic").status == "inconclusive"
+
+
+def test_inverse_cov_fit_calibration_reads_the_residual_of_a_known_fit(monkeypatch):
+    """verify.linear_attention.inverse_cov_fit_calibration on fits drawn from the claimed
+    family (steps 3 % above gd_floor's) plus noise of a known covariance: the residuals are
+    the weighted residuals off that family (chi-square(48) draws), the step gaps are 3 %."""
+    from types import SimpleNamespace
+
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    sigma = nl.rotated_covariance(0)
+    _, steps = vl._floor_paper(2)
+    claimed = [np.array(m.evalf(), dtype=float)
+               for m in la.inverse_cov_preconditioners(sp.Matrix(sigma), steps)]
+    family = vl._layer_columns(claimed, 2) @ np.full(2, 1.03)
+    scale = 1e-4
+    cov = scale ** 2 * np.eye(family.size)
+    noise = {s: np.random.default_rng(s).normal(0, scale, family.size) for s in range(4)}
+
+    def fake_fit(config, cache=None, device=None):
+        a = (family + noise[config.seed]).reshape(2, 5, 5)
+        return SimpleNamespace(newton=a, A=a, cov=cov)
+
+    monkeypatch.setattr(nl, "run_fit", fake_fit)
+    out = vl.inverse_cov_fit_calibration(Context(profile="test"), range(4), prompts=1000)
+    assert out["dof"] == 48 and len(out["residuals"]) == 4
+    for s, r in zip(range(4), out["residuals"], strict=True):
+        z = noise[s] / scale
+        cols = vl._layer_columns(claimed, 2)
+        fitted = np.linalg.lstsq(cols, z, rcond=None)[0]
+        assert r == pytest.approx(float(np.sum((z - cols @ fitted) ** 2)), rel=1e-8)
+    assert np.allclose(out["step_gaps"], 0.03, atol=1e-3)
+    assert out["sum"] == pytest.approx(sum(out["residuals"]))

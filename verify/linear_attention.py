@@ -62,7 +62,7 @@ the common decay of both along training is not counted as association.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 
@@ -2169,11 +2169,68 @@ def _layer_columns(preconditioners: list, layers: int) -> np.ndarray:
     return cols
 
 
-# The least prompt count at which the fit's sandwich law was seen calibrated (the claim's
-# notes: the weighted residual of the isotropic fit read 106.9 and 71.9 at 3 000 prompts,
-# seeds 0 and 1, against a 99 % point of 73.7; 57.6 at 12 000, seed 0).  Below it the
-# error model is not trusted, and the claim's parts are reported as not measured.
+# The least prompt count at which the fit's residual stopped exceeding its 99 % point (the
+# claim's notes: the weighted residual of the isotropic fit read 106.9 and 71.9 at 3 000
+# prompts, seeds 0 and 1, against a 99 % point of 73.7; 57.6 at 12 000, seed 0).  Below it
+# the error model is not trusted, and the claim's parts are reported as not measured.  A
+# calibration over ten seeds (the claim's notes, inverse_cov_fit_calibration) found the
+# statistic about 1.2 times its chi-square mean at 12 000 and at 24 000 prompts alike.
 FIT_CALIBRATED_PROMPTS = 12_000
+
+
+def _inverse_cov_statistics(fit, claimed: list, layers: int, steps) -> dict:
+    """preconditioner_inverse_cov's statistics of one fit: the weighted residual of the
+    fit's vec(A) (one Newton step from L-BFGS's) on one free multiple per layer of the
+    ``claimed`` preconditioners and on multiples of I, under the fit's sandwich covariance,
+    with its degrees of freedom, and the fitted steps (the multiples times ``steps``,
+    sorted: the loss is symmetric under permuting commuting layers; equal to ``steps`` if
+    the steps are gd_floor's)."""
+    y = fit.newton.ravel()
+    weight = np.linalg.inv(fit.cov)
+    coef, coef_cov, resid = _gls(y, weight, _layer_columns(claimed, layers))
+    d = claimed[0].shape[0]
+    _, _, resid_i = _gls(y, weight, _layer_columns([np.eye(d)] * layers, layers))
+    order = np.argsort(coef * np.array(steps))
+    return {"dof": y.size - layers, "resid": resid, "resid_identity": resid_i,
+            "coef_cov": coef_cov, "order": order,
+            "fitted_steps": (coef * np.array(steps))[order]}
+
+
+def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int,
+                                layers: int = 2, rotation: int = 0,
+                                iterations: int | None = None) -> dict:
+    """A calibration study of preconditioner_inverse_cov's error model (issue 33): the
+    claim's fit at ``prompts`` prompts for each seed, its weighted residual on the
+    theory's preconditioners (la.inverse_cov_preconditioners) and its fitted steps against
+    gd_floor's.  If the sandwich law is calibrated, the residuals are chi-square with
+    ``dof`` degrees of freedom, independent over seeds, so their sum is chi-square with
+    ``len(seeds) * dof``; the steps' relative gaps show a finite-P bias as a common sign."""
+    from scipy import stats as _st
+
+    sigma = nl.rotated_covariance(rotation)
+    _, steps = _floor_paper(layers)
+    claimed = [np.array(m.evalf(), dtype=float)
+               for m in la.inverse_cov_preconditioners(sp.Matrix(sigma), steps)]
+    iters = iterations or int(ctx.size(nl.SIZES, "fit")["iterations"])
+    resid, gaps, se = [], [], []
+    for seed in seeds:
+        fit = nl.run_fit(nl.FitConfig(layers, int(seed), sigma, "inverse", prompts=prompts,
+                                      iterations=iters), cache=ctx.cache, device=ctx.device)
+        st_ = _inverse_cov_statistics(fit, claimed, layers, steps)
+        resid.append(st_["resid"])
+        gaps.append((st_["fitted_steps"] / np.sort(np.array(steps)) - 1).tolist())
+        se.append((np.sqrt(np.diag(st_["coef_cov"])) * np.array(steps))[st_["order"]]
+                  .tolist())
+    dof = int(st_["dof"])
+    total = float(np.sum(resid))
+    n = len(resid)
+    return {"prompts": prompts, "iterations": iters, "seeds": list(map(int, seeds)),
+            "dof": dof, "residuals": resid, "limit_99": float(_st.chi2.ppf(0.99, dof)),
+            "exceed_99": int(np.sum(np.array(resid) > _st.chi2.ppf(0.99, dof))),
+            "sum": total, "sum_interval_99": [float(_st.chi2.ppf(0.005, n * dof)),
+                                              float(_st.chi2.ppf(0.995, n * dof))],
+            "sum_p_upper": float(_st.chi2.sf(total, n * dof)),
+            "step_gaps": gaps, "step_se": se}
 
 
 @claim(
@@ -2203,7 +2260,29 @@ FIT_CALIBRATED_PROMPTS = 12_000
           "mean of 48 and a 99 % point of 73.7; 57.6 at 12 000 prompts, seed 0; runs of this "
           "session). The fitted steps against gd_floor's are reported (details), not judged: "
           "those runs put them 1-2.5 % above gd_floor's, several sandwich s.e., a gap not "
-          "yet explained (finite-P bias of the minimiser, or the s.e.).",
+          "yet explained (finite-P bias of the minimiser, or the s.e.).  Issue 33 "
+          "(calibration over seeds and sizes, session of 2026-12-06, "
+          "inverse_cov_fit_calibration at rotation 0, L = 2, 80 iterations, seeds 0-9; "
+          "designed before it ran: if the sandwich law is calibrated, the residuals are "
+          "chi-square(48) and their sum over seeds chi-square(48 x seeds)).  It is not: at "
+          "12 000 prompts the ten residuals sum to 581 (mean 58.1; seed 0 61.5 on this "
+          "code, not the 57.6 of the run above) against a 99 % interval of [404, 564] "
+          "(upper p 0.001), one of ten above the 99 % point (79.3, seed 3); at 24 000 to 585 "
+          "(mean 58.5, upper p 0.0007, one above: 91.9, seed 1); at 48 000 (seeds 0-2) "
+          "to 159 (mean 52.9, within [104, 191]).  Over the 23 fits the statistic reads 1.20 "
+          "times its chi-square mean (99 % interval for the factor [1.08, 1.34]) and 2 of "
+          "23 exceed the 99 % point.  It does not grow with P, as a misfit of the claimed "
+          "family would (noncentrality proportional to P), and the fits have converged "
+          "(the Newton step moves A by at most 0.03 s.e., seeds 0-4 at 12 000 and 24 000), "
+          "so the finding is about the "
+          "error model: read as chi-square, the sandwich law is about 20 % too tight "
+          "here.  The tolerance is kept (the 99 % point), so this part is stricter than its "
+          "stated level: a pass stands, a single-seed failure would not be a finding "
+          "without this factor.  The fitted steps' gap to gd_floor's is 1.64 % and 1.12 % "
+          "at 12 000 (s.e. over seeds 0.20 % and 0.32 %), 0.95 % and 0.88 % at 24 000 (s.e. "
+          "0.23 %, 0.22 %) and 0.94 % and 0.84 % at 48 000 (three seeds): a part that "
+          "shrinks with P (finite-P bias of the minimiser) and a remainder near 0.9 % that "
+          "three seeds at 48 000 do not resolve; still reported, not judged.",
 )
 def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
                                      preconditioners: Callable) -> Evidence:
@@ -2230,16 +2309,11 @@ def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
     _, steps = _floor_paper(layers)
     claimed = [np.array(m.evalf(), dtype=float)
                for m in preconditioners(sp.Matrix(sigma), steps)]
-    y = fit.newton.ravel()
-    weight = np.linalg.inv(fit.cov)
-    dof = y.size - layers
+    st_ = _inverse_cov_statistics(fit, claimed, layers, steps)
+    dof, resid, resid_i, coef_cov, order, fitted_steps = (
+        st_[k] for k in ("dof", "resid", "resid_identity", "coef_cov", "order",
+                         "fitted_steps"))
     limit = float(_st.chi2.ppf(0.99, dof))
-    coef, coef_cov, resid = _gls(y, weight, _layer_columns(claimed, layers))
-    _, _, resid_i = _gls(y, weight, _layer_columns([np.eye(len(sigma))] * layers, layers))
-    # The fitted multiples of the claimed preconditioners, sorted (the loss is symmetric
-    # under permuting commuting layers): 1 if the steps are gd_floor's.
-    order = np.argsort(coef * np.array(steps))
-    fitted_steps = (coef * np.array(steps))[order]
     if size["prompts"] < FIT_CALIBRATED_PROMPTS:
         # the fit runs (its numbers in details), but its error model is not trusted here
         why = (f"{size['prompts']} prompts: below {FIT_CALIBRATED_PROMPTS}, where the fit's "
