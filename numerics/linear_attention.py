@@ -567,8 +567,10 @@ SIZES = SizeTable({
     # example: no members.
     "fit": {
         "test": {"prompts": 2000, "iterations": 60},
-        # quick: 12 000 prompts, where the fit's sandwich law is calibrated (the claim's
-        # notes give the runs at 3 000 that were not).
+        # quick: 12 000 prompts, where the fit's residual stopped exceeding its 99 % point
+        # (the claim's notes give the runs at 3 000 that did, and a calibration over ten
+        # seeds that reads the residual about 1.2 times its chi-square mean at 12 000 and
+        # 24 000 alike).
         "quick": {"prompts": 12_000, "iterations": 80},
         "ci": {"prompts": 20_000, "iterations": 300},
         "thorough": {"prompts": 20_000, "iterations": 300},

@@ -885,9 +885,13 @@ def test_a_max_t_part_is_not_made_unmeasured_by_a_prediction_of_zero():
 
 def test_inverse_cov_fit_calibration_reads_the_residual_of_a_known_fit(monkeypatch):
     """verify.linear_attention.inverse_cov_fit_calibration on fits drawn from the claimed
-    family (steps 3 % above gd_floor's) plus noise of a known covariance: the residuals are
-    the weighted residuals off that family (chi-square(48) draws), the step gaps are 3 %."""
+    family (steps 3 % and 1 % above gd_floor's, the layers in swapped order: the loss is
+    symmetric under permuting commuting layers) plus noise of a known, non-diagonal
+    covariance C: the residuals are r^T C^-1 r off that family, the step gaps 3 % and 1 %
+    in sorted order, and the sum's interval chi-square's."""
     from types import SimpleNamespace
+
+    from scipy import stats
 
     from numerics.context import Context
     from verify import linear_attention as vl
@@ -896,22 +900,30 @@ def test_inverse_cov_fit_calibration_reads_the_residual_of_a_known_fit(monkeypat
     _, steps = vl._floor_paper(2)
     claimed = [np.array(m.evalf(), dtype=float)
                for m in la.inverse_cov_preconditioners(sp.Matrix(sigma), steps)]
-    family = vl._layer_columns(claimed, 2) @ np.full(2, 1.03)
-    scale = 1e-4
-    cov = scale ** 2 * np.eye(family.size)
-    noise = {s: np.random.default_rng(s).normal(0, scale, family.size) for s in range(4)}
+    cols = vl._layer_columns(claimed, 2)
+    # multiples that put layer 0's step at 1.01 x layer 1's claimed step and layer 1's at
+    # 1.03 x layer 0's: the fitted steps come out in the other order and are sorted
+    s0, s1 = (float(x) for x in steps)
+    family = cols @ np.array([1.01 * s1 / s0, 1.03 * s0 / s1])
+    rng = np.random.default_rng(7)
+    root = 1e-4 * (np.eye(family.size) + 0.3 * rng.normal(size=(family.size,) * 2)
+                   / np.sqrt(family.size))
+    cov = root @ root.T
+    z = {s: np.random.default_rng(s).normal(size=family.size) for s in range(4)}
 
     def fake_fit(config, cache=None, device=None):
-        a = (family + noise[config.seed]).reshape(2, 5, 5)
+        a = (family + root @ z[config.seed]).reshape(2, 5, 5)
         return SimpleNamespace(newton=a, A=a, cov=cov)
 
     monkeypatch.setattr(nl, "run_fit", fake_fit)
     out = vl.inverse_cov_fit_calibration(Context(profile="test"), range(4), prompts=1000)
     assert out["dof"] == 48 and len(out["residuals"]) == 4
+    white = np.linalg.solve(root, cols)  # the family's columns in whitened coordinates
     for s, r in zip(range(4), out["residuals"], strict=True):
-        z = noise[s] / scale
-        cols = vl._layer_columns(claimed, 2)
-        fitted = np.linalg.lstsq(cols, z, rcond=None)[0]
-        assert r == pytest.approx(float(np.sum((z - cols @ fitted) ** 2)), rel=1e-8)
-    assert np.allclose(out["step_gaps"], 0.03, atol=1e-3)
+        fitted = np.linalg.lstsq(white, z[s], rcond=None)[0]
+        assert r == pytest.approx(float(np.sum((z[s] - white @ fitted) ** 2)), rel=1e-6)
+    assert s0 < s1  # gd_floor's steps come sorted: the first fitted step is layer 1's
+    assert np.allclose(np.mean(out["step_gaps"], axis=0), [0.03, 0.01], atol=2e-3)
     assert out["sum"] == pytest.approx(sum(out["residuals"]))
+    assert out["sum_interval_99"] == pytest.approx(list(stats.chi2.ppf([0.005, 0.995], 192)))
+    assert out["sum_p_upper"] == pytest.approx(stats.chi2.sf(out["sum"], 192))

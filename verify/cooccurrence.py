@@ -2119,19 +2119,23 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
           "kept_preconditioner.  Lemma 4.5 states only O(1); the parts compare the "
           "largest ratio after T1 with the reduction's value, in place of the former bare "
           "bound of 20.  Resolution (mutate --resolution, quick, 9a7c63b): > 50 %, held by "
-          "private_losses (> 50 %) and private_system (50 %), by the statistics' "
-          "construction: they are ratios of sums of g = 1 - exp(-loss) whose maxima fall at "
-          "the run's end (the last of the 400 reduction points after T1, every member), where the class "
-          "losses are 3e-4 to 7e-4, so g is nearly the loss and a common scale of the losses "
-          "cancels to first order; and a scale of private_system is a change of the "
-          "reduction's clock, which these slowly growing ratios follow slowly.  Measured "
-          "(session of 2026-12-06, quick, data sets 0 and 1, the reduction from each member's "
-          "start): the losses x 1.05 move both Lemma 4.5 ratios by 2e-5-3e-5 relative, x 1.5 "
-          "by 2.4e-4-2.5e-4; the clock x 0.5 by 0.0018-0.0025 and x 1.5 by 0.0009-0.0012, "
-          "against allowances of about 8.6e-4 (quick's worst example above).  A longer run "
-          "only makes the end losses smaller, so no size resolves these two here; "
-          "private_trajectory and class_margins are resolved at 1 %, private_margins at 20 "
-          "%, and Lemma 4.4's ratio is 0 by symmetry under any scale of the losses",
+          "private_losses (> 50 %) and private_system (50 %).  Their statistics are ratios "
+          "of sums of g = 1 - exp(-loss) whose maxima fall at the run's end (the last of "
+          "the 400 reduction points after T1, every member), where I1-I3's losses are 3e-4 "
+          "to 7e-4 (I4's about 0), so g is nearly the loss and a common scale of the losses "
+          "cancels to first order; a scale of private_system is a change of the reduction's "
+          "clock, which these slowly growing ratios follow slowly.  Measured (session of "
+          "2026-12-06, quick, data sets 0 and 1, the reduction from each member's start): "
+          "the losses x 1.05 move both Lemma 4.5 ratios by 2e-5-3e-5 relative and x 1.5 by "
+          "2.4e-4-2.5e-4, but x 0.5 moves lemma45_total_over_R_den by 0.005-0.013, beyond "
+          "its allowance (only the upward direction hides, and a rung needs both); the "
+          "clock x 0.5 moves them by 0.0018-0.0025 and x 1.5 by 0.0009-0.0012; the "
+          "allowance of the worst example quoted above is 8.6e-4 (this probe did not "
+          "compute each member's).  So quick resolves neither at 5 %; a longer run makes "
+          "the end losses smaller, which only deepens the losses' cancellation, and other "
+          "sizes are unmeasured for the clock.  private_trajectory and class_margins are "
+          "resolved at 1 %, private_margins at 20 %, and Lemma 4.4's ratio is 0 by symmetry "
+          "under any scale of the losses",
 )
 def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
     """Lemma 4.4 (sum_I2 g / sum_I3 g) and Lemma 4.5 ratios after T1, against the reduction."""
@@ -2379,10 +2383,10 @@ def _kept_allowance(run: nc.CoRun, k: int) -> tuple[np.ndarray, dict]:
           "_kept_map with the function's output scaled, against _kept_allowance point by "
           "point): x 1.05 shifts the prediction by at most 0.4-0.6 % of the allowance, x 1.5 "
           "by 4-6 %, while the members' worst error is 0.22-0.51 of it.  Seeing a 5 % slip "
-          "would take a shift about 100 times larger, hence an S drift of order one, outside "
-          "the first-order kept term this claim tests, so no size inside its region reaches "
-          "it; the other eight functions it consumes are resolved at 1 % or enter its "
-          "allowance only.",
+          "would take a shift about 100 times larger: an S drift of order one, outside the "
+          "first-order kept term this claim tests, or an allowance 100 times smaller at the "
+          "same drift; the other eight functions it consumes are resolved at 1 % or enter "
+          "its allowance only.",
 )
 def check_kept_preconditioner(params: dict, ctx: Context, *, theory) -> Evidence:
     """Class margins of the trained model against the preconditioned reduction's GD map."""

@@ -1642,13 +1642,18 @@ def _resemble_full_end_set(res, predicted: str, p, q, u_star: float, u_full: flo
           "-> logits -> gap -> ff_gain), which the symbolic parts read.  binary_entropy, "
           "unigram_loss and stationary_distribution move its numbers without failing a part.  "
           "Issue 32 asks <= 10 % at quick: out of reach for energy, saddle_point and "
-          "separatrix_energy inside this claim's region, at any size.  The region keeps starts "
+          "separatrix_energy inside this claim's region, at any size.  saddle_point enters "
+          "tm.basin only through the w-boundary w_saddle = -1/sqrt 2: a start below the "
+          "separatrix by at least 0.1 with e0 >= 0.5 has |w0| <= 0.339 or >= 1.160, so a "
+          "label changes only if w_saddle is scaled by at most 0.479 or at least 1.640 (> 50 "
+          "%).  The region keeps starts "
           "at least 0.1 from E_sep = -(1 + ln 2)/2 (_resemble_params: the model mismatch "
           "between the b*-flow whose basins the rule gives and the trained bias), and from "
           "0.1 away a whole-output scale changes a start's label only beyond 10.6 % (E scaled "
           "down from E_sep - 0.1), 11.8 % (E_sep scaled, either side) or 13.4 % (E scaled up "
-          "from E_sep + 0.1): the ladder's next rung, 20 %, is the best any start in the "
-          "region can give (arithmetic on the closed form, not a run).",
+          "from E_sep + 0.1): for energy and separatrix_energy the ladder's next rung, 20 %, "
+          "is the best any start in the region can give (arithmetic on the closed forms, "
+          "not a run).",
 )
 def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     """Integrate the (e, w, b) ODE (b trained, theory.markov.system) and run full-model GD
