@@ -362,6 +362,7 @@ def simrow(tmp_path_factory):
                           claims_module="simrow_claims", theory_module="simrow_theory")
 
 
+@pytest.mark.xdist_group("simrow")  # one worker builds the module fixture once
 def test_simulation_score_weak_kills_and_exception_defects(simrow):
     """eigen: a simulation part rejects every mutant; gain: an exact part kills them, the
     loose simulation part stays passing; rate: a 5 % slip only turns the simulation part
@@ -435,6 +436,7 @@ def test_resolution_ladder_on_the_synthetic_row(simrow):
         "simulation claims (1 qualitative)")
 
 
+@pytest.mark.xdist_group("simrow")  # one worker builds the module fixture once
 def test_list_shows_the_kept_mutation_summary(simrow, tmp_path, monkeypatch, capsys):
     """`tdcheck mutate` keeps each row's summary beside the run cache; `tdcheck list` reads
     it with no flag (kept here under the example row's name, since list shows registered
