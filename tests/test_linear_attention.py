@@ -601,6 +601,32 @@ def test_wrong_theories_in_the_floor_and_curvature_fail_parts_not_checks(monkeyp
         la.balanced_off_block_curvature_numeric.__wrapped__((1.0, 2.0, 3.0), 20)
 
 
+def test_gd_step_sizes_read_the_trained_layers_through_lemma1s_map(monkeypatch):
+    """multilayer_floor's trained steps are Lemma 1's (gd_preconditioners) read off each
+    layer: -mean diag(A_l), sorted, batched over leading axes; a slip in the map at one
+    layer moves that layer's step (so the trained-steps part sees it), and a malformed map
+    is InadmissibleTheory in the check, not a crash."""
+    from theory.flow import InadmissibleTheory
+    from verify import linear_attention as vl
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 3, 4, 4)) - 2 * np.eye(4)
+    steps = la.gd_step_sizes(a)
+    assert steps.shape == (2, 3)
+    np.testing.assert_allclose(steps, np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1),
+                                              axis=-1), rtol=0, atol=1e-15)
+    orig = la.gd_preconditioners
+    monkeypatch.setattr(la, "gd_preconditioners",
+                        lambda layers: [p * (1.05 if i == 1 else 1.0)
+                                        for i, p in enumerate(orig(layers))])
+    moved = la.gd_step_sizes(a[0])
+    assert not np.allclose(np.sort(moved), steps[0])
+    monkeypatch.setattr(la, "gd_preconditioners", lambda layers: ["not a matrix"])
+    with pytest.raises(InadmissibleTheory, match="gd_step_sizes"):
+        vl._theory_array("gd_step_sizes of the trained layers", la.gd_step_sizes, a[0],
+                         shape=(3,))
+
+
 def test_one_layer_fit_sizes_come_from_the_power_calculation():
     """The judged one-layer fits are sized by one_layer_fit_sizes_needed (from its pilot):
     the correlated evaluation and the sphere fit from quick on, the Gamma law's fit at

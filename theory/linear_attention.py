@@ -398,10 +398,16 @@ def lemma1_prediction(Z, a_layers: Sequence, preconditioners: Callable | None = 
 
 def gd_step_sizes(a_layers: np.ndarray) -> np.ndarray:
     """The scalar GD steps a_l of :func:`gd_preconditioners` where -A_l^T = a_l I:
-    -mean diag(A_l), sorted (the loss is symmetric under permuting the steps).  ``a_layers``
-    is [..., L, d, d]; the result [..., L]."""
-    a = np.asarray(a_layers)
-    return np.sort(-np.diagonal(a, axis1=-2, axis2=-1).mean(-1), axis=-1)
+    the mean diagonal of layer l's preconditioner (-mean diag(A_l)), sorted (the loss is
+    symmetric under permuting the steps).  ``a_layers`` is [..., L, d, d]; the result
+    [..., L]."""
+    a = np.asarray(a_layers, dtype=float)
+    if a.ndim > 3:
+        return np.stack([gd_step_sizes(layers) for layers in a])
+    # the step of layer l read through Lemma 1's map (gd_preconditioners), so that the
+    # trained model's steps are what that map says each layer does
+    pre = np.stack([np.asarray(p, dtype=float) for p in gd_preconditioners(list(a))])
+    return np.sort(np.diagonal(pre, axis1=-2, axis2=-1).mean(-1), axis=-1)
 
 
 def inverse_cov_preconditioners(Sigma, steps: Sequence) -> list[sp.Matrix]:

@@ -2099,7 +2099,10 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
     for m in range(run.A.shape[0]):
         a = run.A[m]
         dist = nl.dist_to_identity(torch.as_tensor(a)).numpy()
-        fitted = la.gd_step_sizes(a)
+        # the trained layers' steps through Lemma 1's map (gd_step_sizes reads them with
+        # gd_preconditioners), checked numeric: a malformed map fails, never crashes
+        fitted = _theory_array("gd_step_sizes of the trained layers", la.gd_step_sizes, a,
+                               shape=(layers,))
         exact = float(f(fitted))
         excess = exact - floor
         parts.append(Part(f"member {m}: Dist(A_l, I)", 0.0, float(dist.max()),
