@@ -77,7 +77,7 @@ def _diag_stack(rows: np.ndarray) -> np.ndarray:
 
 
 @figure("linear_attention", "learned_steps", "AhnPGD Fig. 1/2 protocol, Setting 1",
-        "trained B = 0 linear transformers (points: -diag(A_l) per layer, one per member of the "
+        "trained B = 0 linear transformers (points: the mean diagonal of -A_l per layer, Lemma 1's step, one per member of the "
             "run the claims read, more for L = 1, whose claim takes an interval over members; Adam at the "
         "claims' length for L = 1, 2, and for L = 3 at ci's 2000 steps from --profile quick "
         "on, a run no quick claim trains) against the exact minimising GD steps "

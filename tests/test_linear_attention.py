@@ -601,11 +601,11 @@ def test_wrong_theories_in_the_floor_and_curvature_fail_parts_not_checks(monkeyp
         la.balanced_off_block_curvature_numeric.__wrapped__((1.0, 2.0, 3.0), 20)
 
 
-def test_gd_step_sizes_read_the_trained_layers_through_lemma1s_map(monkeypatch):
+def test_gd_step_sizes_read_the_trained_layers_through_lemma1s_map(monkeypatch, tmp_path):
     """multilayer_floor's trained steps are Lemma 1's (gd_preconditioners) read off each
     layer: -mean diag(A_l), sorted, batched over leading axes; a slip in the map at one
-    layer moves that layer's step (so the trained-steps part sees it), and a malformed map
-    is InadmissibleTheory in the check, not a crash."""
+    layer moves that layer's step (the check's excess-loss part sees a 5 % slip at L = 3),
+    and a malformed map is InadmissibleTheory in the check, not a crash."""
     from theory.flow import InadmissibleTheory
     from verify import linear_attention as vl
 
@@ -621,10 +621,19 @@ def test_gd_step_sizes_read_the_trained_layers_through_lemma1s_map(monkeypatch):
                                         for i, p in enumerate(orig(layers))])
     moved = la.gd_step_sizes(a[0])
     assert not np.allclose(np.sort(moved), steps[0])
+    for bad in (lambda layers: ["not a matrix"], lambda layers: list(orig(layers))[:2]):
+        monkeypatch.setattr(la, "gd_preconditioners", bad)
+        with pytest.raises(InadmissibleTheory, match="gd_step_sizes"):
+            vl._theory_array("gd_step_sizes of the trained layers", la.gd_step_sizes, a[0],
+                             shape=(3,))
+    # the check itself reads the trained steps through that guard (a test-size L = 2 run)
+    from numerics.cache import RunCache
+    from numerics.context import Context
+
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
     monkeypatch.setattr(la, "gd_preconditioners", lambda layers: ["not a matrix"])
-    with pytest.raises(InadmissibleTheory, match="gd_step_sizes"):
-        vl._theory_array("gd_step_sizes of the trained layers", la.gd_step_sizes, a[0],
-                         shape=(3,))
+    with pytest.raises(InadmissibleTheory, match="gd_step_sizes of the trained layers"):
+        vl.check_multilayer_floor({"layers": 2, "seed": 0}, ctx, optimum=vl._floor_paper)
 
 
 def test_one_layer_fit_sizes_come_from_the_power_calculation():

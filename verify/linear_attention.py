@@ -2120,7 +2120,9 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
         parts.append(tolerance_from_theory(Part(
             f"member {m}: steps vs exact minimiser", 0.0, step_err, step_err,
             excess_bound(at_steps, curv, grad_star, floor),
-            "||sorted -diag(A_l) - claimed steps||; allowance sqrt(2 e / lambda_min) with e "
+            "||trained steps - claimed steps||, the trained steps read through Lemma 1 "
+            "(gd_step_sizes: the sorted mean diagonals of gd_preconditioners(A_l) = -A_l^T); "
+            "allowance sqrt(2 e / lambda_min) with e "
             "the exact excess gd_loss(trained) - gd_loss(claimed steps) and lambda_min the "
             "least curvature of gd_loss on the segment, plus the residual gradient at the "
             "claimed steps (0 if the Hessian is indefinite: not a minimum)",
