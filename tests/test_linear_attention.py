@@ -636,6 +636,27 @@ def test_gd_step_sizes_read_the_trained_layers_through_lemma1s_map(monkeypatch, 
         vl.check_multilayer_floor({"layers": 2, "seed": 0}, ctx, optimum=vl._floor_paper)
 
 
+def test_floor_steps_bound_admits_no_more_gradient_than_the_stationarity_part(tmp_path):
+    """multilayer_floor's trained-steps allowance assumes the claim's premise (the claimed
+    steps are the minimiser, stationary to sqrt(eps)): claimed steps 5 % off leave it at
+    float-rounding size, so the trained model's steps fail it, where a bound widened by
+    their residual gradient would pass any slip (two survivors of tdcheck mutate)."""
+    from numerics.cache import RunCache
+    from numerics.context import Context
+    from verify import linear_attention as vl
+
+    ctx = Context(profile="test", cache=RunCache(tmp_path))
+
+    def slipped(layers):
+        floor, steps = vl._floor_paper(layers)
+        return floor, (steps[0] * 1.05, *steps[1:])
+
+    ev = vl.check_multilayer_floor({"layers": 2, "seed": 0}, ctx, optimum=slipped)
+    parts = [p for p in ev.parts if p.name.endswith("steps vs exact minimiser")]
+    assert parts and all(p.tolerance < 1e-4 and p.status == "fail" for p in parts)
+    assert next(p for p in ev.parts if "stationary" in p.name).status == "fail"
+
+
 def test_one_layer_fit_sizes_come_from_the_power_calculation():
     """The judged one-layer fits are sized by one_layer_fit_sizes_needed (from its pilot):
     the correlated evaluation and the sphere fit from quick on, the Gamma law's fit at

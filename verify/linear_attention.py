@@ -2022,7 +2022,8 @@ def floor_eval_prompts_needed(power: float = 0.9, layers: int = 2) -> int:
 _STEPS_DRIFT = (
     "the curvature bound about the claimed point x* (excess_bound): with lambda > 0 the "
     "least curvature of the exact gd_loss on the segment to the trained steps and g its "
-    "gradient at x*, |trained - x*| <= (|g| + sqrt(|g|^2 + 2 lambda e)) / lambda, e = "
+    "gradient at x* (admitted up to sqrt(eps) |grad gd_loss(0)|, the resolution at which "
+    "the claim's minimiser is stationary), |trained - x*| <= (|g| + sqrt(|g|^2 + 2 lambda e)) / lambda, e = "
     "gd_loss(trained) - gd_loss(x*), so it admits no more than the exact loss does around "
     "x*, and it is 0 where the curvature is not positive (x* not a minimum: the control's "
     "equal-step saddle); it does not tell two minima apart, the part 'claimed steps are "
@@ -2060,7 +2061,14 @@ _STEPS_DRIFT = (
           "size; the 'about 2.8 million' an earlier version of this note gave is not what this calculation gives). "
           "The evaluation prompts of L = 2 (SIZES gd_family) come from "
           "floor_eval_prompts_needed(): the pilot's 200 000 left the torch-loss part "
-          "undecided (ci at 6750882; quick too).",
+          "undecided (ci at 6750882; quick too).  Issue 33 (stop 65): the trained-steps "
+          "allowance took the claimed steps' own residual gradient, so claimed steps 5 % off "
+          "widened it to their distance and passed (tdcheck mutate on 732672e: gd_floor's "
+          "[1][0] and [1][1] x 1.05 moved no simulation part); the gradient is now admitted "
+          "up to the stationarity part's sqrt(eps) only, the claim's premise.  On the cached "
+          "quick runs (hand run of this check) the paper's steps keep the same allowances "
+          "(0.0073 and 0.0056 at L = 2, 0.031 and 0.042 at L = 3) and each 5 % slip of a "
+          "step fails the part (errors 0.017-0.065 against allowances below 2e-6).",
 )
 def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> Evidence:
     """AhnPGD Thms 2-3 on trained B = 0 models, Setting 1."""
@@ -2082,6 +2090,11 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
     # stops there on precision loss at the latest).  This pins the claimed steps
     # themselves; the trained-steps part below only bounds their distance to them.
     grad_zero = float(np.linalg.norm(np.array(grad(np.zeros(layers)), dtype=float)))
+    # the trained-steps bound admits the claimed steps' residual gradient only up to what
+    # the stationarity part accepts (sqrt(eps) of |grad gd_loss(0)|): the claim is that they
+    # are the exact minimiser, so a bound widened by a larger gradient would be about a
+    # point the claim does not name (and would pass any slip of the steps)
+    grad_allowed = min(grad_star, math.sqrt(EPS) * grad_zero)
     parts = [Part("claimed steps are stationary for gd_loss", 0.0, grad_star,
                   grad_star / grad_zero, math.sqrt(EPS),
                   "||grad gd_loss(claimed steps)|| / ||grad gd_loss(0)||, exact loss (sympy); "
@@ -2119,13 +2132,15 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
         at_steps = exact - float(f(steps))
         parts.append(tolerance_from_theory(Part(
             f"member {m}: steps vs exact minimiser", 0.0, step_err, step_err,
-            excess_bound(at_steps, curv, grad_star, floor),
+            excess_bound(at_steps, curv, grad_allowed, floor),
             "||trained steps - claimed steps||, the trained steps read through Lemma 1 "
             "(gd_step_sizes: the sorted mean diagonals of gd_preconditioners(A_l) = -A_l^T); "
             "allowance sqrt(2 e / lambda_min) with e "
             "the exact excess gd_loss(trained) - gd_loss(claimed steps) and lambda_min the "
             "least curvature of gd_loss on the segment, plus the residual gradient at the "
-            "claimed steps (0 if the Hessian is indefinite: not a minimum)",
+            "claimed steps up to sqrt(eps) |grad gd_loss(0)| (the stationarity part's "
+            "resolution: the claim names a minimiser) (0 if the Hessian is indefinite: not a "
+            "minimum)",
             details={"trained_steps": fitted.tolist(), "claimed_steps": steps.tolist(),
                      "excess": excess, "excess_at_steps": at_steps, "curvature": curv},
             # the trained steps against the claimed ones (the allowance from the theory's
