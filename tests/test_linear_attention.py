@@ -655,6 +655,10 @@ def test_floor_steps_bound_admits_no_more_gradient_than_the_stationarity_part(tm
     parts = [p for p in ev.parts if p.name.endswith("steps vs exact minimiser")]
     assert parts and all(p.tolerance < 1e-4 and p.status == "fail" for p in parts)
     assert next(p for p in ev.parts if "stationary" in p.name).status == "fail"
+    # the paper's steps: the cap does not bind, the allowance stays the curvature bound
+    ev = vl.check_multilayer_floor({"layers": 2, "seed": 0}, ctx, optimum=vl._floor_paper)
+    assert all(p.tolerance > 1e-3 for p in ev.parts
+               if p.name.endswith("steps vs exact minimiser"))
 
 
 def test_one_layer_fit_sizes_come_from_the_power_calculation():
