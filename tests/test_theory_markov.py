@@ -241,23 +241,6 @@ def test_pinned_basin_starts_sit_at_their_stated_energy():
         assert e == pytest.approx(vm._on_level(w, e_sep + delta), rel=1e-13)
 
 
-@pytest.mark.parametrize("d", [2, 4, 8])
-def test_rank_one_energy_is_the_energy_of_the_rank_one_init(d):
-    # against numpy's singular values of the full model's W_1 at numerics' rank-one init
-    import torch
-
-    from numerics import markov as nm
-
-    cfg = nm.MarkovConfig(p=0.2, q=0.3, d=d, seq_len=8)
-    params = nm.init_rank_one(cfg, 1.0, -0.7, 0.0)(torch.Generator().manual_seed(d))
-    sv = np.linalg.svd(params["w1"].numpy(), compute_uv=False)
-    for k in (1, 2):
-        assert float(tm.rank_one_energy(k, d)) == pytest.approx(
-            float(np.sum(sv[:k] ** 2) / np.sum(sv**2)), abs=1e-12)
-    with pytest.raises(ValueError):
-        tm.rank_one_energy(0, d)
-
-
 def test_metric_system_is_the_papers_ode_over_the_metric():
     """metric_system is built from the paper's (e, w, b) ODE (system, bias='trained'); it
     equals -dL/dx / g_x re-derived from the reduced loss."""

@@ -96,7 +96,6 @@ __all__ = [
     "profile_curvature_at_optimum",
     "profile_loss",
     "profile_slope_at_zero",
-    "rank_one_energy",
     "rank_one_image",
     "rank_one_kinks",
     "rank_one_kinks_twin",
@@ -678,29 +677,6 @@ def rank_one_metric(positions=NPOS) -> tuple[sp.Expr, ...]:
     carry a target (the last position's output is not scored, so its row is not a
     parameter of the loss), each s alpha: |d wpe|^2 = N' ds^2."""
     return sp.S.One, sp.sympify(positions), sp.S.One, sp.S.One, sp.S.One
-
-
-@lru_cache(maxsize=8)
-def rank_one_energy(k: int = 1, d: int = 4) -> sp.Expr:
-    """E_k = (s_1^2 + ... + s_k^2) / sum_i s_i^2 of the FF weight W_1 on the rank-one manifold
-    the canonical solution lives on (:func:`rank_one_logits`: W_1 = c1 u alpha^T, u the unit
-    all-ones direction of R^{4d}, alpha a unit vector of R^d), derived from the eigenvalues of
-    the Gram matrix W_1^T W_1 at symbolic c1 != 0 [our derivation]: its one non-zero
-    eigenvalue c1^2 carries all the energy, so the manifold predicts E_k = 1 for every
-    k >= 1 (and every point of the canonical family, whose c1 = 2|w|)."""
-    if int(k) != k or k < 1 or int(d) != d or d < 1:
-        raise ValueError(f"k and d must be integers >= 1, got k = {k}, d = {d}")
-    c1 = sp.Symbol("c1", positive=True)
-    alpha = sp.Matrix([sp.Integer(1) if i % 2 == 0 else sp.Integer(-1) for i in range(d)])
-    alpha = alpha / sp.sqrt(d)
-    u = sp.ones(4 * d, 1) / sp.sqrt(4 * d)
-    w1 = c1 * u * alpha.T
-    gram = w1.T * w1
-    values = []
-    for value, mult in gram.eigenvals().items():
-        values += [sp.simplify(value)] * int(mult)
-    values.sort(key=lambda v: float(v.subs(c1, 1)), reverse=True)
-    return sp.simplify(sum(values[: int(k)], sp.S.Zero) / sum(values, sp.S.Zero))
 
 
 def rank_one_image(e, w, b) -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr, sp.Expr]:

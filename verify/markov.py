@@ -65,7 +65,7 @@ from numerics import markov as nm
 from numerics.context import PROFILES
 from numerics.ode import integrate
 from theory import markov as tm
-from theory.flow import ReducedSystem, lambdify_numeric, numeric
+from theory.flow import InadmissibleTheory, ReducedSystem, lambdify_numeric, numeric
 from verify.claims import (
     Claim,
     Context,
@@ -970,8 +970,8 @@ def _at_level_part(res: nm.FullRunResult, level: float) -> Part:
     widened below by the loss drop over the run's second half and above to the previous
     record) contains the predicted ``level``: the level itself, not only which of the two
     levels is nearer, so an error of a few per cent in the level leaves it outside every
-    band.  Reported, not judged, below :data:`_FRACTION_SEEDS` seeds, where the part cannot
-    pass whatever the seeds do."""
+    band.  Reported, not judged, below :data:`_FRACTION_SEEDS` seeds (:func:`_fraction_part`),
+    where the part cannot pass whatever the seeds do."""
     final = res.eval_loss[:, -1]
     lower, upper = _seed_bands(res)
     hits = np.array([lo <= level <= hi for lo, hi in zip(lower, upper, strict=True)])
@@ -982,10 +982,6 @@ def _at_level_part(res: nm.FullRunResult, level: float) -> Part:
         "the previous record; the bands of markov.multi_state)",
         level=level, final_loss_per_seed=final.tolist(), band_lower=lower.tolist(),
         band_upper=upper.tolist())
-    if hits.size < _FRACTION_SEEDS:
-        part = _reported(part, f"{hits.size} seeds: below 8 seeds the fraction's 99 % "
-                               "Clopper-Pearson interval always contains 1/2, so the part "
-                               "can neither pass nor fail")
     return part
 
 
@@ -1025,6 +1021,30 @@ _NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZ
                "what it shrinks); the figure's own configuration is the thorough profile")
 
 
+def _start_basins(rule: Callable, res: nm.FullRunResult, p: float, q: float) -> list[str]:
+    """Each seed's basin by ``rule`` at its canonical start (e, w) read from the run's
+    first record (numerics.markov.canonical: e on W_1's top direction, w from the
+    logits).  A label other than global/local is the theory's failure, not the check's."""
+    if res.canonical is None or int(res.steps[0]) != 0:
+        raise ValueError("the run records no canonical start at iteration 0")
+    labels = []
+    for e0, w0 in res.canonical[:, 0, :2]:
+        try:
+            label = rule(float(e0), float(w0), p, q)
+        except Exception as exc:  # any failure of a wrong rule is its failure, not ours
+            raise InadmissibleTheory(f"the basin rule gave no label at (e, w) = ({e0:.4g}, "
+                                     f"{w0:.4g}): {type(exc).__name__}: {exc}") from exc
+        if label not in ("global", "local"):
+            raise InadmissibleTheory(f"the basin rule gave {label!r}, not global or local")
+        labels.append(label)
+    return labels
+
+
+def _swapped_rule(e, w, p, q):
+    """Control: the basin rule of the other regime (p, q) -> (1 - p, 1 - q)."""
+    return tm.basin(e, w, 1 - p, 1 - q)
+
+
 @claim(
     id="good_init_escapes",
     statement="from the authors' initialisation the full model is at the bigram loss by "
@@ -1035,12 +1055,18 @@ _NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZ
            "Markov-Simple2 at a76f965 with d = 8)",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"seed": st.integers(0, 10_000)}),
-    theory={"target": "bigram"},
-    control={"target": "unigram"},
-    control_description="the wrong stationary point: predicts the unigram loss",
+    theory={"rule": tm.basin},
+    control={"rule": _swapped_rule},
+    control_description="the basin rule of the other regime (p+q > 1 <-> p+q < 1), read at "
+                        "the same canonical start: it puts the authors' init in the local "
+                        "basin, so it predicts the unigram loss",
     expected="holds",
     expected_at={"test": "inconclusive", "quick": "inconclusive", "ci": "inconclusive"},
     measured_at="thorough",
+    qualitative="a two-level decision: which critical set training reaches (the basin "
+                "rule's label picks the bigram or the unigram level, and the allowance is "
+                "half the gap between them), so a scale of a level moves the part only by "
+                "how far it moves that midpoint",
     cost="slow",
     examples=(Example({"seed": 0}, via="Fig. 4's run"),),
     positive=Positive(
@@ -1081,22 +1107,53 @@ _NOT_FIGURE = ("this size is not the figure's configuration (numerics.markov.SIZ
           "good_init_escapes.md).  That campaign's first attempt ran out of memory on the "
           "positive control, which at thorough asked for `full`'s thorough size (the "
           "authors' 1000-seed Markov-Simple2 run); it now runs at its stated design size, "
-          "quick's (size_profile), as its description always said.",
+          "quick's (size_profile), as its description always said.  Issue 32 (stop 66, a "
+          "referee read graded the claim defective: the target was the label 'bigram' and "
+          "the control the label 'unigram', so no error in the theory could move the "
+          "prediction): the predicted level is now the basin rule's (theory.markov.basin, "
+          "Fig. 1b/d) at the run's canonical start, read from its first record "
+          "(numerics.markov.canonical; the authors' Fig. 4 constants give e = 0.5 sqrt 8 = "
+          "1.414 and w = -16 at every N, read so at the test and quick sizes: p + q > 1 and "
+          "w below the saddle's w, so 'global', the bigram level, as the paper's "
+          "placement of its initialisation inside I_* says), and the control is the other "
+          "regime's rule at the same start (markov.canonical_ode_resembles_full's), which "
+          "names the local basin and so the unigram level.  Both read the same levels as "
+          "the labels did, so the thorough verdict above is unchanged by construction (not "
+          "re-run).  Declared qualitative (a two-level decision).  What the thorough run "
+          "resolves, from its report's numbers (observed 0.62276, interval half-width "
+          "0.00301, levels 0.61901 and 0.66628; arithmetic, not a run): the part fails for "
+          "the bigram level scaled by +3.3 % or more or by -7.4 % or more (the allowance "
+          "moves with it), so a rung needing both directions is 10 %; a scale of the "
+          "unigram level moves only the allowance.",
 )
-def _check_escape(params: dict, ctx: Context, *, target: str) -> Evidence:
+def _check_escape(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     """Fig. 4: from the authors' init the loss is at the bigram level by iteration 600.
-    ``params`` may name another (p, q, init, size) for the positive control."""
+
+    The level is the theory's: the basin ``rule`` (theory.markov.basin, Fig. 1b/d) at the
+    run's canonical start names the critical set the flow reaches (global: the bigram
+    level on Gamma*, local: the unigram line), by the seeds' majority (every seed reads
+    the same start under the authors' constant init; a tie is the rule's failure to name
+    one).  ``params`` may name another (p, q, init, size) for the positive control."""
     p, q = params.get("p", 0.5), params.get("q", 0.8)
     budget = _capped_size(ctx, params.get("size", "fig4"), params.get("size_profile"))
     config = nm.adam_run_config(p, q, params.get("init", "authors_fig4"), budget,
                                 params["seed"])
     res = nm.run_full(config, cache=ctx.cache, device=ctx.device)
+    labels = _start_basins(rule, res, p, q)
+    n_global = labels.count("global")
+    if 2 * n_global == len(labels):
+        raise InadmissibleTheory(f"the basin rule splits the seeds' starts evenly ({labels})")
+    basin_label = "global" if 2 * n_global > len(labels) else "local"
     uni, bi = _levels(2, p, q)
-    pred, other = (bi, uni) if target == "bigram" else (uni, bi)
+    pred, other = (bi, uni) if basin_label == "global" else (uni, bi)
     at = int(np.searchsorted(res.steps, min(_CHECKPOINT, res.run.steps)))
-    part = _judge(_level_part("loss at iteration 600 vs predicted level", pred, other, res, at),
+    part = _judge(_level_part("loss at iteration 600 vs predicted level", pred, other, res, at,
+                              basin=basin_label, start_basins=labels),
                   budget, params, about="figure")
     return Evidence((part,), {"unigram": uni, "bigram": bi, "seconds": res.seconds,
+                              "canonical_start": {
+                                  "e": res.canonical[:, 0, 0].tolist(),
+                                  "w": res.canonical[:, 0, 1].tolist()},
                               "model": "table" if not config.config.scalar_head else "linear",
                               "d": config.config.d, "N": config.config.seq_len,
                               "steps": res.steps.tolist(),
@@ -1180,7 +1237,8 @@ _TRACKS_WINDOW = ("Compared up to the first ReLU kink of the restriction (s = 0 
                   "give, and its first GD step with the restriction's velocity.  The third "
                   "example starts at b0 = 0.5 (it was b0 = 0 in all three, where a slip in "
                   "the read-out or the map of b cannot show); w0 > 0 keeps it in the local "
-                  "basin whatever b0 (sign(w) is invariant and u >= 0 > u* there).")
+                  "basin whatever b0 (sign(w) is invariant and u >= 0 > u* there).  "
+                  "Resolution (`tdcheck mutate markov --resolution`, quick, ece1fba): 1 %.")
 
 
 def _tracks_theory_on_ladder(theory: str, p, q, e0, w0, b0, size: dict):
@@ -1344,7 +1402,7 @@ def _tracks_init(runs: list, lrs, info: dict, off: float, p, q, e0, w0, b0) -> t
     id="canonical_tracks_full",
     statement="from a rank-one init with inert attention, full-model GD (t = lr * "
               "steps) follows the exact rank-one restriction (e, s, c1, c2, b) of its "
-              "gradient flow: the logit error is first order in the step, and the full "
+              "gradient flow (the restriction is our derivation): the logit error is first order in the step, and the full "
               "model's logit trajectory extrapolated to step 0 is the restriction's",
     source="the reviewers' request for a full-vs-canonical comparison (the authors' answer: "
            "Markov-Simple/figures/loss-comparison.py); theory.markov.rank_one_system (our "
@@ -1438,11 +1496,6 @@ def _run_ended(time: np.ndarray, gap: np.ndarray, u_star: float, rounding: float
     premise = window <= 0.5 * abs(u_h - u_q) + rounding
     ended = premise and min(abs(u_end), abs(u_end - u_star)) <= moved + rounding
     return u_q, u_h, moved, premise, ended, window
-
-
-def _swapped_rule(e, w, p, q):
-    """Control: the basin rule of the other regime (p, q) -> (1 - p, 1 - q)."""
-    return tm.basin(e, w, 1 - p, 1 - q)
 
 
 _END_CODE = {"global": 1.0, "local": 0.0, "undecided": math.nan}
@@ -1561,6 +1614,15 @@ def _resemble_full_end_set(res, predicted: str, p, q, u_star: float, u_full: flo
             end_model + ".  Not decided here: the descent premise fails (the loss rose by "
             f"{rise_after:.3g} after falling below H(pi)), so the 'global' reading is not "
             "available", details=end_details, kind="simulation")
+    if seen_full == "global" and not ended and end_details["below_unigram_at_start"]:
+        # issue 32, item 6 (a referee read, stop 66): the descent reading of a start already
+        # below H(pi) is 'global' whatever the dynamics do, so it decides nothing
+        return Part.bounded(
+            name, _END_CODE[predicted], _END_CODE[seen_full], end_err, 0.0,
+            max(1.0, end_err), 0.0,
+            end_model + ".  Not decided here: the run has not ended by t_end and it started "
+            "below H(pi), so its 'global' reading rests on the start alone",
+            details=end_details, kind="simulation")
     return Part(name, _END_CODE[predicted], _END_CODE[seen_full], end_err, 0.0, end_model,
                 details=end_details, kind="simulation")
 
@@ -1653,7 +1715,21 @@ def _resemble_full_end_set(res, predicted: str, p, q, u_star: float, u_full: flo
           "down from E_sep - 0.1), 11.8 % (E_sep scaled, either side) or 13.4 % (E scaled up "
           "from E_sep + 0.1): for energy and separatrix_energy the ladder's next rung, 20 %, "
           "is the best any start in the region can give (arithmetic on the closed forms, "
-          "not a run).",
+          "not a run).  Stop 66 (a referee read): (1) the functions that hold the measured "
+          "> 50 % (ece1fba's run) are not those three, which the engine leaves out "
+          "(not_in_simulation_parts, with gap, ff_gain and logits), but unigram_loss and "
+          "the two under it (binary_entropy, stationary_distribution): H(pi) is the "
+          "threshold of the full model's descent reading (a run below H(pi) reads "
+          "'global'), a label read-out whose scale changes a label only where it crosses a "
+          "run's end loss or contradicts the nearest-set reading, so no size of run brings "
+          "it to 5 %; the one quantitative prediction the simulation parts compare, the end "
+          "gap against optimal_gap, is rejected at 1 %.  (2) A run that has not ended and "
+          "started below H(pi) no longer reads 'global' by its start: its end-set part is "
+          "not decided (inconclusive), so no example can hold by the descent alone (item 6 "
+          "of the issue); at quick every pinned run has ended, so no verdict there changes.  "
+          "(3) The 0.1 band and e0 >= 0.5 of the region are chosen (the band as the model "
+          "mismatch of the b*-flow's basins against the trained bias; e0 from the tracks "
+          "claim's window), not derived from a bound on E's drift; said so.",
 )
 def _check_resemble(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     """Integrate the (e, w, b) ODE (b trained, theory.markov.system) and run full-model GD
@@ -1769,7 +1845,7 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
 
 @claim(
     id="canonical_metric_path",
-    statement="[our strengthening, not the paper's statement: narrowed to parameter space "
+    statement="[our narrowing, not the paper's statement: narrowed to parameter space "
               "after its first quick run, beside the finding in notes] from a "
               "rank-one init, full-model GD read in the canonical coordinates (its "
               "orthogonal projection onto the canonical family, in parameter space) starts "
@@ -1825,9 +1901,15 @@ def _metric_norm(delta: np.ndarray, n_targets: int) -> np.ndarray:
           "11.3x at p = 0.5, q = 0.8 (0.2824 against 0.0249) and 25.2x from (0.5, 0.3, 0.5) at "
           "p = 0.5, q = 0.8 (-0.2142 against -0.00849); over the ladder to T = 0.4 full GD's "
           "u moves from -0.823 to -0.216 while the flow's moves from -0.977 to -0.830 (first "
-          "example).  The statement above is our strengthening in parameter space, which "
+          "example).  The statement above is our narrowing to parameter space, which "
           "the same run holds: path-gap order 1.887, 1.961, 1.980 against 2 (allowance 0.5), "
-          "first step to 1e-13.",
+          "first step to 1e-13.  Stop 66 (a referee read): the word was 'strengthening'; "
+          "the statement is narrower than the one it replaced, so it now says narrowing.  "
+          "The function-space finding stays in details, not a part: the statement it "
+          "refutes was not kept, and a refutation here must quote the statement it refutes "
+          "(the paper's own 'closely resemble' is judged on end sets by "
+          "markov.canonical_ode_resembles_full).  Resolution (`tdcheck mutate markov "
+          "--resolution`, quick, ece1fba): 1 %.",
 )
 def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
     """Full-model GD at steps h and h/2 from the rank-one image of (e0, w0, b0), projected
@@ -1931,16 +2013,12 @@ def _check_metric_path(params: dict, ctx: Context, *, metric: str) -> Evidence:
         "flow_end": flow[-1].tolist(), "full_projected_end": proj[-1][-1].tolist()})
 
 # ---------------------------------------------------------------------- 10. low rank
-def _rank_one_e1(start: float, d: int) -> float:
-    """W_1's E_1 on the rank-one manifold the canonical solution lives on
-    (theory.markov.rank_one_energy at the run's width d), whatever its value at init."""
-    return real(tm.rank_one_energy(1, d))
-
-
 def _figure_e1(start: float, d: int) -> float:
-    """W_V's E_1 as the authors' energy figure draws it at the end of training: rank one.
-    No theory of ours predicts it (on the canonical family W_V = 0: the attention is
-    inert, and a zero matrix has no E_1), so this is the figure's reading, said as such."""
+    """The E_1 the authors' energy figures draw for W_1 (from its first records) and W_V (at
+    the end of training): rank one, E_1 = 1, the statement's "up to 10 %" being the part's
+    allowance.  A reading of the figures, not a theory: on the canonical family W_1 is rank
+    one by construction (E_1 = 1 identically) and W_V = 0, so nothing derived predicts
+    whether training from a random init gets there."""
     return 1.0
 
 
@@ -1951,18 +2029,17 @@ def _e1_at_init(start: float, d: int) -> float:
 
 @claim(
     id="low_rank_emerges",
-    statement="from random init W_1 is rank one up to 10% of its energy (E_1 >= 0.9) over "
-              "the whole window from iteration 100 to the end, and W_V by the end of "
-              "training (E_1 >= 0.9 at the last iteration)",
+    statement="empirical (the authors' energy figures): from random init W_1 is rank one "
+              "up to 10% of its energy (E_1 >= 0.9) over the whole window from iteration 100 "
+              "to the end, and W_V by the end of training (E_1 >= 0.9 at the last iteration)",
     source="the authors' energy figures (Markov-Simple/figures/energy1.py for W_V, "
            "energy2.py for W_1, committed at f3a2ec1; cited here as the paper's Fig. 5, a "
-           "placement the paper text available to us does not confirm); W_1's predicted "
-           "E_1 is that of the rank-one manifold the canonical solution lives on "
-           "(theory.markov.rank_one_energy, our derivation), W_V's the figure's reading "
-           "(no theory of ours predicts it)",
-    kind="reduced-vs-full",
+           "placement the paper text available to us does not confirm); the figures' "
+           "reading, rank one, for both matrices: no theory of the paper or of ours predicts "
+           "that a random init becomes rank one (the canonical model assumes it)",
+    kind="empirical",
     strategy=_distinguishable_pq(),
-    theory={"prediction": _rank_one_e1, "w_v": _figure_e1},
+    theory={"prediction": _figure_e1, "w_v": _figure_e1},
     control={"prediction": _e1_at_init, "w_v": _e1_at_init},
     control_description="no structure emerges: E_1 stays at its value at init",
     expected="holds",
@@ -1992,13 +2069,19 @@ def _e1_at_init(start: float, d: int) -> float:
           "reports them without judging.  The earlier positive control started from the "
           "authors' constant initialisation, where W_1 is rank one by construction; it is "
           "replaced by W_1 from Gaussian init.  Issue 32: W_1's predicted E_1 was a "
-          "function returning 1.0; it is now theory.markov.rank_one_energy, the energy of W_1 "
-          "on the rank-one manifold the canonical solution lives on (W_1 = c1 u alpha^T), "
-          "derived from the Gram matrix's eigenvalues; W_V's predicted value is the figure's "
-          "reading, said so (on the canonical family W_V = 0).  Still judged only at the "
-          "figures' configuration (the figure rule of verify.markov._judged); sizing a "
-          "CPU-decidable run needs the per-seed spread of the window minimum at that "
-          "configuration, which no run has measured yet, so no size is planned.  "
+          "function returning 1.0; a later session made it theory.markov.rank_one_energy, "
+          "the E_1 of W_1 on the rank-one manifold the canonical solution lives on.  A "
+          "referee read (stop 66) graded that defective: the E_1 of any rank-one matrix is "
+          "1, so the function had no content a slip of the paper's theory could move, and "
+          "W_V's value was the figure's reading anyway.  The claim is now what it always "
+          "was, the authors' figures' observation: kind empirical, both predictions the "
+          "figures' reading (E_1 = 1, allowance 0.1), the control the null (no structure "
+          "emerges: E_1 stays at its init value), and rank_one_energy is removed from "
+          "theory.markov (no claim consumed anything else of it).  With no theory consumed "
+          "its resolution is n/a.  Judged only at the figures' configuration (the figure "
+          "rule of verify.markov._judged): the thorough run below decided it with its 16 "
+          "seeds (W_1's error interval [0.312, 0.370] against 0.1), so no other size is "
+          "planned.  "
           "Finding (thorough campaign from a clone at 5d7ea5d, judged 2026-12-05, "
           "results/thorough/markov/low_rank_emerges.md): refuted, not as expected.  W_V "
           "holds (end E_1 0.988 [0.985, 0.990] at p = 0.2, q = 0.3), but W_1 leaves the "
@@ -2021,9 +2104,9 @@ def _check_low_rank(params: dict, ctx: Context, *, prediction: Callable,
     iteration 100 to the end of training, and E_1 of W_V by the end (the authors' energy
     figures).
 
-    ``prediction(E_1 at init, d)`` is the theory's E_1 of W_1 (theory.markov.rank_one_energy:
-    the rank-one manifold of the canonical solution); ``w_v(E_1 at init, d)`` is W_V's, the
-    authors' figure's reading (no theory of ours predicts W_V's rank).  The
+    ``prediction(E_1 at init, d)`` and ``w_v(E_1 at init, d)`` are W_1's and W_V's E_1 as
+    the authors' figures draw them (:func:`_figure_e1`; the control: the value at init).
+    The
     statistic is seed-level: for W_1 each seed's lowest E_1 over the window (a run stays
     rank one only if its worst time does), for W_V each seed's last E_1, averaged over
     seeds with a Student-t interval.  One
@@ -2130,12 +2213,19 @@ def _fraction_part(name: str, hits: np.ndarray, error_model: str, **details) -> 
     lo = float(beta.ppf(0.005, k, n - k + 1)) if k > 0 else 0.0
     hi = float(beta.ppf(0.995, k + 1, n - k)) if k < n else 1.0
     frac = k / n
-    return Part.bounded(
+    part = Part.bounded(
         name, 1.0, frac, 1.0 - frac, 1.0 - hi, 1.0 - lo, 0.5,
         error_model + "; the fraction with an exact Clopper-Pearson 99 % interval over "
         "seeds.  Allowance 0.5: it holds if most seeds do (an error 1 - fraction below 1/2)",
         details={"seeds": n, "hits": k, "fraction": frac, "fraction_interval": [lo, hi],
                  **details}, kind="simulation")
+    if n < _FRACTION_SEEDS:
+        # every caller's rule (a referee read, stop 66, found multi_state's positive control
+        # judged at 4 seeds, where it could never pass)
+        part = _reported(part, f"{n} seeds: below {_FRACTION_SEEDS} seeds the fraction's 99 "
+                               "% Clopper-Pearson interval always contains 1/2, so the part "
+                               "can neither pass nor fail")
+    return part
 
 
 def _partial_levels(states: int, p: float) -> dict:
@@ -2381,7 +2471,9 @@ NOTES_STATES = (
     "the drawn region), far outside every band, so it repeated the "
     "bigram part; which partition a seed off the bigram level is at is now in details.  "
     "The drawn region (S in 3..6, p in [0.05, 0.15]) is our extension of the one chain "
-    "the authors ran (drawn at ci and thorough only).")
+    "the authors ran (drawn at ci and thorough only).  Resolution (`tdcheck mutate markov "
+    "--resolution`, quick, ece1fba): 1 % (symmetric_unigram_loss, symmetric_bigram_loss, "
+    "binary_entropy).")
 
 
 def _initial_level_part(run: nm.FullRun, res: nm.FullRunResult, level: float, name: str,
@@ -2601,9 +2693,6 @@ def _check_partial_levels(params: dict, ctx: Context, *, levels: Callable) -> Ev
         at_bigram=[bool(lo <= ends["bigram"] <= hi) for lo, hi in zip(lower, upper,
                                                                       strict=True)],
         first_seed=seed, iteration=int(res.steps[-1]))
-    if final.size < _FRACTION_SEEDS:
-        part = _reported(part, f"{final.size} seeds: below {_FRACTION_SEEDS} seeds the "
-                               "fraction's 99 % Clopper-Pearson interval always contains 1/2")
     return Evidence((initial, part), {"seconds": res.seconds})
 
 
