@@ -124,3 +124,63 @@ def test_seeds_power_plans_the_fewest_seeds_with_power_09():
     assert vm._fraction_pass_power(17, 0.9) < 0.9 <= vm._fraction_pass_power(18, 0.9)
     assert vm.partial_levels_power("test") is None
     assert vm.states_levels_power("quick").needed == 15
+
+
+def test_a_run_below_the_unigram_loss_from_its_start_confirms_no_global_prediction():
+    """canonical_ode_resembles_full's end set on a run that has not ended (stop 66): a start
+    already below H(pi) reads 'global' by descent whatever the dynamics, so a 'global'
+    prediction is not decided there; a 'local' prediction is still refuted (a descending
+    run below H(pi) cannot reach the unigram line); a start above H(pi) that descends
+    below it decides 'global'."""
+    from theory import markov as tm
+
+    p, q = 0.2, 0.3
+    h_pi = float(tm.unigram_loss(p, q))
+    u_star = float(tm.optimal_gap(p, q))
+    below = SimpleNamespace(loss=np.linspace(h_pi - 0.01, h_pi - 0.05, 11))
+    above = SimpleNamespace(loss=np.linspace(h_pi + 0.05, h_pi - 0.05, 11))
+    status = {
+        (name, predicted): vm._resemble_full_end_set(res, predicted, p, q, u_star, 0.5,
+                                                     ended=False).status
+        for name, res in (("below", below), ("above", above))
+        for predicted in ("global", "local")}
+    assert status == {("below", "global"): "inconclusive", ("below", "local"): "fail",
+                      ("above", "global"): "pass", ("above", "local"): "fail"}
+
+
+def test_good_init_escapes_reads_its_level_from_the_basin_rule_at_the_canonical_start():
+    """good_init_escapes (stop 66): the authors' Fig. 4 constants read (e, w) = (sqrt 2, -16)
+    at the start, the paper's rule puts that in Gamma*'s basin and the control's (the other
+    regime's) in the local one; a rule that raises or names no basin is the theory's
+    failure (InadmissibleTheory), not a crash; a run with no record at iteration 0 is."""
+    import pytest
+
+    from theory import markov as tm
+    from theory.flow import InadmissibleTheory
+
+    start = np.zeros((3, 2, 9))
+    start[:, 0, :2] = (np.sqrt(2.0), -16.0)
+    res = SimpleNamespace(canonical=start, steps=np.array([0, 50]))
+    assert vm._start_basins(tm.basin, res, 0.5, 0.8) == ["global"] * 3
+    assert vm._start_basins(vm._swapped_rule, res, 0.5, 0.8) == ["local"] * 3
+
+    def raises(e, w, p, q):
+        raise ZeroDivisionError("slip")
+
+    for rule in (raises, lambda e, w, p, q: "saddle"):
+        with pytest.raises(InadmissibleTheory):
+            vm._start_basins(rule, res, 0.5, 0.8)
+    with pytest.raises(ValueError):
+        vm._start_basins(tm.basin, SimpleNamespace(canonical=start, steps=np.array([50, 100])),
+                         0.5, 0.8)
+
+
+def test_a_fraction_over_fewer_than_eight_seeds_is_reported_not_judged():
+    """Below 8 seeds the 99 % Clopper-Pearson lower end of 'all seeds hit' is under 1/2, so
+    the part could never pass: every fraction part reports it instead (stop 66; multi_state's
+    positive control at the test profile's 4 seeds)."""
+    four = vm._fraction_part("x", np.ones(4, dtype=bool), "test")
+    eight = vm._fraction_part("x", np.ones(8, dtype=bool), "test")
+    assert not four.measured and four.status == "inconclusive"
+    assert "reported, not judged" in four.error_model
+    assert eight.measured and eight.status == "pass"
