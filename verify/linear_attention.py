@@ -108,6 +108,7 @@ __all__ = [
     "COMPARISON_CONFIDENCE",
     "COMPARISON_PILOT",
     "COMPARISON_POWER",
+    "CORRELATED_LOSS_TOLERANCE",
     "DEPTH_FIRST_SEED",
     "DEPTH_PILOT",
     "FIT_CALIBRATED_PROMPTS",
@@ -416,9 +417,11 @@ def excess_bound(excess: float, curvature: float, grad_norm: float, value_scale:
 
 
 def _relative_deviation(name: str, claimed: float, observed: float, se: float,
-                       error_model: str, kind: str, confidence: float = 0.99) -> Part:
-    """``|observed - claimed| / |claimed|`` against :data:`PRECISION`, ``observed`` a Monte
-    Carlo estimate of s.e. ``se`` (normal interval at ``confidence``, clipped at 0).
+                       error_model: str, kind: str, confidence: float = 0.99,
+                       tolerance: float = PRECISION) -> Part:
+    """``|observed - claimed| / |claimed|`` against ``tolerance`` (:data:`PRECISION` unless
+    a part derives a finer one), ``observed`` a Monte Carlo estimate of s.e. ``se`` (normal
+    interval at ``confidence``, clipped at 0).
 
     The allowance "1 % of the value" is a relative precision: held as a relative error, its
     tolerance is the constant :data:`PRECISION` for every theory, where 1 % of the claimed
@@ -437,7 +440,7 @@ def _relative_deviation(name: str, claimed: float, observed: float, se: float,
         lower = upper = math.nan
     else:
         lower, upper = max(0.0, err - q * rel_se), err + q * rel_se  # inf stays inf
-    return Part.bounded(name, claimed, observed, err, lower, upper, PRECISION, error_model,
+    return Part.bounded(name, claimed, observed, err, lower, upper, tolerance, error_model,
                         confidence=confidence, details={"se": float(se), "relative_se": rel_se},
                         se=rel_se if math.isfinite(rel_se) else None, kind=kind)
 
@@ -615,6 +618,18 @@ ONE_LAYER_FIT_PILOT = {
 }
 
 
+#: The margin of one_layer_optimum's correlated loss part.  That part holds the fitted
+#: model's Monte Carlo loss to one_layer_loss at the same fitted Gamma, an exact expectation,
+#: so no model mismatch enters it and its margin is what the evaluation affords to resolve.
+#: A quarter of PRECISION puts a 1 % whole-output error of the moments the loss consumes
+#: beyond it (at Gamma*(Sigma): moment4 x 1.01 moves the loss by 0.90 %,
+#: sample_cov_second_moment x 1.01 by 3.86 %; computed in stop 66).  Design change of stop 66,
+#: said so: stop 65's `tdcheck mutate linear_attention` left moment4's [0] x 1.05 (1.26 % of
+#: this loss) and sample_cov_second_moment's [5] x 1.05 (0.66 %) inconclusive under the 1 %
+#: margin; the evaluation prompts follow from the power calculation at this margin.
+CORRELATED_LOSS_TOLERANCE = PRECISION / 4
+
+
 # The claim's fit parts once all are judged (thorough): the correlated loss, and per
 # covariate law (sphere, Gamma) the scale and the loss.  The power is joint over them (the
 # laws' prompt streams are disjoint, ``numerics.linear_attention._LAW_STREAM``).
@@ -624,17 +639,19 @@ ONE_LAYER_FIT_PARTS = 5
 def one_layer_fit_sizes_needed(law: str, power: float = 0.9,
                                parts: int = ONE_LAYER_FIT_PARTS) -> dict[str, int]:
     """Fit prompts (whole thousands) and evaluation prompts (whole chunks of 20 000) at
-    which ``parts`` independent parts judged at :data:`PRECISION` with 99 % intervals all
-    pass with probability ``power`` when the theory is exact.
+    which ``parts`` independent parts judged at their tolerance tau with 99 % intervals all
+    pass with probability ``power`` when the theory is exact (tau: :data:`PRECISION`, the
+    correlated loss part's :data:`CORRELATED_LOSS_TOLERANCE`).
 
     A part's error is |Z| s (s its relative s.e.) and it passes when |Z| s + z_0.995 s <=
-    PRECISION, i.e. |Z| <= t with t = PRECISION / s - z_0.995: probability 2 Phi(t) - 1.
+    tau, i.e. |Z| <= t with t = tau / s - z_0.995: probability 2 Phi(t) - 1.
     Each part needs 2 Phi(t) - 1 >= p = power^(1/parts), so t = Phi^-1((1 + p) / 2) (the
-    two-sided quantile at p) and s = PRECISION / (z_0.995 + t), scaled from
+    two-sided quantile at p) and s = tau / (z_0.995 + t), scaled from
     :data:`ONE_LAYER_FIT_PILOT` by s ~ 1 / sqrt(size)."""
     pilot = ONE_LAYER_FIT_PILOT[law]
     per_part = power ** (1 / parts)
-    target = PRECISION / (normal_quantile(0.99) + normal_quantile(per_part))
+    tau = CORRELATED_LOSS_TOLERANCE if law == "correlated" else PRECISION
+    target = tau / (normal_quantile(0.99) + normal_quantile(per_part))
     out = {"eval_prompts": int(math.ceil(pilot["eval_prompts"] * (pilot["eval_se"] / target)
                                          ** 2 / 20_000) * 20_000)}
     if "scale_se" in pilot:
@@ -705,9 +722,9 @@ def _fitted_loss_parts(fit: nl.FitResult) -> tuple[list[Part], dict | None]:
     E[Sigma_hat^2] (``sample_cov_second_moment``, ``moment4``); the torch side is the
     model's own forward on ``eval_prompts`` fresh prompts, averaged exactly over w*
     (label averaging), so the only gap is Monte Carlo noise, which the 99 % interval
-    carries.  Tolerance PRECISION (1 %), the row's precision for a loss, the same for check
-    and control; the evaluation prompts come from the power calculation
-    (:func:`one_layer_fit_sizes_needed`)."""
+    carries.  Tolerance :data:`CORRELATED_LOSS_TOLERANCE` (0.25 %: no model mismatch enters,
+    so the margin is what the evaluation resolves), the same for check and control; the
+    evaluation prompts come from the power calculation (:func:`one_layer_fit_sizes_needed`)."""
     gamma = sp.Matrix(_lemma1_gamma(fit.A[0]))
     claimed = _theory_float(la.one_layer_loss, gamma, sp.Matrix(_CORRELATED), 20)
     part = _relative_deviation(
@@ -716,7 +733,9 @@ def _fitted_loss_parts(fit: nl.FitResult) -> tuple[list[Part], dict | None]:
         "|torch loss of the fitted one-layer model on fresh prompts (exact over w*) - "
         "one_layer_loss(Gamma_fit, Sigma, n)| / one_layer_loss, Sigma = AhnPGD's spectrum "
         "rotated, n = 20; an exact expectation, so only the evaluation's noise (in the 99 % "
-        "interval); tolerance 1 % (PRECISION)", kind="simulation")
+        "interval); tolerance 0.25 % (CORRELATED_LOSS_TOLERANCE: no model mismatch enters, "
+        "so the margin is what the evaluation resolves, a quarter of PRECISION)",
+        kind="simulation", tolerance=CORRELATED_LOSS_TOLERANCE)
     return _judged_or_details(fit, "correlated", [part],
                               {"eval_prompts": fit.config.eval_prompts})
 
@@ -1011,7 +1030,16 @@ def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
           "0.239 %); its size was changed with the others, after those outcomes. The "
           "Monte Carlo parts at gamma* I draw both laws' contexts from one stream (seed + "
           "7: the Gamma contexts are the sphere directions times sqrt(G)), as before this "
-          "change.",
+          "change.  Stop 66 (design change, said so): the correlated loss part's margin is "
+          "now 0.25 % (CORRELATED_LOSS_TOLERANCE: the part compares an exact expectation "
+          "with its Monte Carlo estimate at the same fitted Gamma, so no model mismatch "
+          "enters; a quarter of PRECISION puts a 1 % whole-output slip of moment4 or "
+          "sample_cov_second_moment beyond it), after stop 65's mutate run left two single-"
+          "entry slips of those functions inconclusive under 1 %; its evaluation prompts "
+          "follow (4 120 000, of which the first 260 000 are those the earlier runs used).  "
+          "Its first quick run at this design (stop 66, seed 0, the code of this change): "
+          "passes, 0.022 % [0, 0.154 %] against 0.25 % (fit and evaluation 66 s at one "
+          "thread, idle).",
 )
 def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Callable,
                             rotation: Callable, optimum_loss: Callable,
@@ -1426,7 +1454,7 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     series = run.balance if sign < 0 else run.sum
     # Every relative error below is relative to the run's own ||mean Gamma(T)||, the same
     # number for check and control.
-    norm = float(np.linalg.norm(la.reduced_gamma(run.u[:, -1], run.U[:, -1]).mean(0)))
+    norm = float(np.linalg.norm(run.gamma[:, -1].mean(0)))
     sys = flow_of(lam, n)
     members = run.u.shape[0]
     parts = []
@@ -1482,7 +1510,7 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     disc = _ode_vs_map(run, y0, norm)
     return Evidence(tuple(parts), {"members": members, "lr": lr, "ode_vs_map": disc,
                                    "to_claimed_limit": float(np.linalg.norm(
-                                       la.reduced_gamma(run.u[:, -1], run.U[:, -1]).mean(0)
+                                       run.gamma[:, -1].mean(0)
                                        - gamma_star) / norm)})
 
 
@@ -1626,7 +1654,7 @@ def _converged_limit_parts(seed: int, ctx: Context, size: str | None, limit: Cal
     except Exception as exc:  # any failure of a wrong theory is its failure, not ours
         raise InadmissibleTheory(f"balanced_limit gave no (u, U): {type(exc).__name__}: "
                                  f"{exc}") from exc
-    g_full = la.reduced_gamma(run.u[:, -1], run.U[:, -1])  # [M, d, d]
+    g_full = run.gamma[:, -1]  # [M, d, d], read from the model (not reduced_gamma)
     members = g_full.shape[0]
     mean = g_full.mean(0)
     if u_mat.shape != mean.shape or not math.isfinite(u_inf) or u_inf == 0 \
@@ -1864,7 +1892,7 @@ def _map_parts(run: nl.ZFBResult, ref: np.ndarray, allow: dict[str, np.ndarray],
     recorded steps), with the allowance ``allow`` (:func:`_drift_allowance`, relative to
     ``norm`` = the run's ||mean Gamma(T)||): the member mean of Gamma along the record (RMS
     over t) and at T, and u(T) (the balanced split's scalar in the torch run itself)."""
-    g_full = la.reduced_gamma(run.u, run.U)  # [M, T, d, d]
+    g_full = run.gamma  # [M, T, d, d], read from the model (not reduced_gamma)
     members = g_full.shape[0]
     mean = g_full.mean(0)
     g_ref = _gamma_path(ref)
