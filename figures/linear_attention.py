@@ -140,7 +140,7 @@ def zfb_torch_vs_ode(out: Path, ctx: Context) -> list[Path]:
         sol = integrate(sys, y0, float(t[-1]), t_eval=t)
         gam_ode = np.diagonal(la.reduced_gamma(sol.y[0], sol.y[1:].T.reshape(-1, 3, 3)),
                               axis1=1, axis2=2)
-        gam_full = np.diagonal(la.reduced_gamma(run.u[m], run.U[m]), axis1=1, axis2=2)
+        gam_full = np.diagonal(run.gamma[m], axis1=1, axis2=2)  # the model's, read out
         for i in range(3):
             axes[0, 0].plot(t, gam_full[:, i], "o", ms=2, color=f"C{i}", alpha=0.6,
                             label=f"GD, Gamma_{i + 1}{i + 1}" if m == 0 else None)

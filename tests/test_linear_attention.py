@@ -159,6 +159,27 @@ def test_zfb_model_reduces_to_gamma(d, n, seed):
     torch.testing.assert_close(nl.zfb_forward(params, z), expected, rtol=1e-10, atol=1e-12)
 
 
+@given(st.integers(1, 4), st.integers(1, 10), st.integers(0, 1000))
+def test_zfb_gamma_reads_the_models_gamma_apart_from_the_theory(d, n, seed):
+    """numerics' read-out of the trained model's Gamma (``zfb_gamma``, ``ZFBResult.gamma``)
+    reproduces zfb_forward on the block family without calling the theory's reduced_gamma,
+    so a slip there moves only the theory side of balanced_flow's comparisons."""
+    from unittest import mock
+
+    cfg = nl.ICLConfig(d=d, n=n, layers=1)
+    g = torch.Generator().manual_seed(seed)
+    z, _ = nl.sample_prompts(cfg, g, batch=4)
+    params = nl.zfb_init(d, 0.7)(g)
+    params["PV"][d, d] = 1.3
+    x, y = z[:, :d, :n], z[:, d, :n]
+    h = torch.einsum("bin,bn->bi", x, y) / n
+    with mock.patch.object(la, "reduced_gamma", side_effect=AssertionError("theory called")):
+        gamma = torch.as_tensor(nl.zfb_gamma(params["PV"][d, d].numpy(),
+                                             params["KQ"][:d, :d].numpy()))
+    expected = torch.einsum("bi,ij,bj->b", z[:, :d, n], gamma, h)
+    torch.testing.assert_close(nl.zfb_forward(params, z), expected, rtol=1e-10, atol=1e-12)
+
+
 def test_softmax_attention_at_zero_scores_averages_all_keys():
     """A = 0: softmax weights are 1/(n+1) over all keys (the query included, before the mask),
     the mask drops the query's value and the 1/n factor stays (authors' attention())."""
@@ -724,6 +745,13 @@ def test_fitted_models_loss_is_held_to_one_layer_loss_and_a_wrong_loss_fails(mon
     assert parts == [] and "eval_prompts" in details["not_judged"]  # test size
     seen = details[name]
     assert seen["error"] < 4 * (seen["interval"][1] - seen["error"]) / 2.58
+    # at the power calculation's size the part is judged, at its own finer margin
+    from dataclasses import replace
+    sized = replace(fit, config=replace(fit.config, prompts=nl.SIZES.at(
+        "fit_correlated", "quick")["prompts"], eval_prompts=vl.one_layer_fit_sizes_needed(
+            "correlated")["eval_prompts"]))
+    (judged,), _ = vl._fitted_loss_parts(sized)
+    assert judged.name == name and judged.tolerance == vl.CORRELATED_LOSS_TOLERANCE == 0.0025
     orig = la.one_layer_loss
     monkeypatch.setattr(la, "one_layer_loss", lambda *a, **k: orig(*a, **k) * 1.1)
     assert vl._fitted_loss_parts(fit)[1][name]["error"] > 0.05

@@ -424,7 +424,8 @@ def _relative_deviation(name: str, claimed: float, observed: float, se: float,
     interval at ``confidence``, clipped at 0).
 
     The allowance "1 % of the value" is a relative precision: held as a relative error, its
-    tolerance is the constant :data:`PRECISION` for every theory, where 1 % of the claimed
+    tolerance is a constant for every theory (:data:`PRECISION`, or a part's derived finer
+    margin such as :data:`CORRELATED_LOSS_TOLERANCE`), where 1 % of the claimed
     value in absolute units would move with the theory under test (and shrink or grow the
     allowance of a wrong one).  The verdict is the same as that of the absolute form
     ``|observed - claimed| <= PRECISION |claimed|`` (both sides and the interval scaled by
