@@ -790,3 +790,91 @@ def test_a_near_cancelled_error_moving_by_rounding_is_no_move():
         [3.9941, 3.9940704574221915, 2.9e-05]]]}}
     assert not _moves_value(base, rounded)
     assert _moves_value(base, shifted)
+
+
+def test_tilt_scales_numeric_leaves_alternately():
+    value = ([np.array([[1.0, 2.0], [3.0, 4.0]])], 5.0, "label")
+    up = apply_mutation(value, (), "tilt+", 0.1)
+    down = apply_mutation(value, (), "tilt-", 0.1)
+    # the array is one leaf whose entries alternate; the next leaf takes the other sign
+    assert np.allclose(up[0][0], [[1.1, 1.8], [3.3, 3.6]]) and up[1] == pytest.approx(4.5)
+    assert np.allclose(down[0][0], [[0.9, 2.2], [2.7, 4.4]]) and down[1] == pytest.approx(5.5)
+    matrix = apply_mutation(sp.Matrix([[1, 2], [3, 4]]), (), "tilt+", 0.5)
+    assert matrix == sp.Matrix([[sp.Rational(3, 2), 1], [sp.Rational(9, 2), 2]])
+    assert up[2] == down[2] == "label"
+
+
+SHAPEROW_THEORY = '''
+"""A synthetic row whose one claim holds its theory only up to a free multiple."""
+__all__ = ["shape"]
+
+
+def shape():
+    return (1.0, 2.0, 3.0)
+'''
+
+SHAPEROW_CLAIMS = '''
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+import shaperow_theory as th
+from numerics.cache import run_function
+from verify.claims import Claim, Evidence, Example
+from verify.error_models import exact
+
+
+@dataclass(frozen=True)
+class Tiny:
+    c: float
+
+
+@run_function("shaperow.tiny", full_model=True, smoke=lambda: Tiny(1.0))
+def tiny(config):
+    return {"v": 7.0 * config.c * np.array([1.0, 2.0, 3.0])}
+
+
+def proportional(params, ctx, *, s):
+    """The observed vector against one free multiple of the claimed shape: the relative
+    residual within 3 %."""
+    v = tiny(Tiny(params["c"]), cache=ctx.cache)["v"]
+    t = np.array([float(x) for x in s()])
+    a = float(v @ t / (t @ t))
+    r = float(np.linalg.norm(v - a * t) / np.linalg.norm(v))
+    return Evidence((exact("v vs a multiple of the shape", 0.0, r, 0.03, "3 %",
+                           kind="simulation"),))
+
+
+def _claim(name, **fields):
+    return Claim.paired(proportional, id=f"shaperow.{name}", paper="shaperow",
+                        statement=name, source="synthetic", kind="reduced-vs-full",
+                        strategy=st.fixed_dictionaries({"c": st.just(1.0)}),
+                        theory={"s": th.shape}, control={"s": lambda: (1.0, 2.0, 4.0)},
+                        control_description="a near miss", cost="slow",
+                        examples=(Example({"c": 1.0}),), **fields)
+
+
+def claims():
+    return [_claim("scaled"),
+            _claim("tilted", shape_only={"shape": "held up to a free multiple"})]
+'''
+
+
+def test_resolution_tilts_a_function_held_only_up_to_a_multiple(tmp_path):
+    """A claim that fits a free multiple absorbs a whole-output scale (no rung moves its
+    part); declared shape_only, the ladder tilts the function instead and the 3 % part
+    rejects the 5 % tilts (a relative residual of 4.4 and 4.6 %), not the 2 % ones."""
+    (tmp_path / "shaperow_theory.py").write_text(textwrap.dedent(SHAPEROW_THEORY))
+    (tmp_path / "shaperow_claims.py").write_text(textwrap.dedent(SHAPEROW_CLAIMS))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(tmp_path))
+        mp.setenv("TDCHECK_CACHE_DIR", str(tmp_path / "cache"))
+        row = mutate_row("shaperow", "test", jobs=1, resolution_only=True,
+                         claims_module="shaperow_claims", theory_module="shaperow_theory")
+    res = row.resolution
+    assert res["shaperow.scaled"]["delta"] == "> 50 %"  # a scale moves r by rounding only
+    assert res["shaperow.tilted"]["delta"] == 0.05
+    assert res["shaperow.tilted"]["shape_only"] == {"shape": "held up to a free multiple"}
+    labels = [t["mutant"] for g in res["shaperow.tilted"]["rungs"] for t in g["tried"]]
+    assert "shape: output (numeric leaves alternately x 1.05 and x 0.95)" in labels

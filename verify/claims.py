@@ -503,7 +503,11 @@ class Claim:
     profile it does not plan); where it says a profile cannot decide, ``expected_for`` that
     profile must be ``inconclusive``, elsewhere the paper's outcome.  ``qualitative`` (a
     reason) marks a claim whose simulation parts judge only signs or orderings: ``tdcheck
-    mutate --resolution`` then reports "n/a: qualitative" for it.
+    mutate --resolution`` then reports "n/a: qualitative" for it.  ``shape_only`` maps a
+    consumed theory function to the reason the claim holds its output only up to a free
+    multiple (a statement of proportionality): a whole-output scale of it is then an
+    equivalent mutant, and ``tdcheck mutate --resolution`` tilts it instead (its numeric
+    leaves alternately times 1 + delta and 1 - delta).
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -530,6 +534,7 @@ class Claim:
     control_theory: Mapping[str, Any] = field(default_factory=dict)
     measured_at: str | None = None
     qualitative: str | None = None
+    shape_only: Mapping[str, str] = field(default_factory=dict)
     power: Callable[[str], PowerPlan | None] | None = None
 
     def plan(self, profile: str) -> PowerPlan | None:

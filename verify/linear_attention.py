@@ -2292,6 +2292,9 @@ def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int
                                     "layers": st.sampled_from([2, 3]), "seed": _SEEDS}),
     theory={"preconditioners": la.inverse_cov_preconditioners},
     control={"preconditioners": _identity_prior_preconditioners},
+    shape_only={"inverse_cov_preconditioners": "Thm 3 says A_l is proportional to "
+                "Sigma^-1: the fit takes one free multiple per layer, so a whole-output "
+                "scale of the claimed preconditioners is absorbed (an equivalent mutant)"},
     control_description="A_l proportional to Thm 1's Gamma*(Sigma), the optimum's "
                         "shape for w* ~ N(0, I) (wrong prior pairing; equal to the "
                         "theory's at Sigma = I)",

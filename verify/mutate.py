@@ -85,8 +85,10 @@ measures that, row by row:
 7. **Resolution** (``resolution=True``, ``tdcheck mutate --resolution``): for each claim
    with a simulation part, the smallest ``delta`` on :data:`LADDER` (1, 2, 5, 10, 20, 50 %)
    at which both whole-output scale mutants (every numeric leaf of the output times
-   ``1 + delta``, resp. ``1 - delta``) of every theory function the claim's simulation
-   parts consume are rejected (a simulation part that passed in the map run fails) by that claim's
+   ``1 + delta``, resp. ``1 - delta``; for a function the claim holds only up to a free
+   multiple, ``Claim.shape_only``, where a scale is an equivalent mutant, both tilts: the
+   numeric leaves alternately times ``1 + delta`` and ``1 - delta``, starting either way)
+   of every theory function the claim's simulation parts consume are rejected (a simulation part that passed in the map run fails) by that claim's
    simulation parts, with the claim's check alone (no controls) on every example.  Each
    function climbs the ladder on its own first (its ``+delta`` mutant, then its ``-delta``
    one; a rung stops at the first mutant not at least weakly rejected, and the function
@@ -339,6 +341,31 @@ def _scale_every_leaf(value: Any, op: str, delta: float) -> Any:
     return value
 
 
+def _tilt_every_leaf(value: Any, op: str, delta: float) -> Any:
+    """``value`` with its numeric leaves alternately times 1 + delta and 1 - delta (``tilt+``
+    starts with 1 + delta, ``tilt-`` with 1 - delta; a float array's entries alternate
+    within it, :func:`_tilt_leaf`): the resolution's mutant of a function
+    a claim holds only up to a free multiple (``Claim.shape_only``), where a whole-output
+    scale would be absorbed; a relative error delta in every leaf that no single multiple
+    undoes."""
+    up = op == "tilt+"
+    for path, kind in leaves(value):
+        if kind == "numeric":
+            value = apply_mutation(value, path, "leaftilt+" if up else "leaftilt-", delta)
+            up = not up
+    return value
+
+
+def _tilt_leaf(value: Any, op: str, delta: float) -> Any:
+    """One leaf of a tilt: a float array's entries alternately times 1 + delta and 1 - delta
+    (starting as ``op`` says; an array is one leaf to :func:`leaves`), any other leaf scaled."""
+    up = op == "leaftilt+"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and value.size > 1:
+        signs = np.where(np.arange(value.size) % 2 == 0, 1.0, -1.0) * (1.0 if up else -1.0)
+        return value * (1.0 + delta * signs).reshape(value.shape)
+    return _op(value, "scale+" if up else "scale-", delta)
+
+
 def _order(n: int, op: str) -> list[int]:
     idx = list(range(n))
     if n < 2:
@@ -390,6 +417,10 @@ def _op(value: Any, op: str, delta: float) -> Any:
         return _permute(value, op)
     if op in ("all+", "all-"):
         return _scale_every_leaf(value, "scale+" if op == "all+" else "scale-", delta)
+    if op in ("tilt+", "tilt-"):
+        return _tilt_every_leaf(value, op, delta)
+    if op in ("leaftilt+", "leaftilt-"):
+        return _tilt_leaf(value, op, delta)
     if op == "swap":
         if isinstance(value, (bool, np.bool_)):
             return not value
@@ -467,7 +498,10 @@ def _label(path: Path_, op: str, delta: float) -> str:
         for s in path) or "output"
     what = {"scale+": f"x {1 + delta:g}", "scale-": f"x {1 - delta:g}",
             "all+": f"(every numeric leaf) x {1 + delta:g}",
-            "all-": f"(every numeric leaf) x {1 - delta:g}"}.get(op) or _OP_WORDS[op]
+            "all-": f"(every numeric leaf) x {1 - delta:g}",
+            "tilt+": f"(numeric leaves alternately x {1 + delta:g} and x {1 - delta:g})",
+            "tilt-": f"(numeric leaves alternately x {1 - delta:g} and x {1 + delta:g})",
+            }.get(op) or _OP_WORDS[op]
     return f"{where} {what}"
 
 
@@ -591,6 +625,7 @@ def _summary(result) -> dict:
             "parts": parts(result.worst),
             "kinds": {n: [v["kind"], v["status"]] for n, v in result.parts_seen.items()},
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
+            "shape_only": dict(result.claim.shape_only),
             "seconds": round(result.seconds, 3)}
 
 
@@ -1614,6 +1649,14 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                               "out before this claim's turn")
             return cid, entry
         limit = 10 * base.get("seconds", 0.0) + 60
+        shape_only = base.get("shape_only") or {}
+        if shape_only:
+            entry["shape_only"] = dict(shape_only)
+
+        def pair(f: str) -> tuple[str, str]:
+            """The ladder's two mutants of ``f``: whole-output scales, or tilts where the
+            claim holds f only up to a free multiple (``Claim.shape_only``)."""
+            return ("tilt+", "tilt-") if f in shape_only else ("all+", "all-")
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
             left = claim_end - time.perf_counter()
@@ -1677,7 +1720,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                 if out_of_time():
                     per_fn[f], settled = f"not settled at {100 * d:g} %", False
                     break
-                result = rung(d, [(f, "all+"), (f, "all-")], f)
+                result = rung(d, [(f, op) for op in pair(f)], f)
                 if result in ("rejected", "weak") and weak_fn[f] is None:
                     weak_fn[f] = d
                 if result == "rejected":
@@ -1716,14 +1759,14 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             # function there (and up the ladder from it if one is not rejected there)
             delta = "> 50 %"
             top = max(numeric)
-            order = [(f, op) for f in fns if per_fn[f] != top for op in ("all+", "all-")]
+            order = [(f, op) for f in fns if per_fn[f] != top for op in pair(f)]
             for d in [x for x in LADDER if x >= top]:
                 if out_of_time():
                     delta = (f"not settled: its share of the resolution's time budget "
                              f"({share:.0f} of {budget:.0f} s) ran out before the "
                              f"{100 * d:g} % rung")
                     break
-                others = order if d == top else [(f, op) for f in fns for op in ("all+", "all-")]
+                others = order if d == top else [(f, op) for f in fns for op in pair(f)]
                 result = rung(d, others, None) if others else "rejected"
                 if result == "rejected":
                     delta = d
