@@ -2343,7 +2343,12 @@ def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int
           "first layer's drops from 12 000 to 24 000 (by 0.69 +- 0.30 %), the second's "
           "change (0.24 +- 0.39 %) is noise, and a remainder near 0.9 %, 4 s.e. from zero at "
           "24 000 and not shrinking at 48 000, is not what a 1/P bias of the minimiser "
-          "alone gives; still reported, not judged.",
+          "alone gives; still reported, not judged.  Resolution (stop 66, `tdcheck mutate "
+          "linear_attention --resolution-only` at quick on f6c6387, idle): 2 %, by tilting "
+          "inverse_cov_preconditioners (shape_only: a whole-output scale is absorbed by the "
+          "free multiples, so it read > 50 % before); gd_floor, gd_loss, gd_preconditioners "
+          "and trace_moments enter only through the steps, which the free multiples absorb, "
+          "so no simulation part takes them.",
 )
 def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
                                      preconditioners: Callable) -> Evidence:
