@@ -231,14 +231,13 @@ def spread(c):
     return 2.0 * abs(c)
 '''
 
-SIMROW_CLAIMS = '''
-"""Synthetic claims on simrow_theory: each built to answer mutants in one known way."""
+#: the synthetic rows' shared head: imports and the tiny "full model"'s config
+_SYNTHETIC_HEAD = '''
 from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
 
-import simrow_theory as th
 from numerics.cache import run_function
 from verify.claims import Claim, Evidence, Example, Part
 from verify.error_models import exact, worst_member
@@ -247,7 +246,12 @@ from verify.error_models import exact, worst_member
 @dataclass(frozen=True)
 class Tiny:
     c: float
+'''
 
+SIMROW_CLAIMS = '''
+"""Synthetic claims on simrow_theory: each built to answer mutants in one known way."""
+import simrow_theory as th
+''' + _SYNTHETIC_HEAD + '''
 
 @run_function("simrow.tiny", full_model=True, smoke=lambda: Tiny(1.0))
 def tiny(config):
@@ -814,21 +818,8 @@ def shape():
 '''
 
 SHAPEROW_CLAIMS = '''
-from dataclasses import dataclass
-
-import numpy as np
-from hypothesis import strategies as st
-
 import shaperow_theory as th
-from numerics.cache import run_function
-from verify.claims import Claim, Evidence, Example
-from verify.error_models import exact
-
-
-@dataclass(frozen=True)
-class Tiny:
-    c: float
-
+''' + _SYNTHETIC_HEAD + '''
 
 @run_function("shaperow.tiny", full_model=True, smoke=lambda: Tiny(1.0))
 def tiny(config):
