@@ -579,6 +579,21 @@ def test_balanced_flow_torch_parts_are_powered_to_reject_the_n_plus_1_control():
         assert any(m is not None and m <= members for _, m in plan.values()), profile
 
 
+def test_balanced_flow_scale_members_is_the_control_calculation_for_the_ladders_flows():
+    """The resolution's power calculation (stop 66): the ladder's +/- 5 % flows lie beyond
+    the RMS map part's tolerance at ci's configuration by enough that a handful of members
+    rejects each; a smaller scale needs more members, and 1 % lies inside the tolerance
+    (no member count)."""
+    from verify import linear_attention as vl
+
+    rms = "Gamma(t) of torch GD tracks the GD map of the flow (RMS over t)"
+    five, two = (vl.balanced_flow_scale_members("ci", d) for d in (0.05, 0.02))
+    for sign in "+-":
+        assert five[sign][rms][1] is not None and five[sign][rms][1] <= 8
+        assert two[sign][rms][1] > five[sign][rms][1]
+    assert vl.balanced_flow_scale_members("ci", 0.01)["+"][rms][1] is None
+
+
 def test_a_flow_that_ascends_the_loss_is_inadmissible_not_integrated_for_minutes(monkeypatch):
     """A sign-flipped one_layer_loss makes balanced_flow ascend and blow up; before the escape
     bound, LSODA crawled towards the blow-up for the whole of a mutant's time limit (over
