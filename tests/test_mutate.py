@@ -745,6 +745,26 @@ def test_allowance_only_needs_cover():
     assert answers["e"]["delta"].startswith("n/a")  # no rung functions: covers nothing
 
 
+def test_placement_only_needs_cover_like_an_allowance():
+    """A declared placement leaves a claim's rung where another claim resolves it at 5 % or
+    finer, and is put back (its own rung counting) where none does."""
+    from verify.mutate import _cover_allowances
+
+    def entry(delta, rung, by, placement=()):
+        return {"delta": delta, "rung_functions": list(rung), "allowance_only": [],
+                "placement_only": list(placement), "weak_delta": delta,
+                "by_function": {f: {"delta": d, "weak_delta": d} for f, d in by.items()}}
+
+    answers = {"a": entry(0.01, ["f"], {"f": 0.01, "t0": "> 50 %"}, ["t0"]),
+               "b": entry(0.01, ["t0"], {"t0": 0.01}),
+               "c": entry(0.01, ["f"], {"f": 0.01, "u": 0.2}, ["u"])}
+    _cover_allowances(answers)
+    assert answers["a"]["delta"] == 0.01 and answers["a"]["placement_only"] == ["t0"]
+    assert "placement_uncovered" not in answers["a"]
+    assert answers["c"]["delta"] == 0.2 and answers["c"]["placement_uncovered"] == ["u"]
+    assert answers["c"]["rung_functions"] == ["f", "u"] and answers["c"]["unconfirmed"]
+
+
 def test_check_only_carries_every_examples_compared_values(tmp_path):
     """The resolution's mutant runs (_check_only) record every example's simulation-part
     values, as the map's baseline does (``compared``), so _moves_value can compare them."""
@@ -810,11 +830,15 @@ def test_tilt_scales_numeric_leaves_alternately():
 
 SHAPEROW_THEORY = '''
 """A synthetic row whose one claim holds its theory only up to a free multiple."""
-__all__ = ["shape"]
+__all__ = ["shape", "window"]
 
 
 def shape():
     return (1.0, 2.0, 3.0)
+
+
+def window():
+    return 1.0
 '''
 
 SHAPEROW_CLAIMS = '''
@@ -837,8 +861,21 @@ def proportional(params, ctx, *, s):
                            kind="simulation"),))
 
 
-def _claim(name, **fields):
-    return Claim.paired(proportional, id=f"shaperow.{name}", paper="shaperow",
+def placed(params, ctx, *, s):
+    """:func:`proportional` with the observed vector read through a window that moves its
+    middle entry by 1 % of the window's slip: a 50 % slip moves the residual by about 0.3 %,
+    which the 3 % part cannot see."""
+    v = tiny(Tiny(params["c"]), cache=ctx.cache)["v"]
+    v = v * (1 + 0.01 * (float(th.window()) - 1) * np.array([0.0, 1.0, 0.0]))
+    t = np.array([float(x) for x in s()])
+    a = float(v @ t / (t @ t))
+    r = float(np.linalg.norm(v - a * t) / np.linalg.norm(v))
+    return Evidence((exact("v vs a multiple of the shape", 0.0, r, 0.03, "3 %",
+                           kind="simulation"),))
+
+
+def _claim(name, check=proportional, **fields):
+    return Claim.paired(check, id=f"shaperow.{name}", paper="shaperow",
                         statement=name, source="synthetic", kind="reduced-vs-full",
                         strategy=st.fixed_dictionaries({"c": st.just(1.0)}),
                         theory={"s": th.shape}, control={"s": lambda: (1.0, 2.0, 4.0)},
@@ -848,7 +885,9 @@ def _claim(name, **fields):
 
 def claims():
     return [_claim("scaled"),
-            _claim("tilted", shape_only={"shape": "held up to a free multiple"})]
+            _claim("tilted", shape_only={"shape": "held up to a free multiple"}),
+            _claim("placed", check=placed, shape_only={"shape": "held up to a free multiple"},
+                   placement_only={"window": "places the read-out only"})]
 '''
 
 
@@ -869,3 +908,11 @@ def test_resolution_tilts_a_function_held_only_up_to_a_multiple(tmp_path):
     assert res["shaperow.tilted"]["shape_only"] == {"shape": "held up to a free multiple"}
     labels = [t["mutant"] for g in res["shaperow.tilted"]["rungs"] for t in g["tried"]]
     assert "shape: output (numeric leaves alternately x 1.05 and x 0.95)" in labels
+    # a declared placement that moves the compared value but no verdict leaves the ladder's
+    # rung; no claim of the row resolves `window`, so the cover puts it back (> 50 %)
+    placed = res["shaperow.placed"]
+    assert placed["by_function"]["window"]["moves_compared_values"]
+    assert placed["by_function"]["window"]["delta"] == "> 50 %"
+    assert placed["placement_declared"] == {"window": "places the read-out only"}
+    assert placed["placement_uncovered"] == ["window"] and placed["placement_only"] == []
+    assert placed["delta"] == "> 50 %"

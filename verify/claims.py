@@ -507,7 +507,11 @@ class Claim:
     consumed theory function to the reason the claim holds its output only up to a free
     multiple (a statement of proportionality): a whole-output scale of it is then an
     equivalent mutant, and ``tdcheck mutate --resolution`` tilts it instead (its numeric
-    leaves alternately times 1 + delta and 1 - delta).
+    leaves alternately times 1 + delta and 1 - delta).  ``placement_only`` maps a consumed
+    theory function to the reason it only places the comparison (where a time window ends,
+    where a grid lies) and the statement does not depend on it: ``tdcheck mutate
+    --resolution`` still measures its rung but leaves it out of the claim's, as for a
+    function that sizes an allowance, provided another claim of the row resolves it at 5 %.
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -535,6 +539,7 @@ class Claim:
     measured_at: str | None = None
     qualitative: str | None = None
     shape_only: Mapping[str, str] = field(default_factory=dict)
+    placement_only: Mapping[str, str] = field(default_factory=dict)
     power: Callable[[str], PowerPlan | None] | None = None
 
     def plan(self, profile: str) -> PowerPlan | None:

@@ -104,8 +104,11 @@ measures that, row by row:
    rung at 5 % or finer (:func:`_cover_allowances`; otherwise it is named in
    ``allowance_uncovered`` and its rung counts, not confirmed jointly; a claim covers a
    function through its own per-function rung, even where its joint confirmation ran out
-   of time).  A function one of whose mutants makes the check raise or time out stays in
-   the rung.  (The runner's drift
+   of time).  A function the claim declares in ``Claim.placement_only`` (it only places the
+   comparison, e.g. the end of a time window, and the statement does not depend on where)
+   is treated the same way, named in ``placement_only`` (uncovered: ``placement_uncovered``)
+   even where its mutants move the compared values.  A function one of whose mutants makes
+   the check raise or time out stays in the rung.  (The runner's drift
    test cannot stand in for that: under a mutant the check and the control share the
    patched module, so an allowance computed from it moves in both.)  The claim's answer is the largest of
    those rungs, confirmed
@@ -626,6 +629,7 @@ def _summary(result) -> dict:
             "kinds": {n: [v["kind"], v["status"]] for n, v in result.parts_seen.items()},
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
             "shape_only": dict(result.claim.shape_only),
+            "placement_only": dict(result.claim.placement_only),
             "seconds": round(result.seconds, 3)}
 
 
@@ -1652,6 +1656,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         shape_only = base.get("shape_only") or {}
         if shape_only:
             entry["shape_only"] = dict(shape_only)
+        placement = base.get("placement_only") or {}
+        if placement:
+            entry["placement_declared"] = dict(placement)
 
         def pair(f: str) -> tuple[str, str]:
             """The ladder's two mutants of ``f``: whole-output scales, or tilts where the
@@ -1738,8 +1745,14 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         if settled:
             entry["not_in_simulation_parts"] = sorted(f for f in fns if f not in moved)
             entry["allowance_only"] = sorted(f for f in fns if f in moved
-                                             and f not in moved_value)
-            fns = [f for f in fns if f in moved_value]
+                                             and f not in moved_value and f not in placement)
+            # a declared placement (Claim.placement_only) leaves the rung like an allowance,
+            # unless one of its mutants made the check raise or time out
+            raised = {r["function"] for r in entry["rungs"] if r["function"] and any(
+                t["verdict"] in ("defect", "timeout") for t in r["tried"])}
+            entry["placement_only"] = sorted(f for f in fns if f in moved and f in placement
+                                             and f not in raised)
+            fns = [f for f in fns if f in moved_value and f not in entry["placement_only"]]
             entry["rung_functions"] = fns
         numeric = [per_fn.get(f) for f in fns]
         if settled and fns and all(weak_fn.get(f) is not None for f in fns):
@@ -1793,11 +1806,12 @@ COVER_DELTA = 0.05
 
 
 def _cover_allowances(answers: dict[str, dict]) -> None:
-    """Put back into a claim's answer the allowance-only functions that no claim of the row
-    resolves at :data:`COVER_DELTA` (module docstring, 7.): an allowance sized by a function
-    nothing else pins down could hide a wrong one.  Such a function's own rung then counts
-    (the claim's answer is the worse of the two; not confirmed jointly), and it is named in
-    ``allowance_uncovered``."""
+    """Put back into a claim's answer the allowance-only (and declared placement-only)
+    functions that no claim of the row resolves at :data:`COVER_DELTA` (module docstring,
+    7.): an allowance sized, or a window placed, by a function nothing else pins down could
+    hide a wrong one.  Such a function's own rung then counts (the claim's answer is the
+    worse of the two; not confirmed jointly), and it is named in ``allowance_uncovered``
+    (``placement_uncovered``)."""
     covered: dict[str, float] = {}
     for e in answers.values():
         for f in e.get("rung_functions", ()):
@@ -1805,25 +1819,30 @@ def _cover_allowances(answers: dict[str, dict]) -> None:
             if isinstance(d, float):
                 covered[f] = min(covered.get(f, math.inf), d)
     for e in answers.values():
-        left = [f for f in e.get("allowance_only", ())
-                if covered.get(f, math.inf) > COVER_DELTA]
-        if not left:
-            continue
-        e["allowance_uncovered"] = left
-        e["allowance_only"] = [f for f in e["allowance_only"] if f not in left]
-        e["rung_functions"] = [*e.get("rung_functions", ()), *left]
-        weak = [e["by_function"][f].get("weak_delta") for f in left]
-        if e.get("weak_delta") is not None:
-            e["weak_delta"] = (max([e["weak_delta"], *weak])
-                               if all(isinstance(w, float) for w in weak) else None)
-        if not isinstance(e.get("delta"), float):
-            continue  # "> 50 %", not settled: already no better
-        own = [e["by_function"][f]["delta"] for f in left]
-        if all(isinstance(d, float) for d in own):
-            e["delta"] = max([e["delta"], *own])
-            e["unconfirmed"] = True  # the uncovered functions' rungs were not run jointly
-        else:
-            e["delta"] = "> 50 %"
+        for key in ("allowance", "placement"):
+            _put_back(e, key, [f for f in e.get(f"{key}_only", ())
+                               if covered.get(f, math.inf) > COVER_DELTA])
+
+
+def _put_back(e: dict, key: str, left: list[str]) -> None:
+    """:func:`_cover_allowances` for one claim's uncovered ``{key}_only`` functions."""
+    if not left:
+        return
+    e[f"{key}_uncovered"] = left
+    e[f"{key}_only"] = [f for f in e[f"{key}_only"] if f not in left]
+    e["rung_functions"] = [*e.get("rung_functions", ()), *left]
+    weak = [e["by_function"][f].get("weak_delta") for f in left]
+    if e.get("weak_delta") is not None:
+        e["weak_delta"] = (max([e["weak_delta"], *weak])
+                           if all(isinstance(w, float) for w in weak) else None)
+    if not isinstance(e.get("delta"), float):
+        return  # "> 50 %", not settled: already no better
+    own = [e["by_function"][f]["delta"] for f in left]
+    if all(isinstance(d, float) for d in own):
+        e["delta"] = max([e["delta"], *own])
+        e["unconfirmed"] = True  # the uncovered functions' rungs were not run jointly
+    else:
+        e["delta"] = "> 50 %"
 
 
 def _map_jobs(fn, items, jobs: int, backend: str, address: str | None, bar) -> list:
@@ -2168,6 +2187,12 @@ def _resolution_md(r: Mapping) -> list[str]:
                     f"{', '.join(e['allowance_uncovered'])}"
                     + ("; the claim's rung with them not confirmed jointly" if
                        e.get("unconfirmed") else "") + ")")
+        if e.get("placement_only"):
+            fns += (" (declared to place the comparison only, resolved by another claim at "
+                    f"5 %, not in the rung: {', '.join(e['placement_only'])})")
+        if e.get("placement_uncovered"):
+            fns += (" (declared to place the comparison only but resolved by no claim at 5 %, "
+                    f"so in the rung: {', '.join(e['placement_uncovered'])})")
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))
