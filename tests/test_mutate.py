@@ -763,6 +763,13 @@ def test_placement_only_needs_cover_like_an_allowance():
     assert "placement_uncovered" not in answers["a"]
     assert answers["c"]["delta"] == 0.2 and answers["c"]["placement_uncovered"] == ["u"]
     assert answers["c"]["rung_functions"] == ["f", "u"] and answers["c"]["unconfirmed"]
+    # a declared correction (Claim.correction_only) is covered by the same rule
+    more = {"a": dict(entry(0.01, ["f"], {"f": 0.01, "t0": 0.5}), correction_only=["t0"]),
+            "b": entry(0.01, ["t0"], {"t0": 0.01}),
+            "c": dict(entry(0.02, ["f"], {"f": 0.02, "s": 0.5}), correction_only=["s"])}
+    _cover_allowances(more)
+    assert more["a"]["delta"] == 0.01 and more["a"]["correction_only"] == ["t0"]
+    assert more["c"]["delta"] == 0.5 and more["c"]["correction_uncovered"] == ["s"]
 
 
 def test_check_only_carries_every_examples_compared_values(tmp_path):

@@ -512,6 +512,9 @@ class Claim:
     where a grid lies) and the statement does not depend on it: ``tdcheck mutate
     --resolution`` still measures its rung but leaves it out of the claim's, as for a
     function that sizes an allowance, provided another claim of the row resolves it at 5 %.
+    ``correction_only`` does the same for a function whose output is a small correction to
+    the compared prediction (a slip delta of it moves the prediction by a small fraction of
+    delta), with the reason and the correction's size.
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
@@ -540,6 +543,7 @@ class Claim:
     qualitative: str | None = None
     shape_only: Mapping[str, str] = field(default_factory=dict)
     placement_only: Mapping[str, str] = field(default_factory=dict)
+    correction_only: Mapping[str, str] = field(default_factory=dict)
     power: Callable[[str], PowerPlan | None] | None = None
 
     def plan(self, profile: str) -> PowerPlan | None:

@@ -106,8 +106,11 @@ measures that, row by row:
    function through its own per-function rung, even where its joint confirmation ran out
    of time).  A function the claim declares in ``Claim.placement_only`` (it only places the
    comparison, e.g. the end of a time window, and the statement does not depend on where)
-   is treated the same way, named in ``placement_only`` (uncovered: ``placement_uncovered``)
-   even where its mutants move the compared values.  A function one of whose mutants makes
+   or in ``Claim.correction_only`` (its output is a small correction to the compared
+   prediction, a drift of 2 % say, so that a slip delta of it moves the prediction by a
+   small fraction of delta) is treated the same way, named in ``placement_only`` /
+   ``correction_only`` (uncovered: ``placement_uncovered`` / ``correction_uncovered``) even
+   where its mutants move the compared values.  A function one of whose mutants makes
    the check raise or time out stays in the rung.  (The runner's drift
    test cannot stand in for that: under a mutant the check and the control share the
    patched module, so an allowance computed from it moves in both.)  The claim's answer is the largest of
@@ -630,6 +633,7 @@ def _summary(result) -> dict:
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
             "shape_only": dict(result.claim.shape_only),
             "placement_only": dict(result.claim.placement_only),
+            "correction_only": dict(result.claim.correction_only),
             "seconds": round(result.seconds, 3)}
 
 
@@ -1656,9 +1660,13 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         shape_only = base.get("shape_only") or {}
         if shape_only:
             entry["shape_only"] = dict(shape_only)
-        placement = base.get("placement_only") or {}
-        if placement:
-            entry["placement_declared"] = dict(placement)
+        # functions the claim declares it does not resolve by design (Claim.placement_only,
+        # Claim.correction_only), by kind
+        declared = {k: dict(base.get(f"{k}_only") or {}) for k in DECLARED_KINDS}
+        for k, fs in declared.items():
+            if fs:
+                entry[f"{k}_declared"] = fs
+        placement = {f for fs in declared.values() for f in fs}
 
         def pair(f: str) -> tuple[str, str]:
             """The ladder's two mutants of ``f``: whole-output scales, or tilts where the
@@ -1746,13 +1754,15 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
             entry["not_in_simulation_parts"] = sorted(f for f in fns if f not in moved)
             entry["allowance_only"] = sorted(f for f in fns if f in moved
                                              and f not in moved_value and f not in placement)
-            # a declared placement (Claim.placement_only) leaves the rung like an allowance,
-            # unless one of its mutants made the check raise or time out
+            # a declared placement or correction leaves the rung like an allowance, unless one
+            # of its mutants made the check raise or time out
             raised = {r["function"] for r in entry["rungs"] if r["function"] and any(
                 t["verdict"] in ("defect", "timeout") for t in r["tried"])}
-            entry["placement_only"] = sorted(f for f in fns if f in moved and f in placement
-                                             and f not in raised)
-            fns = [f for f in fns if f in moved_value and f not in entry["placement_only"]]
+            for k, fs in declared.items():
+                entry[f"{k}_only"] = sorted(f for f in fns if f in moved and f in fs
+                                            and f not in raised)
+            fns = [f for f in fns if f in moved_value and not any(
+                f in entry[f"{k}_only"] for k in DECLARED_KINDS)]
             entry["rung_functions"] = fns
         numeric = [per_fn.get(f) for f in fns]
         if settled and fns and all(weak_fn.get(f) is not None for f in fns):
@@ -1800,6 +1810,10 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
     return answers
 
 
+#: the kinds of function a claim may declare it does not resolve by design
+#: (``Claim.placement_only``, ``Claim.correction_only``)
+DECLARED_KINDS = ("placement", "correction")
+
 #: an allowance-only function is left out of a claim's rung only if some claim of the row
 #: resolves it (in its rung) at this delta or finer
 COVER_DELTA = 0.05
@@ -1819,7 +1833,7 @@ def _cover_allowances(answers: dict[str, dict]) -> None:
             if isinstance(d, float):
                 covered[f] = min(covered.get(f, math.inf), d)
     for e in answers.values():
-        for key in ("allowance", "placement"):
+        for key in ("allowance", *DECLARED_KINDS):
             _put_back(e, key, [f for f in e.get(f"{key}_only", ())
                                if covered.get(f, math.inf) > COVER_DELTA])
 
@@ -2193,6 +2207,12 @@ def _resolution_md(r: Mapping) -> list[str]:
         if e.get("placement_uncovered"):
             fns += (" (declared to place the comparison only but resolved by no claim at 5 %, "
                     f"so in the rung: {', '.join(e['placement_uncovered'])})")
+        if e.get("correction_only"):
+            fns += (" (declared a small correction to the prediction, resolved by another "
+                    f"claim at 5 %, not in the rung: {', '.join(e['correction_only'])})")
+        if e.get("correction_uncovered"):
+            fns += (" (declared a small correction but resolved by no claim at 5 %, so in the "
+                    f"rung: {', '.join(e['correction_uncovered'])})")
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))
