@@ -2139,7 +2139,22 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
           "the end losses smaller, which only deepens the losses' cancellation, and other "
           "sizes are unmeasured for the clock.  private_trajectory and class_margins are "
           "resolved at 1 %, private_margins at 20 %, and Lemma 4.4's ratio is 0 by symmetry "
-          "under any scale of the losses",
+          "under any scale of the losses.  Since then private_losses is declared shape_only "
+          "(a common multiple cancels to first order; the ladder tilts it).  Why the clock "
+          "holds 50 % (session of 2026-12-06 (third), two probe scripts beside the code of "
+          "commit 37122e8, data set 0, not part of the claim): at quick the GD clock term of "
+          "the allowance (_clock) is 0.221 and 0.222 for the two members, so a clock slip "
+          "under about 20 % sits inside what GD's own departure from the flow allows.  "
+          "Compared record by record after T1 (matched tau) instead of by their largest "
+          "values, the Lemma 4.5 ratios reach 0.50 of the allowance with the paper's "
+          "reduction and 0.97 / 1.33 at a +/- 20 % clock, 2.75 / 5.61 at 50 %: the same "
+          "rung.  At a step growth of 0.0015 (5413 steps to tau 4.2e4, clock term 0.023) "
+          "the record-by-record comparison rejects +/- 5 % clock slips on member 1 (2.77 / "
+          "2.21 against 0.85 with the paper's reduction) but the paper's reduction itself "
+          "misses member 0 by 2.50 times that allowance: the 22 % clock term at quick also "
+          "covers a departure the allowance does not name.  So no size that reaches 5 % is "
+          "known: it needs both that smaller step and the missing allowance term, derived "
+          "before any run that uses it",
 )
 def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
     """Lemma 4.4 (sum_I2 g / sum_I3 g) and Lemma 4.5 ratios after T1, against the reduction."""
