@@ -3134,7 +3134,15 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "for tdcheck mutate --resolution to count as a move.  A window fixed by the data "
           "instead of t0 (10 K M/eta_Y) gave the same verdicts: exponent errors 0.045, "
           "0.088, 0.047 against 0.040, 0.078, 0.041 at 100 t0 (tolerance 0.25); the window "
-          "was kept.",
+          "was kept.  Resolution (tdcheck mutate scan_snap --resolution, quick, commit "
+          "fdfe441): 1 %, by attention_gain and by unnormalised_attention's tilt (declared "
+          "shape_only: c~ enters only as c~_l0/c~_l); t0 (snap_time, through scan_time) is "
+          "declared placement_only and is resolved at 1 % by decoder_full_model; "
+          "relative_gain's tilt moves no simulation number (the exponent reads r only at the "
+          "window's two ends, whose ratio a tilt over 21 points leaves as it is).  Because "
+          "chi - 1 is about 1e-3 here, the 1 % says that a whole-output slip of chi or c~ is "
+          "seen, not that the exponent is told to 1 %: the part tells it to 25 %, as the "
+          "statement says.",
 )
 @claim(
     id="theorem3_population_small_M",
@@ -3223,7 +3231,13 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
           "expectation was set.  Runs: the 40 of order_seeds (the same Fig. 4 command, "
           "already run for scan_order_sgd), chosen because at 10 runs the 99 % t half-width "
           "of either per-run statistic, from the first run of this check, was larger than "
-          "its distance to the threshold; the number was fixed before the 40-run result.",
+          "its distance to the threshold; the number was fixed before the 40-run result.  "
+          "Resolution (tdcheck mutate scan_snap --resolution, quick, commit fdfe441): 50 %, "
+          "attention_gain and the tilts of relative_gain and unnormalised_attention alike "
+          "(all seen only by the band part): what limits it is the thresholds of this "
+          "strengthening (25 % on the exponent, a factor 2 on the band), not noise, so no "
+          "seed count reaches 5 %; a finer resolution would need a derived model allowance "
+          "for SGD at M = 34, which nothing in the paper gives.",
 )
 def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) -> Evidence:
     """Eqn 11 per run with eta_Y/eta_Z = 10: SGD (Fig. 4 command) or the population flow."""
