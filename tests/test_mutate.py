@@ -923,3 +923,73 @@ def test_resolution_tilts_a_function_held_only_up_to_a_multiple(tmp_path):
     assert placed["placement_declared"] == {"window": "places the read-out only"}
     assert placed["placement_uncovered"] == ["window"] and placed["placement_only"] == []
     assert placed["delta"] == "> 50 %"
+
+
+def _fake_ladder(monkeypatch, claims: dict, response):
+    """:func:`verify.mutate._resolution` on a synthetic map: ``claims`` {cid: (consumed
+    functions, extra baseline fields)}, each with one simulation part ``p`` that passes at
+    error 0 against tolerance 1; ``response(cid, function, op, delta)`` gives the part's
+    error under that mutant (a string raises: an exception defect).  No process starts."""
+    import verify.mutate as vm
+
+    def child(kind, payload, timeout):
+        m = payload["mutant"]
+        (cid,) = payload["ids"]
+        err = response(cid, m["function"], m["op"], m["delta"])
+        if isinstance(err, str):
+            return {"error": err}
+        status = "pass" if err <= 1 else "fail"
+        return {cid: {"kinds": {"p": ["simulation", status]},
+                      "parts": {"p": [0.0, err, err, err, err, 1.0]}}}
+
+    monkeypatch.setattr(vm, "_child", child)
+    fns = sorted({f for fs, _ in claims.values() for f in fs})
+    mp = {"baseline": {cid: {"kinds": {"p": ["simulation", "pass"]},
+                             "parts": {"p": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]},
+                             "seconds": 0.0, **extra} for cid, (_, extra) in claims.items()},
+          "roles": {f: {cid: ["check"] for cid, (fs, _) in claims.items() if f in fs}
+                    for f in fns},
+          "unjudged": {}, "mutant_kinds": {}, "key_calls": {},
+          "structures": {f: [[[], "numeric"]] for f in fns}}
+    return vm._resolution(mp, "-", "fake", "quick", 1, None, None, 600.0)
+
+
+def test_ladder_keeps_unseen_tilts_raising_placements_and_uncovered_approximate_shapes(
+        monkeypatch):
+    """The resolution ladder's declared kinds, on a synthetic map (fake mutant runs):
+
+    * a placement covered by another claim's scale rung leaves the rung;
+    * a placement whose mutant raises stays in it;
+    * a shape_only function none of whose tilts moves the part keeps its rung (> 50 %);
+    * a shape_approx function whose whole-output slip no other claim resolves makes the
+      answer > 50 %, and a tilt rung covers nothing."""
+    def response(cid, f, op, d):
+        if f == "window":
+            if cid == "row.pinned":
+                return 200 * d  # rejected from 1 %
+            if cid == "row.raising" and d >= 0.5:
+                return "IndexError: the window left the grid"
+            return 0.1 * d  # moved, never rejected
+        if f == "shape":
+            if cid == "row.unseen":
+                return 0.0  # no tilt moves it
+            return 30 * d if op.startswith("tilt") else 0.0  # tilts seen from 5 %
+        return 0.0
+    claims = {"row.pinned": (["window"], {}),
+              "row.placed": (["window", "shape"], {"placement_only": {"window": "-"},
+                                                    "shape_only": {"shape": "-"}}),
+              "row.raising": (["window", "shape"], {"placement_only": {"window": "-"},
+                                                     "shape_only": {"shape": "-"}}),
+              "row.unseen": (["shape"], {"shape_only": {"shape": "-"}}),
+              "row.approx": (["shape"], {"shape_approx": {"shape": "-"}})}
+    res = _fake_ladder(monkeypatch, claims, response)
+    assert res["row.pinned"]["delta"] == 0.01
+    assert res["row.placed"]["placement_only"] == ["window"]
+    assert res["row.placed"]["delta"] == 0.05 and "placement_uncovered" not in res["row.placed"]
+    assert "window" in res["row.raising"]["rung_functions"]
+    assert res["row.raising"]["placement_only"] == [] and res["row.raising"]["delta"] == "> 50 %"
+    assert res["row.unseen"]["tilt_unseen"] == ["shape"]
+    assert res["row.unseen"]["delta"] == "> 50 %" and res["row.unseen"]["not_in_simulation_parts"] == []
+    # shape's tilt rungs (5 % in placed, raising, approx) cover nothing: no claim scales it
+    assert res["row.approx"]["by_function"]["shape"]["delta"] == 0.05
+    assert res["row.approx"]["shape_uncovered"] == ["shape"] and res["row.approx"]["delta"] == "> 50 %"

@@ -512,6 +512,10 @@ class Claim:
     where a grid lies) and the statement does not depend on it: ``tdcheck mutate
     --resolution`` still measures its rung but leaves it out of the claim's, as for a
     function that sizes an allowance, provided another claim of the row resolves it at 5 %.
+    ``shape_approx`` is ``shape_only`` for a function the claim is only nearly blind to a
+    multiple of (a clock the statement reads only late, say): tilted too, but its
+    whole-output scale must then be resolved by another claim at 5 %, else the claim's
+    resolution is "> 50 %".
     ``correction_only`` does the same for a function whose output is a small correction to
     the compared prediction (a slip delta of it moves the prediction by a small fraction of
     delta), with the reason and the correction's size.
@@ -542,6 +546,7 @@ class Claim:
     measured_at: str | None = None
     qualitative: str | None = None
     shape_only: Mapping[str, str] = field(default_factory=dict)
+    shape_approx: Mapping[str, str] = field(default_factory=dict)
     placement_only: Mapping[str, str] = field(default_factory=dict)
     correction_only: Mapping[str, str] = field(default_factory=dict)
     power: Callable[[str], PowerPlan | None] | None = None

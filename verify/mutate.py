@@ -104,8 +104,14 @@ measures that, row by row:
    rung at 5 % or finer (:func:`_cover_allowances`; otherwise it is named in
    ``allowance_uncovered`` and its rung counts, not confirmed jointly; a claim covers a
    function through its own per-function rung, even where its joint confirmation ran out
-   of time).  A function the claim declares in ``Claim.placement_only`` (it only places the
-   comparison, e.g. the end of a time window, and the statement does not depend on where)
+   of time; only a claim that scales a function covers it: a tilt rung says nothing about
+   a whole-output slip).  A ``shape_only`` or ``Claim.shape_approx`` function none of
+   whose tilts moves a simulation part keeps its rung at "> 50 %", named in
+   ``tilt_unseen``; a ``shape_approx`` one (the claim is only nearly blind to a multiple)
+   must have its whole-output scale resolved by another claim at 5 %, else the claim's
+   answer is "> 50 %", ``shape_uncovered``.  A function the claim declares in
+   ``Claim.placement_only`` (it only places the comparison, e.g. the end of a time window,
+   and the statement does not depend on where)
    or in ``Claim.correction_only`` (its output is a small correction to the compared
    prediction, a drift of 2 % say, so that a slip delta of it moves the prediction by a
    small fraction of delta) is treated the same way, named in ``placement_only`` /
@@ -632,6 +638,7 @@ def _summary(result) -> dict:
             "kinds": {n: [v["kind"], v["status"]] for n, v in result.parts_seen.items()},
             "qualitative": result.claim.qualitative, "cost": result.claim.cost,
             "shape_only": dict(result.claim.shape_only),
+            "shape_approx": dict(result.claim.shape_approx),
             "placement_only": dict(result.claim.placement_only),
             "correction_only": dict(result.claim.correction_only),
             "seconds": round(result.seconds, 3)}
@@ -1660,6 +1667,10 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         shape_only = base.get("shape_only") or {}
         if shape_only:
             entry["shape_only"] = dict(shape_only)
+        shape_approx = base.get("shape_approx") or {}
+        if shape_approx:
+            entry["shape_approx"] = dict(shape_approx)
+        tilted = {*shape_only, *shape_approx}
         # functions the claim declares it does not resolve by design (Claim.placement_only,
         # Claim.correction_only), by kind
         declared = {k: dict(base.get(f"{k}_only") or {}) for k in DECLARED_KINDS}
@@ -1670,8 +1681,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
 
         def pair(f: str) -> tuple[str, str]:
             """The ladder's two mutants of ``f``: whole-output scales, or tilts where the
-            claim holds f only up to a free multiple (``Claim.shape_only``)."""
-            return ("tilt+", "tilt-") if f in shape_only else ("all+", "all-")
+            claim holds f only up to a free multiple (``Claim.shape_only``) or is nearly
+            blind to one (``Claim.shape_approx``)."""
+            return ("tilt+", "tilt-") if f in tilted else ("all+", "all-")
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
             left = claim_end - time.perf_counter()
@@ -1751,6 +1763,13 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                                     "moves_compared_values": f in moved_value}
                                 for f in per_fn}
         if settled:
+            # a tilted function none of whose tilts moved a simulation part is not "left
+            # out": the claim's simulation parts read it (a scale moved them, or the claim
+            # says a multiple is absorbed), they just do not see this shape error, so it
+            # keeps its rung ("> 50 %"), named in tilt_unseen
+            entry["tilt_unseen"] = sorted(f for f in fns if f in tilted and f not in moved)
+            moved |= set(entry["tilt_unseen"])
+            moved_value |= set(entry["tilt_unseen"])
             entry["not_in_simulation_parts"] = sorted(f for f in fns if f not in moved)
             entry["allowance_only"] = sorted(f for f in fns if f in moved
                                              and f not in moved_value and f not in placement)
@@ -1820,15 +1839,21 @@ COVER_DELTA = 0.05
 
 
 def _cover_allowances(answers: dict[str, dict]) -> None:
-    """Put back into a claim's answer the allowance-only (and declared placement-only)
-    functions that no claim of the row resolves at :data:`COVER_DELTA` (module docstring,
-    7.): an allowance sized, or a window placed, by a function nothing else pins down could
-    hide a wrong one.  Such a function's own rung then counts (the claim's answer is the
-    worse of the two; not confirmed jointly), and it is named in ``allowance_uncovered``
-    (``placement_uncovered``)."""
+    """Put back into a claim's answer the allowance-only (and declared placement- or
+    correction-only) functions that no claim of the row resolves at :data:`COVER_DELTA`
+    (module docstring, 7.): an allowance sized, or a window placed, by a function nothing
+    else pins down could hide a wrong one.  Such a function's own rung then counts (the
+    claim's answer is the worse of the two; not confirmed jointly), and it is named in
+    ``allowance_uncovered`` (``placement_uncovered``, ``correction_uncovered``).  Only a
+    claim that scales f covers it (a tilt rung says nothing about a whole-output slip).  A
+    ``shape_approx`` function of a claim that no other claim covers makes the claim's
+    answer "> 50 %" (``shape_uncovered``)."""
     covered: dict[str, float] = {}
     for e in answers.values():
+        tilted = {*(e.get("shape_only") or {}), *(e.get("shape_approx") or {})}
         for f in e.get("rung_functions", ()):
+            if f in tilted:
+                continue  # a tilt rung says nothing about a whole-output slip
             d = (e.get("by_function") or {}).get(f, {}).get("delta")
             if isinstance(d, float):
                 covered[f] = min(covered.get(f, math.inf), d)
@@ -1836,6 +1861,17 @@ def _cover_allowances(answers: dict[str, dict]) -> None:
         for key in ("allowance", *DECLARED_KINDS):
             _put_back(e, key, [f for f in e.get(f"{key}_only", ())
                                if covered.get(f, math.inf) > COVER_DELTA])
+        # a function the claim is only nearly blind to a multiple of (Claim.shape_approx):
+        # its whole-output slip must be resolved by another claim at COVER_DELTA, else this
+        # claim's answer cannot stand for it (its scale rung was not run here: "> 50 %")
+        left = sorted(f for f in (e.get("shape_approx") or {})
+                      if f in e.get("rung_functions", ()) and
+                      covered.get(f, math.inf) > COVER_DELTA)
+        if left:
+            e["shape_uncovered"] = left
+            if isinstance(e.get("delta"), float):
+                e["delta"] = "> 50 %"
+                e["weak_delta"] = None
 
 
 def _put_back(e: dict, key: str, left: list[str]) -> None:
@@ -2207,6 +2243,12 @@ def _resolution_md(r: Mapping) -> list[str]:
         if e.get("placement_uncovered"):
             fns += (" (declared to place the comparison only but resolved by no claim at 5 %, "
                     f"so in the rung: {', '.join(e['placement_uncovered'])})")
+        if e.get("tilt_unseen"):
+            fns += (" (held up to a multiple, but no tilt of it moved a simulation part, so "
+                    f"in the rung at > 50 %: {', '.join(e['tilt_unseen'])})")
+        if e.get("shape_uncovered"):
+            fns += (" (nearly blind to a multiple, and no other claim resolves its scale at "
+                    f"5 %, so the claim's answer is > 50 %: {', '.join(e['shape_uncovered'])})")
         if e.get("correction_only"):
             fns += (" (declared a small correction to the prediction, resolved by another "
                     f"claim at 5 %, not in the rung: {', '.join(e['correction_only'])})")

@@ -3026,8 +3026,9 @@ _EXPONENT_MODEL = ("our threshold: Eqn 11 is exact only for the reduced dynamics
 
 
 #: Eqn 11's checks read r_{l0/l}(t) only as r(t)/r(0) and c~ only through the ratio
-#: c~_l0/c~_l (and the argmax that names l0): a whole-output multiple of either (its sign
-#: included) cancels, an equivalent mutant (tdcheck mutate --resolution tilts them instead)
+#: c~_l0/c~_l (and the argmax that names l0): a positive multiple of either cancels (of r
+#: its sign too; a negative c~ is inadmissible, _attention), an equivalent mutant (tdcheck
+#: mutate --resolution tilts them instead)
 _EQN11_SHAPE_ONLY = {
     "relative_gain": "Eqn 11 is judged as r(t)/r(0): a free multiple of r cancels",
     "unnormalised_attention": "c~ enters only as c~_l0/c~_l and through the argmax naming "
@@ -3037,8 +3038,8 @@ _EQN11_SHAPE_ONLY = {
 #: scan_time): t0 only places the comparison, and a window fixed by the data (10 K M/eta_Y)
 #: gave the same verdicts (theorem3_population's notes)
 _EQN11_PLACEMENT = {
-    "snap_time": "t0 only places the window's end (100 t0); the statement is about every "
-                 "time in the flow's window",
+    "snap_time": "t0 only places the window's end (100 t0), where the exponent is read; a "
+                 "window end fixed by the data (10 K M/eta_Y) gave the same verdicts",
     "scan_time": "through snap_time = 2 t0' only: places the window's end",
 }
 
@@ -3139,10 +3140,12 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "shape_only: c~ enters only as c~_l0/c~_l); t0 (snap_time, through scan_time) is "
           "declared placement_only and is resolved at 1 % by decoder_full_model; "
           "relative_gain's tilt moves no simulation number (the exponent reads r only at the "
-          "window's two ends, whose ratio a tilt over 21 points leaves as it is).  Because "
-          "chi - 1 is about 1e-3 here, the 1 % says that a whole-output slip of chi or c~ is "
-          "seen, not that the exponent is told to 1 %: the part tells it to 25 %, as the "
-          "statement says.",
+          "window's two ends, whose ratio a tilt over 21 points leaves as it is), which "
+          "that run left out of the rung; the engine now keeps such a function in it "
+          "(tilt_unseen, > 50 %), so the claim's resolution is > 50 % until its statistic "
+          "reads r between the ends.  Because chi - 1 is about 1e-3 here, attention_gain's "
+          "1 % says that a whole-output slip of chi, or a tilt of c~, is seen, not that the "
+          "exponent is told to 1 %: the part tells it to 25 %, as the statement says.",
 )
 @claim(
     id="theorem3_population_small_M",
