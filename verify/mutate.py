@@ -2209,6 +2209,24 @@ def _simulation_md(r: Mapping) -> list[str]:
     return out
 
 
+#: the resolution table's captions of a claim's named lists of functions (beside the
+#: allowance ones, whose caption says whether the rung was confirmed jointly)
+_LIST_CAPTIONS = (
+    ("placement_only", "declared to place the comparison only, resolved by another claim "
+                       "at 5 %, not in the rung"),
+    ("placement_uncovered", "declared to place the comparison only but resolved by no claim "
+                            "at 5 %, so in the rung"),
+    ("tilt_unseen", "held up to a multiple, but no tilt of it moved a simulation part, so "
+                    "in the rung at > 50 %"),
+    ("shape_uncovered", "nearly blind to a multiple, and no other claim resolves its scale "
+                        "at 5 %, so the claim's answer is > 50 %"),
+    ("correction_only", "declared a small correction to the prediction, resolved by another "
+                        "claim at 5 %, not in the rung"),
+    ("correction_uncovered", "declared a small correction but resolved by no claim at 5 %, "
+                             "so in the rung"),
+)
+
+
 def _resolution_md(r: Mapping) -> list[str]:
     res = r.get("resolution")
     if res is None:
@@ -2237,24 +2255,9 @@ def _resolution_md(r: Mapping) -> list[str]:
                     f"{', '.join(e['allowance_uncovered'])}"
                     + ("; the claim's rung with them not confirmed jointly" if
                        e.get("unconfirmed") else "") + ")")
-        if e.get("placement_only"):
-            fns += (" (declared to place the comparison only, resolved by another claim at "
-                    f"5 %, not in the rung: {', '.join(e['placement_only'])})")
-        if e.get("placement_uncovered"):
-            fns += (" (declared to place the comparison only but resolved by no claim at 5 %, "
-                    f"so in the rung: {', '.join(e['placement_uncovered'])})")
-        if e.get("tilt_unseen"):
-            fns += (" (held up to a multiple, but no tilt of it moved a simulation part, so "
-                    f"in the rung at > 50 %: {', '.join(e['tilt_unseen'])})")
-        if e.get("shape_uncovered"):
-            fns += (" (nearly blind to a multiple, and no other claim resolves its scale at "
-                    f"5 %, so the claim's answer is > 50 %: {', '.join(e['shape_uncovered'])})")
-        if e.get("correction_only"):
-            fns += (" (declared a small correction to the prediction, resolved by another "
-                    f"claim at 5 %, not in the rung: {', '.join(e['correction_only'])})")
-        if e.get("correction_uncovered"):
-            fns += (" (declared a small correction but resolved by no claim at 5 %, so in the "
-                    f"rung: {', '.join(e['correction_uncovered'])})")
+        for key, caption in _LIST_CAPTIONS:
+            if e.get(key):
+                fns += f" ({caption}: {', '.join(e[key])})"
         if e.get("reason"):
             fns += f" ({e['reason']})"
         runs = sum(len(g["tried"]) for g in e.get("rungs", []))
