@@ -3142,8 +3142,9 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "relative_gain's tilt moves no simulation number (the exponent reads r only at the "
           "window's two ends, whose ratio a tilt over 21 points leaves as it is), which "
           "that run left out of the rung; the engine now keeps such a function in it "
-          "(tilt_unseen, > 50 %), so the claim's resolution is > 50 % until its statistic "
-          "reads r between the ends.  Because chi - 1 is about 1e-3 here, attention_gain's "
+          "(tilt_unseen, > 50 %), and on its rerun (--resolution-only, quick, commit "
+          "b17f70e) the claim's resolution is > 50 %, held by relative_gain, until its "
+          "statistic reads r between the ends.  Because chi - 1 is about 1e-3 here, attention_gain's "
           "1 % says that a whole-output slip of chi, or a tilt of c~, is seen, not that the "
           "exponent is told to 1 %: the part tells it to 25 %, as the statement says.",
 )
