@@ -516,9 +516,9 @@ class Claim:
     multiple of (a clock the statement reads only late, say): tilted too, but its
     whole-output scale must then be resolved by another claim at 5 %, else the claim's
     resolution is "> 50 %".
-    ``correction_only`` does the same for a function whose output is a small correction to
-    the compared prediction (a slip delta of it moves the prediction by a small fraction of
-    delta), with the reason and the correction's size.
+    ``correction_only`` does what ``placement_only`` does, for a function whose output is a
+    small correction to the compared prediction (a slip delta of it moves the prediction by
+    a small fraction of delta), with the reason and the correction's size.
 
     Rows declare claims with :func:`claim` on the check function, which sets ``function``,
     ``theory`` and ``control_theory`` and builds ``check``/``control`` from them, so the
