@@ -2896,8 +2896,8 @@ def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, in
           "ci campaign of the whole row (commit e54f17e, 2026-12-06, the same seeds) gives "
           "the same interval, so at ci this claim is not as expected: the registered design "
           "does not decide it.  Its next registered measurement is thorough's (the same "
-          "seeds x 10 000 samples), sized for a GPU; a first CPU campaign of it (one thread, "
-          "beside other work) stored no run in its first 18 minutes.  "
+          "seeds x 10 000 samples), sized for a GPU (a first CPU campaign of it, one thread, "
+          "was stopped after about 4 minutes, before its first run finished).  "
           "Thorough runs the same seeds x the authors' 10 000 samples (a GPU "
           "run).  The positive control is the same check at ci's design on Pareto norms "
           "with a factor-2 gap in the tail index.",
