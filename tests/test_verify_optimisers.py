@@ -141,7 +141,7 @@ def test_one_layer_control_is_rejected_by_the_distance_part():
         la.sample_cov_second_moment(sigma, n).evalf(), dtype=float)).min())
     f = vl.one_layer_loss_setting1()
     paper = np.array(la.optimal_preconditioner(sigma, n).evalf(), dtype=float)
-    wrong = np.array(vl.wrong_preconditioner(sigma, n).evalf(), dtype=float)
+    wrong = np.array(vl.population_preconditioner(sigma, n).evalf(), dtype=float)
     trained = paper + 0.01 * np.eye(5)  # a trained Gamma near the true optimum
     for claimed, should_pass in ((paper, True), (wrong, False)):
         bound = vl.excess_bound(f(trained) - f(claimed), curvature, 0.0, f(claimed))
