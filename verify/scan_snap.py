@@ -3019,8 +3019,8 @@ def _check_etaz_mono(params: dict, ctx: Context, *, growth: Callable, pairs=None
 # ---------------------------------------------------------------------- 20. population drift
 _EXPONENT_TOL = 0.25
 _EXPONENT_MODEL = ("our threshold: Eqn 11 is exact only for the reduced dynamics; the statistic "
-                   "is the relative error of chi's exponent fitted at the last time, "
-                   "|ln(r/r(0)) / ln chi - 1|, and 0.25 is half the relative distance from "
+                   "is the relative error of chi's exponent fitted at a time t, "
+                   "|ln(r(t)/r(0)) / ln chi(t) - 1|, and 0.25 is half the relative distance from "
                    "the exponent 2 to the nearest wrong integer exponents 1 and 3 (the data "
                    "must tell the exponent)")
 
@@ -3044,11 +3044,33 @@ _EQN11_PLACEMENT = {
 }
 
 
-def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.ndarray, np.ndarray]:
+#: the population flow's exponent is read at every time of the window's last decade in chi
+#: (|ln chi(t)| >= |ln chi(T)| / EXPONENT_DECADE): Eqn 11 holds at every t, and there the
+#: logits have moved by at least a tenth of their end value, far above the flow's rtol 1e-9
+EXPONENT_DECADE = 10.0
+
+
+def _exponent_error(grown: np.ndarray, chi: np.ndarray, along: bool) -> float:
+    """``|ln(r(t)/r(0)) / ln chi(t) - 1|`` at the last time, or (``along``) the worst over
+    the times of the window's last decade in chi (:data:`EXPONENT_DECADE`), the last one
+    included; ``grown`` and ``chi`` are [T] from t = 0."""
+    lc = np.log(chi)
+    if not along:
+        return float(np.abs(np.log(grown[-1]) / lc[-1] - 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sel = np.abs(lc) >= np.abs(lc[-1]) / EXPONENT_DECADE
+        sel[0] = False
+        sel[-1] = True
+        return _worst(*np.abs(np.log(grown[sel]) / lc[sel] - 1.0))
+
+
+def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per run, worst over DT pairs (top DT l0 of each class vs each other DT l):
 
-    * the relative error of Eqn 11's exponent at the last time,
-      ``|ln(r_T/r_0) / ln chi_T - 1|`` (chi from :func:`theory.scan_snap.attention_gain`);
+    * the relative error of Eqn 11's exponent, ``|ln(r_t/r_0) / ln chi_t - 1|`` (chi from
+      :func:`theory.scan_snap.attention_gain`), at the last time, or (``along``) worst
+      over the window's last decade in chi (:func:`_exponent_error`);
     * the largest ``|ln r(t)/(r(0) chi(t))|`` over times.
 
     ``zq`` [runs, T, K, M]; returns two arrays [runs].
@@ -3078,8 +3100,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
                     continue
                 lr = np.log(grown[:, 1:] / chi[:, 1:])
                 band[run] = _worst(band[run], float(np.abs(lr).max()))
-                e = float(np.abs(np.log(grown[0, -1]) / np.log(chi[0, -1]) - 1.0))
-                expo[run] = _worst(expo[run], e)
+                expo[run] = _worst(expo[run], _exponent_error(grown[0], chi[0], along))
     return expo, band
 
 
@@ -3088,7 +3109,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
     statement="In Theorem 1's region (M >> 100, Assumption 2), Eqn 11 r(t) = r(0) chi(t), "
               "chi = e^{2 dz}, holds in the exact population flow for eta_Y/eta_Z >= 5 to "
               "the point that its exponent is told: the fitted exponent of chi is within "
-              "25 % of 2 (Dataset2's generator with one query, two next tokens, the authors' "
+              "25 % of 2 at every time of the window's last decade in chi (Dataset2's generator with one query, two next tokens, the authors' "
               "10 CTs and 120 DTs per class: M = 253, K = 2), from Z(0) = 0 and from Fig. "
               "6's random Z(0) (Y(0) = 0; l0 the token with the largest c~(0))",
     source="Theorem 3 (Eqn 11), resting on Eqn 98 and Theorem 1; Section 5's 'initial "
@@ -3146,7 +3167,15 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "b17f70e) the claim's resolution is > 50 %, held by relative_gain, until its "
           "statistic reads r between the ends.  Because chi - 1 is about 1e-3 here, attention_gain's "
           "1 % says that a whole-output slip of chi, or a tilt of c~, is seen, not that the "
-          "exponent is told to 1 %: the part tells it to 25 %, as the statement says.",
+          "exponent is told to 1 %: the part tells it to 25 %, as the statement says.  Stop 68 "
+          "(design change, registered before its first run): the exponent is read at every "
+          "time of the window's last decade in chi (|ln chi(t)| >= |ln chi(T)| / 10, "
+          "EXPONENT_DECADE: the last 5 of the 21 times where chi - 1 grows linearly in t, the "
+          "geometric grid's step being 1.63 to 1.76 in t at the ratios 20 to 5), not at the end alone: "
+          "Eqn 11 holds at every t, and a statistic of the ends cannot see relative_gain "
+          "between them.  Expected stays holds (Theorem 3), set before the run; the "
+          "statistic is a maximum over a set that contains the old one, so it can only "
+          "grow.",
 )
 @claim(
     id="theorem3_population_small_M",
@@ -3154,7 +3183,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
               "the authors run it, M = 33, 10 CTs): Eqn 11 r(t) = r(0) chi(t), chi = "
               "e^{2 dz}, holds in the exact population flow for eta_Y/eta_Z >= 5 to the "
               "point that its exponent is told: the fitted exponent of chi is within 25 % "
-              "of 2",
+              "of 2 at every time of the window's last decade in chi",
     source="Theorem 3 (Eqn 11); the size is ours (Theorem 1 assumes M >> 100)",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
@@ -3173,7 +3202,10 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float) -> tuple[np.nda
           "rests: a statement of ours beyond the paper's region.  The expectation was "
           "first 'holds'; the first run of this restated check (pinned examples) found the "
           "exponent's error above 25 % at eta_Y/eta_Z = 5 and at 10, so it is a finding "
-          "at the authors' data size.  The report lists the failed draws.",
+          "at the authors' data size.  The report lists the failed draws.  Since stop 68 the "
+          "exponent is read as in theorem3_population, at every time of the window's last "
+          "decade in chi (a maximum over a set containing the end: a refutation at the end "
+          "stays one).",
 )
 def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     data = _region_data(params)
@@ -3184,11 +3216,13 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     cfg = ns.FlowConfig(data=data, eta_Y=eta_Y, eta_Z=1.0, t_eval=tev,
                         z_init_seed=params.get("z_init_seed"))
     flow = _flow(cfg, ctx)
-    expo, band = _eqn11_errors(flow.zq[None], facts, power)
+    expo, band = _eqn11_errors(flow.zq[None], facts, power, along=True)
     e = float(expo[0])
     return Evidence((Part(
         "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
-        _EXPONENT_MODEL + "; deterministic flow (rtol 1e-9): no interval",
+        _EXPONENT_MODEL + ", worst over the window's last decade in chi (|ln chi(t)| >= "
+        "|ln chi(T)| / 10, the last time included: Eqn 11 holds at every t); deterministic "
+        "flow (rtol 1e-9): no interval",
         details={"Assumption 2 at Z(0)": _assumption2(facts, flow.zq[0])}, kind="simulation"),),
         {"max_abs_log_band": float(band[0])})
 
@@ -3260,10 +3294,12 @@ def _check_eqn11_runs(params: dict, ctx: Context, *, power: float, source: str) 
     why = "; t interval over runs" if source == "sgd" else ""
     return Evidence((
         over_seeds(f"Eqn 11 exponent, relative error per run ({source})", 0.0, expo,
-                   _EXPONENT_TOL, _EXPONENT_MODEL + why, confidence=_CONF, kind="simulation")
+                   _EXPONENT_TOL, _EXPONENT_MODEL + ", at the last time" + why,
+                   confidence=_CONF, kind="simulation")
         if len(expo) > 1 else Part(f"Eqn 11 exponent, relative error per run ({source})",
                                    0.0, float(expo[0]), float(expo[0]), _EXPONENT_TOL,
-                                   _EXPONENT_MODEL + "; deterministic flow: no interval", kind="simulation"),
+                                   _EXPONENT_MODEL + ", at the last time; deterministic flow: "
+                                   "no interval", kind="simulation"),
         over_seeds(f"largest |ln r/(r(0) chi)| per run ({source})", 0.0, band, math.log(2),
                    "our threshold: a factor 2 allowed for the full model at eta_Y/eta_Z = 10"
                    + why, confidence=_CONF, kind="simulation")
