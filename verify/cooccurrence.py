@@ -2162,7 +2162,23 @@ def check_sandwich(params: dict, ctx: Context, *, theory) -> Evidence:
           "--resolution (quick, commit ef0867a), with private_losses "
           "declared shape_approx: 50 %, private_losses' tilts at 1 % (its whole-output slip "
           "covered by loss_constant at 2 % and phase1 at 5 %), private_margins 20 %, "
-          "private_system 50 %",
+          "private_system 50 %.  Stop 68, a design tried and not adopted (its reason is its "
+          "resolution, not its verdict): the statistics read record by record on the "
+          "kept_preconditioner claim's GD map (the preconditioned reduction iterated on each "
+          "member's own steps, which removes the GD clock term), with kept_preconditioner's "
+          "margin allowance carried through each statistic by the 16 corners of the margin "
+          "box, plus the within-class spread.  At the test profile (data set 0, both members) "
+          "the map follows the run's statistics to 1.5e-5-7.8e-5 (I2/I3), 6.4e-5-2.5e-4 "
+          "(Lemma 4.5 num) and 2.1e-4-3.5e-4 (den), and its rates x (1 +/- 0.05) move the "
+          "Lemma 4.5 statistics by 0.025-0.027 and 0.035-0.048 (x (1 +/- 0.2): 0.094-0.12 "
+          "and 0.12-0.23), about 100 times the error: the comparison itself resolves a 5 % "
+          "clock.  But the box allowance is 0.012-0.29 at the worst points (medians 0.19-0.35 "
+          "for the Lemma 4.5 statistics), 50 to 1000 times the error: the box treats the four "
+          "class margins' bounds (0.021-0.031 at test, chiefly GD's product term, the M0 "
+          "rates and the kept term's second order) as independent, while the ratios see only "
+          "their differences, so that design would resolve less than this one.  What would "
+          "resolve 5 %: an allowance on the class-to-class differences of the margin errors, "
+          "derived before any run that uses it (not yet found).",
 )
 def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
     """Lemma 4.4 (sum_I2 g / sum_I3 g) and Lemma 4.5 ratios after T1, against the reduction."""
