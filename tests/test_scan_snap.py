@@ -818,6 +818,29 @@ def test_eqn11_statistics_refuse_a_sign_flipped_gain_and_a_foreign_winner(monkey
         vs._eqn11_errors(flow.zq[None], flow.facts, 2.0)
 
 
+def test_exponent_error_reads_the_last_decade_of_ln_chi():
+    """On the population claims' grid (0, then 20 geometric times to 100 t0) with ln chi
+    linear in t: an exact Eqn 11 gives 0; a 1 % alternating tilt of r, invisible at the
+    ends, fails the 25 % threshold along the window; 5 times are read; chi(T) = 1 (no
+    gain) gives an infinite or undefined error, which fails a part, never a pass."""
+    import verify.scan_snap as vs
+
+    t = np.r_[0.0, np.geomspace(1e-2, 221.3, 20)]
+    lnchi = 1.2e-3 * t / t[-1]
+    chi = np.exp(lnchi)
+    grown = chi.copy()  # r(t)/r(0) = chi(t): Eqn 11 exactly
+    assert vs._exponent_error(grown, chi, along=True) < 1e-9
+    tilt = np.where(np.arange(t.size) % 2, 0.99, 1.01)
+    tilted = grown * tilt / tilt[0]
+    assert vs._exponent_error(tilted, chi, along=False) < 1e-9  # the ends see nothing
+    assert vs._exponent_error(tilted, chi, along=True) > 0.25
+    sel = np.abs(lnchi) >= np.abs(lnchi[-1]) / vs.EXPONENT_DECADE
+    assert int(sel[1:].sum()) == 5
+    flat = np.ones_like(chi)
+    err = vs._exponent_error(grown, flat, along=True)
+    assert not np.isfinite(err) or err > 0.25
+
+
 def test_population_gd_is_plain_gradient_descent_of_the_model():
     """run_population_gd takes plain steps of the model's own population gradient: step 1
     from zero init moves Y by -eta_Y grad_Y L(0) (autograd on population_loss), records the

@@ -133,19 +133,26 @@ def test_floor_controls_fail_on_the_steps_part():
     assert vl.segment_curvature(hess, np.array(equal), np.array(equal) + 0.01) < 0
 
 
-def test_one_layer_control_is_rejected_by_the_distance_part():
-    """A wrong closed-form Gamma* gets no allowance from its own (non-zero) gradient: the
-    trained-Gamma distance part must fail under the control, not only the loss parts."""
+def test_one_layer_trace_part_passes_gamma_star_and_rejects_the_near_miss_control():
+    """The trained-scale part on eight fake members scattered about the paper's Gamma*
+    (0.2 % per entry): it passes Gamma* and fails the claim's control, (Sigma + tr(Sigma)/n
+    I)^-1, 4 % away in scale."""
+    from types import SimpleNamespace
+
     sigma, n = sp.eye(5), 20
-    curvature = 2 * float(np.linalg.eigvalsh(np.array(
-        la.sample_cov_second_moment(sigma, n).evalf(), dtype=float)).min())
     f = vl.one_layer_loss_setting1()
     paper = np.array(la.optimal_preconditioner(sigma, n).evalf(), dtype=float)
-    wrong = np.array(vl.population_preconditioner(sigma, n).evalf(), dtype=float)
-    trained = paper + 0.01 * np.eye(5)  # a trained Gamma near the true optimum
-    for claimed, should_pass in ((paper, True), (wrong, False)):
-        bound = vl.excess_bound(f(trained) - f(claimed), curvature, 0.0, f(claimed))
-        assert bool(np.linalg.norm(trained - claimed) <= bound) is should_pass
+    rng = np.random.default_rng(0)
+    gammas = paper + 0.002 * paper[0, 0] * rng.normal(size=(8, 5, 5))
+    run = SimpleNamespace(A=-np.transpose(gammas, (0, 2, 1))[:, None],  # [M, L = 1, d, d]
+                          eval_loss=np.array([f(g) for g in gammas]), eval_se=np.full(8, 1e-4))
+    for claimed, should_fail in ((la.optimal_preconditioner, False),
+                                 (vl.sigma_n_dropped_preconditioner, True)):
+        gamma = np.array(claimed(sigma, n).evalf(), dtype=float)
+        part = vl._trained_gamma_parts(gamma, f, f(gamma), f(gamma), run)[0]
+        assert part.name.startswith("trained step scale")
+        assert part.failed is should_fail
+        assert part.passed is not should_fail
 
 
 def test_positive_controls_pass_at_smoke_size():

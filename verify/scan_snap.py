@@ -148,6 +148,19 @@ def _gain(z, z0, power: float) -> np.ndarray:
     return chi
 
 
+def _relative_gain(c_l, c_lp) -> np.ndarray:
+    """:func:`theory.scan_snap.relative_gain` of two attention series, as a float array of
+    their shape: an output of another shape fails the part with the reason
+    (InadmissibleTheory) instead of an IndexError in the check."""
+    c_l = np.asarray(c_l, dtype=float)
+    r = np.asarray(ts.relative_gain(c_l, c_lp), dtype=float)
+    if r.shape != c_l.shape:
+        raise InadmissibleTheory(
+            f"relative gain r_l/l' (theory.scan_snap.relative_gain) has shape {r.shape}, "
+            f"not its inputs' {c_l.shape}")
+    return r
+
+
 def _dominant(P, z0, n: int, d) -> int:
     """Theorem 3's dominant DT of class n from the start ``z0`` (theory.scan_snap.winners:
     the largest c~(0); from Z(0) = 0 the largest P), as a position in ``d`` (class n's DTs);
@@ -1466,7 +1479,7 @@ def _thm3_pairs(P: np.ndarray, n: int, d: tuple[int, ...], res: ns.ReducedResult
         # Eqn 11: r(t) = r(0) chi_l0(t), chi = e^{p (z - z(0))}; at p = 2,
         # r - r(0) chi = -c~_l0^2 (I(t) - I(0)) and r = -c~_l0^2 I(t), so its relative
         # error is |I(t) - I(0)|/|I(t)|: the same drift bound over |I(t)|
-        r = ts.relative_gain(ct[:, l0], ct[:, j])
+        r = _relative_gain(ct[:, l0], ct[:, j])
         chi = _gain(res.z[:, d[l0]], res.z[0, d[l0]], power)
         rel_allow = dI[1:] / np.abs(inv[1:]) + 16 * _EPS
         worst[1] = _worse(worst[1], (np.abs(r - r[0] * chi) / np.abs(r))[1:], rel_allow)
@@ -3019,7 +3032,7 @@ def _check_etaz_mono(params: dict, ctx: Context, *, growth: Callable, pairs=None
 # ---------------------------------------------------------------------- 20. population drift
 _EXPONENT_TOL = 0.25
 _EXPONENT_MODEL = ("our threshold: Eqn 11 is exact only for the reduced dynamics; the statistic "
-                   "is the relative error of chi's exponent fitted at a time t, "
+                   "is the relative error of chi's exponent read at a time t, "
                    "|ln(r(t)/r(0)) / ln chi(t) - 1|, and 0.25 is half the relative distance from "
                    "the exponent 2 to the nearest wrong integer exponents 1 and 3 (the data "
                    "must tell the exponent)")
@@ -3038,13 +3051,14 @@ _EQN11_SHAPE_ONLY = {
 #: scan_time): t0 only places the comparison, and a window fixed by the data (10 K M/eta_Y)
 #: gave the same verdicts (theorem3_population's notes)
 _EQN11_PLACEMENT = {
-    "snap_time": "t0 only places the window's end (100 t0), where the exponent is read; a "
-                 "window end fixed by the data (10 K M/eta_Y) gave the same verdicts",
+    "snap_time": "t0 only places the window's end (100 t0), whose last decade of ln chi "
+                 "is where the exponent is read; a window end fixed by the data (10 K "
+                 "M/eta_Y) gave the same verdicts (at the end-only statistic of that time)",
     "scan_time": "through snap_time = 2 t0' only: places the window's end",
 }
 
 
-#: the population flow's exponent is read at every time of the window's last decade in chi
+#: the population flow's exponent is read at every time of the window's last decade of ln chi
 #: (|ln chi(t)| >= |ln chi(T)| / EXPONENT_DECADE): Eqn 11 holds at every t, and there the
 #: logits have moved by at least a tenth of their end value, far above the flow's rtol 1e-9
 EXPONENT_DECADE = 10.0
@@ -3052,7 +3066,7 @@ EXPONENT_DECADE = 10.0
 
 def _exponent_error(grown: np.ndarray, chi: np.ndarray, along: bool) -> float:
     """``|ln(r(t)/r(0)) / ln chi(t) - 1|`` at the last time, or (``along``) the worst over
-    the times of the window's last decade in chi (:data:`EXPONENT_DECADE`), the last one
+    the times of the window's last decade of ln chi (:data:`EXPONENT_DECADE`), the last one
     included; ``grown`` and ``chi`` are [T] from t = 0."""
     lc = np.log(chi)
     if not along:
@@ -3070,7 +3084,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = F
 
     * the relative error of Eqn 11's exponent, ``|ln(r_t/r_0) / ln chi_t - 1|`` (chi from
       :func:`theory.scan_snap.attention_gain`), at the last time, or (``along``) worst
-      over the window's last decade in chi (:func:`_exponent_error`);
+      over the window's last decade of ln chi (:func:`_exponent_error`);
     * the largest ``|ln r(t)/(r(0) chi(t))|`` over times.
 
     ``zq`` [runs, T, K, M]; returns two arrays [runs].
@@ -3092,7 +3106,7 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = F
             for j in d:
                 if j == l0:
                     continue
-                r = ts.relative_gain(ct[one, :, l0], ct[one, :, j])
+                r = _relative_gain(ct[one, :, l0], ct[one, :, j])
                 grown = r / r[:, :1]
                 if not np.all(grown[np.isfinite(grown)] > 0):
                     # the order of c~ changed along the run: Eqn 11 (r(0) chi > 0) fails
@@ -3108,8 +3122,8 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = F
     id="theorem3_population",
     statement="In Theorem 1's region (M >> 100, Assumption 2), Eqn 11 r(t) = r(0) chi(t), "
               "chi = e^{2 dz}, holds in the exact population flow for eta_Y/eta_Z >= 5 to "
-              "the point that its exponent is told: the fitted exponent of chi is within "
-              "25 % of 2 at every time of the window's last decade in chi (Dataset2's generator with one query, two next tokens, the authors' "
+              "the point that its exponent is told: the exponent of chi that r(t)/r(0) shows "
+              "is within 25 % of 2 at every time of the window's last decade of ln chi (Dataset2's generator with one query, two next tokens, the authors' "
               "10 CTs and 120 DTs per class: M = 253, K = 2), from Z(0) = 0 and from Fig. "
               "6's random Z(0) (Y(0) = 0; l0 the token with the largest c~(0))",
     source="Theorem 3 (Eqn 11), resting on Eqn 98 and Theorem 1; Section 5's 'initial "
@@ -3169,21 +3183,23 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = F
           "1 % says that a whole-output slip of chi, or a tilt of c~, is seen, not that the "
           "exponent is told to 1 %: the part tells it to 25 %, as the statement says.  Stop 68 "
           "(design change, registered before its first run): the exponent is read at every "
-          "time of the window's last decade in chi (|ln chi(t)| >= |ln chi(T)| / 10, "
+          "time of the window's last decade of ln chi (|ln chi(t)| >= |ln chi(T)| / 10, "
           "EXPONENT_DECADE: the last 5 of the 21 times where chi - 1 grows linearly in t, the "
           "geometric grid's step being 1.63 to 1.76 in t at the ratios 20 to 5), not at the end alone: "
           "Eqn 11 holds at every t, and a statistic of the ends cannot see relative_gain "
           "between them.  Expected stays holds (Theorem 3), set before the run; the "
           "statistic is a maximum over a set that contains the old one, so it can only "
-          "grow.",
+          "grow.  Its first quick run (stop 68, the code of this change): holds, worst "
+          "0.0796 of 15 examples (ratio 5.12, Z(0) random seed 1; the same value as that "
+          "example's end-only statistic, in the details), control (chi = e^{3 dz}) 0.360.",
 )
 @claim(
     id="theorem3_population_small_M",
     statement="Our strengthening, outside Theorem 1's region (Dataset2 at num_last = 1 as "
               "the authors run it, M = 33, 10 CTs): Eqn 11 r(t) = r(0) chi(t), chi = "
               "e^{2 dz}, holds in the exact population flow for eta_Y/eta_Z >= 5 to the "
-              "point that its exponent is told: the fitted exponent of chi is within 25 % "
-              "of 2 at every time of the window's last decade in chi",
+              "point that its exponent is told: the exponent of chi that r(t)/r(0) shows is "
+              "within 25 % of 2 at every time of the window's last decade of ln chi",
     source="Theorem 3 (Eqn 11); the size is ours (Theorem 1 assumes M >> 100)",
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"ratio": st.floats(5.0, 20.0)}),
@@ -3204,8 +3220,10 @@ def _eqn11_errors(zq: np.ndarray, facts: ns.Facts, power: float, along: bool = F
           "exponent's error above 25 % at eta_Y/eta_Z = 5 and at 10, so it is a finding "
           "at the authors' data size.  The report lists the failed draws.  Since stop 68 the "
           "exponent is read as in theorem3_population, at every time of the window's last "
-          "decade in chi (a maximum over a set containing the end: a refutation at the end "
-          "stays one).",
+          "decade of ln chi (a maximum over a set containing the end: a refutation at the end "
+          "stays one); its first quick run at that statistic (stop 68): refuted, worst "
+          "0.325, the same as its end-only value (details), and the positive control at "
+          "ratio 20 passes at 0.1025.",
 )
 def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
     data = _region_data(params)
@@ -3217,14 +3235,15 @@ def _check_pop_drift(params: dict, ctx: Context, *, power: float) -> Evidence:
                         z_init_seed=params.get("z_init_seed"))
     flow = _flow(cfg, ctx)
     expo, band = _eqn11_errors(flow.zq[None], facts, power, along=True)
+    at_end, _ = _eqn11_errors(flow.zq[None], facts, power)
     e = float(expo[0])
     return Evidence((Part(
         "Eqn 11 exponent, relative error (population flow)", 0.0, e, e, _EXPONENT_TOL,
-        _EXPONENT_MODEL + ", worst over the window's last decade in chi (|ln chi(t)| >= "
+        _EXPONENT_MODEL + ", worst over the window's last decade of ln chi (|ln chi(t)| >= "
         "|ln chi(T)| / 10, the last time included: Eqn 11 holds at every t); deterministic "
         "flow (rtol 1e-9): no interval",
         details={"Assumption 2 at Z(0)": _assumption2(facts, flow.zq[0])}, kind="simulation"),),
-        {"max_abs_log_band": float(band[0])})
+        {"max_abs_log_band": float(band[0]), "exponent_error_at_end": float(at_end[0])})
 
 
 @claim(
