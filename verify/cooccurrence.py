@@ -1244,6 +1244,146 @@ def _form_drifts(r: nc.CoRun, k: int, recs: np.ndarray, S) -> tuple:
     return g_run, at_run, form, form_c
 
 
+@dataclass(frozen=True)
+class _FullPieces:
+    """What :func:`_phase1_full`'s two comparisons share, all from the paper's theory (tc)
+    or measured on the run: tc's whole-vocabulary Delta A at T1 on the placed-Gamma rule
+    (``ref``) and its coarser twin (``ref_c``) at ``times`` with the Gammas ``gam``; tc's
+    Delta A along its reduction with random tokens at their class mean (``base``), the
+    initial offsets' change (``off``), the kept m1 M r term's change (``kept``), the
+    non-uniform scores' Delta A on the run's own path (``scores``), the within-class
+    spread's second order (``spread``); the reduction's form on the run and on its twin
+    (``form_h``, ``form_2``: (A at the run, form, coarser form), :func:`_form_drifts`)."""
+
+    times: np.ndarray
+    gam: np.ndarray
+    ref: np.ndarray
+    ref_c: np.ndarray
+    base: np.ndarray
+    off: np.ndarray
+    kept: np.ndarray
+    scores: list
+    spread: np.ndarray
+    form_h: tuple
+    form_2: tuple
+
+
+def _full_pieces(run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np.ndarray,
+                 Y_tc: np.ndarray, S0: float, K: np.ndarray, Q: np.ndarray) -> _FullPieces:
+    """The pieces of :func:`_phase1_full`'s allowance (:class:`_FullPieces`), none of them the
+    run's difference from tc's trajectory (a mutant of the trajectory would move such a term
+    with the prediction)."""
+    cfg, tok = run.config, run.data.tokens
+    t1 = float(run.tau[k, i])
+    times, gam = _placed_gammas(tc, run, grid, Y_tc, FULL_DRIFT_STRIDES[0])
+    ref = np.asarray(tc.attention_drift(times, gam, S0, K, Q, end_only=True), dtype=float)
+    # the coarser rule on every other of those points (and the last): the 20-point stride
+    coarse = np.arange(0, times.size, FULL_DRIFT_STRIDES[1] // FULL_DRIFT_STRIDES[0])
+    if coarse[-1] != times.size - 1:
+        coarse = np.append(coarse, times.size - 1)
+    ref_c = np.asarray(tc.attention_drift(times[coarse], gam[coarse], S0, K, Q,
+                                          end_only=True), dtype=float)
+    # the form on the run's own path (the run and its twin at the same tau)
+    _, at_run, form, form_c = _form_drifts(run, k, _state_records(i), S0)
+    i2 = int(np.argmin(np.abs(half.tau[k] - t1)))
+    _, at_run2, form2, form2_c = _form_drifts(half, k, _state_records(i2), float(half.S0[k]))
+    sub = np.arange(0, grid.size, FULL_DRIFT_STRIDES[0])
+    if sub[-1] != grid.size - 1:
+        sub = np.append(sub, grid.size - 1)
+
+    def drift_along(taus: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        # tc's Delta A along a reduction Y [7, len(taus)], random tokens at their class mean
+        return np.asarray(tc.attention_drift(taus, np.array([tc.loss_gradients(
+            _placed(run.data, cfg.vocabulary, Y[:, j])["beta"], None, tok, run.data.labels,
+            cfg.m)[1] for j in range(taus.size)]), S0, K, Q, end_only=True), dtype=float)
+
+    # every difference below is between two Delta A of the same functions (loss_gradients,
+    # attention_drift): against ``ref`` (canonical_velocity's Gamma) a slip in
+    # canonical_velocity or canonical_rhs would move the term with the prediction
+    base = drift_along(times, Y_tc[:, sub])
+    off = np.asarray(tc.attention_drift(times, _gammas_along(tc, run, k, Y_tc[:, sub]), S0, K,
+                                        Q, end_only=True), dtype=float) - base
+    kept = (1.0 + abs(_kept_second(run, k))) * (drift_along(times, _private(
+        tc, cfg, times, _start(run, k), kappa=_kappa(run, k))) - base)
+    # non-uniform attention on the run's own path: Gamma at the run's beta with its initial
+    # scores A(0), and with A(0) plus tc's predicted change, against uniform attention
+    recs = _state_records(i)
+    g_uniform = np.array([tc.loss_gradients(run.beta[k, j], None, tok, run.data.labels,
+                                            cfg.m)[1] for j in recs])
+    scores = [np.asarray(tc.attention_drift(run.tau[k, recs], np.array(
+        [tc.loss_gradients(run.beta[k, j], A, tok, run.data.labels, cfg.m)[1] for j in recs])
+        - g_uniform, S0, K, Q, end_only=True), dtype=float)
+        for A in (run.A_start[k], run.A_start[k] + base)]
+    # the spread's second-order estimate on every other of those points (an estimate of a
+    # term an order below the allowance: the coarser rule's error is of its own order)
+    sparse = times[np.unique(np.concatenate([np.arange(0, times.size, 2), [times.size - 1]]))]
+    _, spread = _g0_spread(tc, run, k, sparse, lambda Y: drift_along(sparse, Y),
+                           through_trajectory=True)
+    return _FullPieces(times, gam, ref, ref_c, base, off, kept, scores, spread,
+                      (at_run, form, form_c), (at_run2, form2, form2_c))
+
+
+def _full_block_terms(run: nc.CoRun, half: nc.CoRun, k: int, i: int, fd: _FullPieces,
+                      n_ref: float) -> tuple[dict, np.ndarray]:
+    """``dA_f``'s allowance terms (relative to n_ref, :func:`_phase1_full`) and the observed
+    Delta A on mu1..mu3, Richardson-extrapolated from the twin (2 A(h/2) - A(h))."""
+    t1, S0 = float(run.tau[k, i]), float(run.S0[k])
+    blk = lambda A: float(np.linalg.norm(np.asarray(A)[:3, :3])) / n_ref  # noqa: E731
+    motion = _gram_motion(run, k, i)
+    block_mass = trapezoid([max(np.linalg.norm(g[:3, :]), np.linalg.norm(g[:, :3]))
+                            for g in fd.gam], fd.times)
+    obs_h = run.A3[k, i] - run.A3[k, 0]
+    a2, a2_interp = _at_tau(half, k, t1, half.A3[k])
+    obs_0 = 2 * (a2 - half.A3[k, 0]) - obs_h
+    (_, form, form_c), (_, form2, form2_c) = fd.form_h, fd.form_2
+    # the observed is extrapolated from the twin: the form term the same way, plus each
+    # rule's quadrature estimate
+    terms = {"class_form": (blk(2 * form2 - form) + blk(form - form_c)
+                            + 2 * blk(form2 - form2_c)),
+             "scores": max(blk(x) for x in fd.scores),
+             "offsets": blk(fd.off),
+             "within_class_spread": blk(fd.spread),
+             "kept_m1_M_r": blk(fd.kept),
+             "m1_M0_clock": _m0_eps(run, k),
+             "trapezoid": float(np.linalg.norm((fd.ref - fd.ref_c)[:3, :3])) / n_ref,
+             "gram_moving": motion * float(block_mass) / S0 / n_ref,
+             "S_not_constant": abs(float(run.S[k, i] / S0) - 1.0),
+             "richardson": float(np.linalg.norm(obs_h - (a2 - half.A3[k, 0]))) / n_ref,
+             "interpolation": 2 * float(np.linalg.norm(a2_interp)) / n_ref}
+    return terms, obs_0
+
+
+def _full_softmax_terms(run: nc.CoRun, half: nc.CoRun, k: int, i: int, fd: _FullPieces,
+                        dp_ref: float) -> tuple[dict, float]:
+    """``dp_f``'s allowance terms (relative to dp_ref, :func:`_phase1_full`) and the observed
+    max |P - P(0)|, Richardson-extrapolated from the twin."""
+    cfg, tok = run.config, run.data.tokens
+    t1, S0 = float(run.tau[k, i]), float(run.S0[k])
+    sm = lambda A: float(tc.softmax_change(A, tok, cfg.m))  # noqa: E731
+    lin = 2.0 / (cfg.L * math.sqrt(cfg.m))
+    entry_mass = trapezoid([max(np.linalg.norm(g, axis=1).max(), np.linalg.norm(g, axis=0).max())
+                            for g in fd.gam], fd.times)
+    dp2, dp2_interp = _at_tau(half, k, t1, half.max_dp[k][:, None])
+    dp_h, dp_2 = float(run.max_dp[k, i]), float(dp2[0])
+    a = float(np.abs(run.A_start[k][tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
+    b = float(np.abs(fd.ref[tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
+    form_h, form_2 = (abs(sm(a_r) - sm(a_r - f)) + abs(sm(a_r - f) - sm(a_r - f_c))
+                      for a_r, f, f_c in (fd.form_h, fd.form_2))
+    # extrapolated as the observed: |2 f(h/2) - f(h)| <= 2 |f(h/2)| + |f(h)|
+    terms = {"class_form": (2 * form_2 + form_h) / dp_ref,
+             "offsets": abs(sm(fd.base + fd.off) - sm(fd.base)) / dp_ref,
+             "within_class_spread": lin * float(np.max(np.abs(fd.spread))) / dp_ref,
+             "kept_m1_M_r": abs(sm(fd.base + fd.kept) - sm(fd.base)) / dp_ref,
+             "m1_M0_clock": _m0_eps(run, k),
+             "trapezoid": abs(sm(fd.ref) - sm(fd.ref_c)) / dp_ref,
+             "gram_moving": lin * _gram_motion(run, k, i) * float(entry_mass) / S0 / dp_ref,
+             "S_not_constant": abs(float(run.S[k, i] / S0) - 1.0),
+             "initial_scores": 3 * math.expm1(2 * a) * math.exp(2 * b) * b / cfg.L / dp_ref,
+             "richardson": abs(dp_h - dp_2) / dp_ref,
+             "interpolation": 2 * float(dp2_interp[0]) / dp_ref}
+    return terms, 2 * dp_2 - dp_h
+
+
 def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np.ndarray,
                  Yi: np.ndarray) -> dict:
     """Member k's Delta A and attention change at its T1 = tau[k, i] against the theory's
@@ -1292,117 +1432,25 @@ def _phase1_full(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np
       - J(t Delta s)) Delta s| <= 3 (e^{2 a} - 1) e^{2 b} b / L, relative to dp_ref;
     * GD: |R_h - R_{h/2}| and twice the twin's interpolation error (of A3; of max_dp)."""
     cfg = run.config
-    t1, S0 = float(run.tau[k, i]), float(run.S0[k])
+    S0 = float(run.S0[k])
     K, Q = _gram(run, k)
-    tok = run.data.tokens
     Y_tc = Yi if theory is tc else _private(tc, cfg, grid, _start(run, k))
-    times, gam = _placed_gammas(tc, run, grid, Y_tc, FULL_DRIFT_STRIDES[0])
-    ref = np.asarray(tc.attention_drift(times, gam, S0, K, Q, end_only=True), dtype=float)
-    # the coarser rule on every other of those points (and the last): the 20-point stride
-    coarse = np.arange(0, times.size, FULL_DRIFT_STRIDES[1] // FULL_DRIFT_STRIDES[0])
-    if coarse[-1] != times.size - 1:
-        coarse = np.append(coarse, times.size - 1)
-    ref_c = np.asarray(tc.attention_drift(times[coarse], gam[coarse], S0, K, Q,
-                                          end_only=True), dtype=float)
+    fd = _full_pieces(run, half, k, i, grid, Y_tc, S0, K, Q)
     if theory is tc:  # the same computation as _whole_prediction's, done once
-        dp_tc = _usable(tc.softmax_change(ref, run.data.tokens, cfg.m), ())
-        pred, dp_pred, why = ((ref, float(dp_tc), "") if dp_tc is not None and
-                              _usable(ref, K.shape) is not None
+        dp_tc = _usable(tc.softmax_change(fd.ref, run.data.tokens, cfg.m), ())
+        pred, dp_pred, why = ((fd.ref, float(dp_tc), "") if dp_tc is not None and
+                              _usable(fd.ref, K.shape) is not None
                               else _whole_prediction(theory, run, grid, Yi, S0, K, Q))
     else:
         pred, dp_pred, why = _whole_prediction(theory, run, grid, Yi, S0, K, Q)
-    n_ref = float(np.linalg.norm(ref[:3, :3]))
-    dp_ref = abs(float(tc.softmax_change(ref, tok, cfg.m)))  # a sign slip must not flip terms
-    sm = lambda A: float(tc.softmax_change(A, tok, cfg.m))  # noqa: E731
-    lin = 2.0 / (cfg.L * math.sqrt(cfg.m))
-    # what the reduction leaves out, none of it the run's difference from tc's trajectory
-    # (a mutant of the trajectory would move such a term with the prediction): the form on
-    # the run's own path (the run and its twin at the same tau), the random tokens' initial
-    # offsets along tc's reduction, the within-class spread's second order (estimate) and
-    # the m1 M r term the plain reduction drops (kept to first order, times 1 + its
-    # second-order share)
-    _, at_run, form, form_c = _form_drifts(run, k, _state_records(i), S0)
-    i2 = int(np.argmin(np.abs(half.tau[k] - t1)))
-    _, at_run2, form2, form2_c = _form_drifts(half, k, _state_records(i2), float(half.S0[k]))
-    sub = np.arange(0, grid.size, FULL_DRIFT_STRIDES[0])
-    if sub[-1] != grid.size - 1:
-        sub = np.append(sub, grid.size - 1)
-    def drift_along(taus: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        # tc's Delta A along a reduction Y [7, len(taus)], random tokens at their class mean
-        return np.asarray(tc.attention_drift(taus, np.array([tc.loss_gradients(
-            _placed(run.data, cfg.vocabulary, Y[:, j])["beta"], None, tok, run.data.labels,
-            cfg.m)[1] for j in range(taus.size)]), S0, K, Q, end_only=True), dtype=float)
-
-    # every difference below is between two Delta A of the same functions (loss_gradients,
-    # attention_drift): against ``ref`` (canonical_velocity's Gamma) a slip in
-    # canonical_velocity or canonical_rhs would move the term with the prediction
-    base = drift_along(times, Y_tc[:, sub])
-    off = np.asarray(tc.attention_drift(times, _gammas_along(tc, run, k, Y_tc[:, sub]), S0, K,
-                                        Q, end_only=True), dtype=float) - base
-    kept = (1.0 + abs(_kept_second(run, k))) * (drift_along(times, _private(
-        tc, cfg, times, _start(run, k), kappa=_kappa(run, k))) - base)
-    # non-uniform attention on the run's own path: Gamma at the run's beta with its initial
-    # scores A(0), and with A(0) plus tc's predicted change, against uniform attention
-    recs = _state_records(i)
-    g_uniform = np.array([tc.loss_gradients(run.beta[k, j], None, tok, run.data.labels,
-                                            cfg.m)[1] for j in recs])
-    scores = [np.asarray(tc.attention_drift(run.tau[k, recs], np.array(
-        [tc.loss_gradients(run.beta[k, j], A, tok, run.data.labels, cfg.m)[1] for j in recs])
-        - g_uniform, S0, K, Q, end_only=True), dtype=float)
-        for A in (run.A_start[k], run.A_start[k] + base)]
-    # the spread's second-order estimate on every other of those points (an estimate of a
-    # term an order below the allowance: the coarser rule's error is of its own order)
-    sparse = times[np.unique(np.concatenate([np.arange(0, times.size, 2), [times.size - 1]]))]
-    _, spread = _g0_spread(tc, run, k, sparse, lambda Y: drift_along(sparse, Y),
-                           through_trajectory=True)
-    blk = lambda A: float(np.linalg.norm(np.asarray(A)[:3, :3])) / n_ref  # noqa: E731
-    motion = _gram_motion(run, k, i)
-    block_mass = trapezoid([max(np.linalg.norm(g[:3, :]), np.linalg.norm(g[:, :3]))
-                            for g in gam], times)
-    entry_mass = trapezoid([max(np.linalg.norm(g, axis=1).max(), np.linalg.norm(g, axis=0).max())
-                            for g in gam], times)
-    s_change = abs(float(run.S[k, i] / S0) - 1.0)
-    # Delta A on mu1..mu3
-    obs_h = run.A3[k, i] - run.A3[k, 0]
-    a2, a2_interp = _at_tau(half, k, t1, half.A3[k])
-    obs_0 = 2 * (a2 - half.A3[k, 0]) - obs_h
-    # the observed is extrapolated from the twin (2 A(h/2) - A(h)): the form term the same way,
-    # plus each rule's quadrature estimate
-    terms = {"class_form": (blk(2 * form2 - form) + blk(form - form_c)
-                            + 2 * blk(form2 - form2_c)),
-             "scores": max(blk(x) for x in scores),
-             "offsets": blk(off),
-             "within_class_spread": blk(spread),
-             "kept_m1_M_r": blk(kept),
-             "m1_M0_clock": _m0_eps(run, k),
-             "trapezoid": float(np.linalg.norm((ref - ref_c)[:3, :3])) / n_ref,
-             "gram_moving": motion * float(block_mass) / S0 / n_ref,
-             "S_not_constant": s_change,
-             "richardson": float(np.linalg.norm(obs_h - (a2 - half.A3[k, 0]))) / n_ref,
-             "interpolation": 2 * float(np.linalg.norm(a2_interp)) / n_ref}
-    e = math.inf if pred is None else _quotient(np.linalg.norm(obs_0 - pred[:3, :3]), n_ref)
+    n_ref = float(np.linalg.norm(fd.ref[:3, :3]))
+    # a sign slip must not flip terms
+    dp_ref = abs(float(tc.softmax_change(fd.ref, run.data.tokens, cfg.m)))
     extra = {"why": why} if why else {}
+    terms, obs_0 = _full_block_terms(run, half, k, i, fd, n_ref)
+    e = math.inf if pred is None else _quotient(np.linalg.norm(obs_0 - pred[:3, :3]), n_ref)
     out = {"dA_f": (e, float(sum(terms.values())), {"error": e, **terms, **extra})}
-    # the attention change
-    dp2, dp2_interp = _at_tau(half, k, t1, half.max_dp[k][:, None])
-    dp_h, dp_2 = float(run.max_dp[k, i]), float(dp2[0])
-    dp_0 = 2 * dp_2 - dp_h
-    a = float(np.abs(run.A_start[k][tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
-    b = float(np.abs(ref[tok[:, :, None], tok[:, None, :]]).max()) / math.sqrt(cfg.m)
-    form_h, form_2 = (abs(sm(a_r) - sm(a_r - f)) + abs(sm(a_r - f) - sm(a_r - f_c))
-                      for a_r, f, f_c in ((at_run, form, form_c), (at_run2, form2, form2_c)))
-    # extrapolated as the observed: |2 f(h/2) - f(h)| <= 2 |f(h/2)| + |f(h)|
-    terms_p = {"class_form": (2 * form_2 + form_h) / dp_ref,
-               "offsets": abs(sm(base + off) - sm(base)) / dp_ref,
-               "within_class_spread": lin * float(np.max(np.abs(spread))) / dp_ref,
-               "kept_m1_M_r": abs(sm(base + kept) - sm(base)) / dp_ref,
-               "m1_M0_clock": _m0_eps(run, k),
-               "trapezoid": abs(sm(ref) - sm(ref_c)) / dp_ref,
-               "gram_moving": lin * motion * float(entry_mass) / S0 / dp_ref,
-               "S_not_constant": s_change,
-               "initial_scores": 3 * math.expm1(2 * a) * math.exp(2 * b) * b / cfg.L / dp_ref,
-               "richardson": abs(dp_h - dp_2) / dp_ref,
-               "interpolation": 2 * float(dp2_interp[0]) / dp_ref}
+    terms_p, dp_0 = _full_softmax_terms(run, half, k, i, fd, dp_ref)
     e_p = math.inf if dp_pred is None else abs(dp_0 - dp_pred) / dp_ref
     out["dp_f"] = (e_p, float(sum(terms_p.values())),
                    {"error": e_p, "observed": dp_0, "predicted": dp_pred, **terms_p, **extra})
@@ -1481,122 +1529,125 @@ def _s_reduced(theory, run: nc.CoRun, half: nc.CoRun, k: int, i: int, grid: np.n
                                            **terms}
 
 
+#: phase1's drift parts, each its worst member's: (member key, part name, details key, what
+#: it compares and its allowance)
+_PHASE1_DRIFT_PARTS = (
+    ("dA", "score_change", "members",
+     "Theorem E.28 (|Delta score| <= O~(m^-3/2)) sharpened: Delta A on mu1..mu3 at "
+     "T1 = (2 kappa/S0) int Gamma dtau (theory.score_drift; relative Frobenius "
+     "error); allowance 3 sqrt(2/m) (chi-square spread of K_G, Q_G diagonals) + the "
+     "initial-G spread relative to the paper's reduction's value (the same for check "
+     "and control)"),
+    ("dp", "attention_frozen", "members_observed_predicted",
+     "Proposition E.3 / Corollary E.24 (|p - p(0)| = O~(1/(L m))) sharpened: the "
+     "softmax change of the predicted Delta A (theory.softmax_change) on the run's "
+     "samples; |log(observed/predicted)|, same relative allowance as score_change"),
+    ("dA_p", "score_change_paired", "members",
+     "score_change paired and extrapolated: Delta A on mu1..mu3 at T1, GD's value "
+     "Richardson-extrapolated to step 0 (2 R_{h/2} - R_h, the run and its half-step "
+     "twin at the same tau), against theory.score_drift with the member's own "
+     "K_G(0), Q_G(0) blocks (the draw the run and the prediction share; the "
+     "chi-square spread of score_change's allowance is paired out): Delta A = (I Q_G "
+     "+ K_G I)/S0, I = int Gamma dtau; Frobenius error relative to the paper's "
+     "reduction's paired value.  Allowance, the same for check and control, the sum "
+     "of what the reduction leaves out, each as a Frobenius norm relative to that "
+     "value: the coupling through the Gram entries between mu1..mu3 and the other "
+     "tokens (exact canonical Gamma on the paper's reduction, this member's Gram "
+     "matrices); the initial-G spread (second order, entrywise largest over the sign "
+     "patterns, then its norm); the Gram blocks' own motion up to T1 (recorded "
+     "largest ||Delta K_G|| + ||Delta Q_G|| times int ||Gamma|| dtau / S0 on the "
+     "paper's reduction); S's own change |S(T1)/S0 - 1| (the reduction's clock holds "
+     "S at S0); the dropped m1 M r term's measured proxy (tau_eff/tau - 1 at T1: m1 "
+     "beta^T M beta/|beta|^2 against S, not the exact m1 beta^T M r/(S beta.r)); "
+     "|R_h - R_{h/2}| (the extrapolation's remainder in the asymptotic regime) and "
+     "twice the twin's interpolation error (|linear - quadratic| through its nearest "
+     "records)"),
+    ("dA_f", "score_change_whole_gram", "members",
+     "score_change_paired with the whole Gram matrices: Delta A on mu1..mu3 at T1, "
+     "GD's value Richardson-extrapolated to step 0 (as score_change_paired), against "
+     "theory.attention_drift of theory.canonical_velocity's exact Gamma along the "
+     "theory's reduction placed on the run's tokens, with the member's whole K_G(0), "
+     "Q_G(0) (score_change_paired's largest allowance term, the Gram coupling, is "
+     "then part of the prediction); Frobenius error relative to the paper's "
+     "reduction's value.  Allowance (_phase1_full; the same for check and control): "
+     "what the reduction's form leaves out on the run's own path (its beta against "
+     "that beta in the form, measured), the random tokens' initial offsets along the "
+     "reduction, the within-class spread (second-order estimate), the m1 M r term "
+     "(kept minus dropped) and the m1 M0 clock, the trapezoid's error (every 20th "
+     "against every 40th grid point), the Gram matrices' motion to T1 (bounded from "
+     "the run's own steps) times the whole Gamma's mass, S's change, GD's |R_h - "
+     "R_{h/2}| and the twin's interpolation"),
+    ("dp_f", "attention_frozen_whole_gram", "members",
+     "attention_frozen on the whole-vocabulary prediction: the run's max |P - P(0)| "
+     "at T1, Richardson-extrapolated to step 0 from the half-step twin, against "
+     "theory.softmax_change of score_change_whole_gram's predicted Delta A on every "
+     "token; |observed - predicted| relative to the paper's reduction's value.  "
+     "Allowance (_phase1_full; the same for check and control): the softmax change's "
+     "own change for the form, the offsets and the kept m1 M r term, the spread "
+     "through the Jacobian, the m1 M0 clock, the same of the trapezoid's error, the "
+     "Gram matrices' motion to T1 through the softmax's Jacobian (2/(L sqrt m) per "
+     "unit of A, times the largest row or column norm of Gamma), S's change (the "
+     "change is linear in the scores at these sizes), the initial scores' departure "
+     "from uniform attention, GD's |R_h - R_{h/2}| and the twin's interpolation"),
+    ("S_law", "S_law", "members",
+     "the balance law behind Proposition E.12, on the member's own weights: S(T1)/S0 "
+     "- 1 against theory.s_drift of the member's own observed growth of |beta|^2 "
+     "(S^2 - S0^2 = 2 m1 Delta|beta|^2, conserved up to the m1 M r term); the ratio "
+     "observed/predicted Richardson-extrapolated to step 0 from the run and its "
+     "half-step twin; |ratio - 1|.  A check of theory.s_drift's law on the trained "
+     "model, not of the Phase-1 dynamics (it does not depend on the class weights, "
+     "so it cannot reject the control).  Allowance: |r_h - r_{h/2}| (the "
+     "extrapolation's remainder), twice the twin's interpolation error, and the m1 M "
+     "r term's measured proxy (tau_eff/tau - 1 at T1, not a derived bound), all with "
+     "the paper's s_drift, the same for check and control"),
+    ("S_red", "S_constant_extrapolated", "members",
+     "S_constant with the observed side extrapolated and the growth read as growth: "
+     "S(T1)/S0 - 1, GD's value Richardson-extrapolated to step 0 (the run and its "
+     "half-step twin at the same tau), against theory.s_drift of the growth of "
+     "|beta|^2 along the reduction from the member's start (theory.private_beta_sq "
+     "at T1 minus at 0; S_constant passes |beta(T1)|^2, which is not the growth); "
+     "error relative to the paper's reduction's prediction.  Allowance, relative to "
+     "the same and the same for check and control: |R_h - R_{h/2}| (the "
+     "extrapolation's remainder), twice the twin's interpolation error, the "
+     "initial-G spread (second order, as in score_change) and the m1 M r term's "
+     "measured proxy (tau_eff/tau - 1 at T1)"),
+    ("dS", "S_constant", "members_observed_predicted",
+     "(superseded by S_constant_extrapolated, kept as registered: this part passes "
+     "|beta(T1)|^2 to s_drift, which takes the growth of |beta|^2) Proposition E.12 "
+     "(S changes by O~(1/m)) sharpened: S^2 - S0^2 = 2 m1 Delta|beta|^2 "
+     "(theory.s_drift, |beta|^2 from theory.private_beta_sq); relative error; "
+     "allowance 6 sd_G/|beta| (3 sd of the cross term 2 beta(0).Delta beta; |beta| "
+     "at T1 of the paper's reduction, sd_G the member's own (_g_sd), the same for "
+     "check and control)"),
+)
+
+
 def _phase1_drifts(members: list[dict]) -> tuple[Part, ...]:
-    """The worst member's drift parts and the largest exact-identity errors."""
+    """The worst member's drift parts (:data:`_PHASE1_DRIFT_PARTS`) and the exact parts
+    (:func:`_phase1_exact_parts`)."""
 
-    def worst(key: str) -> tuple[float, float, list]:
+    def worst_part(key: str, name: str, details_key: str, text: str) -> Part:
+        # declared: _worst_member_part
         pick = _NONE_YET
         for m in members:
             pick = _worse((0.0, m[key][0], m[key][0], m[key][1]), pick)
-        return pick[2], pick[3], [m[key][2] for m in members]
-
-    def worst_part(part: Part, key: str) -> Part:  # declared: _worst_member_part
-        pick = _NONE_YET
-        for m in members:
-            pick = _worse((0.0, m[key][0], m[key][0], m[key][1]), pick)
+        part = Part(name, 0.0, pick[2], pick[2], pick[3], text,
+                    details={details_key: [m[key][2] for m in members]}, kind="simulation")
         return _worst_member_part(part, [m[key][1] for m in members], pick)
 
-    (dA_err, dA_tol, rec_dA), (dp_err, dp_tol, rec_dp) = worst("dA"), worst("dp")
-    (dS_err, dS_tol, rec_dS), (l_err, l_tol, rec_l) = worst("dS"), worst("loss")
-    (pA_err, pA_tol, rec_pA), (sl_err, sl_tol, rec_sl) = worst("dA_p"), worst("S_law")
-    sr_err, sr_tol, rec_sr = worst("S_red")
-    (fA_err, fA_tol, rec_fA), (fp_err, fp_tol, rec_fp) = worst("dA_f"), worst("dp_f")
+    return (*(worst_part(*row) for row in _PHASE1_DRIFT_PARTS),
+            *_phase1_exact_parts(members))
+
+
+def _phase1_exact_parts(members: list[dict]) -> tuple[Part, ...]:
+    """phase1's loss and sign parts at T1 and the largest exact-identity errors."""
+    pick = _NONE_YET
+    for m in members:
+        pick = _worse((0.0, m["loss"][0], m["loss"][0], m["loss"][1]), pick)
+    l_err, l_tol, rec_l = pick[2], pick[3], [m["loss"][2] for m in members]
     top = {key: float(np.max([m[key] for m in members])) for key in ("b2", "sd", "ds", "sm")}
     wrong = sum(m["wrong"] for m in members)
     return (
-        worst_part(Part("score_change", 0.0, dA_err, dA_err, dA_tol,
-             "Theorem E.28 (|Delta score| <= O~(m^-3/2)) sharpened: Delta A on mu1..mu3 at T1 "
-             "= (2 kappa/S0) int Gamma dtau (theory.score_drift; relative Frobenius error); "
-             "allowance 3 sqrt(2/m) (chi-square spread of K_G, Q_G diagonals) + the "
-             "initial-G spread relative to the paper's reduction's value (the same for check "
-             "and control)", details={"members": rec_dA}, kind="simulation"), "dA"),
-        worst_part(Part("attention_frozen", 0.0, dp_err, dp_err, dp_tol,
-             "Proposition E.3 / Corollary E.24 (|p - p(0)| = O~(1/(L m))) sharpened: the "
-             "softmax change of the predicted Delta A (theory.softmax_change) on the run's "
-             "samples; |log(observed/predicted)|, same relative allowance as score_change",
-             details={"members_observed_predicted": rec_dp}, kind="simulation"), "dp"),
-        worst_part(Part("score_change_paired", 0.0, pA_err, pA_err, pA_tol,
-             "score_change paired and extrapolated: Delta A on mu1..mu3 at T1, GD's value "
-             "Richardson-extrapolated to step 0 (2 R_{h/2} - R_h, the run and its half-step "
-             "twin at the same tau), against theory.score_drift with the member's own "
-             "K_G(0), Q_G(0) blocks (the draw the run and the prediction share; the chi-square "
-             "spread of score_change's allowance is paired out): Delta A = (I Q_G + K_G I)/S0, "
-             "I = int Gamma dtau; Frobenius error relative to the paper's reduction's paired "
-             "value.  Allowance, the same for check and control, the sum of what the reduction "
-             "leaves out, each as a Frobenius norm relative to that value: the coupling "
-             "through the Gram entries between mu1..mu3 and the other tokens (exact canonical "
-             "Gamma on the paper's reduction, this member's Gram matrices); the initial-G "
-             "spread (second order, entrywise largest over the sign patterns, then its norm); "
-             "the Gram blocks' own motion up to T1 (recorded largest ||Delta K_G|| + "
-             "||Delta Q_G|| times int ||Gamma|| dtau / S0 on the paper's reduction); S's own "
-             "change |S(T1)/S0 - 1| (the reduction's clock holds S at S0); the dropped m1 M r "
-             "term's measured proxy (tau_eff/tau - 1 at T1: m1 beta^T M beta/|beta|^2 against "
-             "S, not the exact m1 beta^T M r/(S beta.r)); |R_h - R_{h/2}| (the "
-             "extrapolation's remainder in the asymptotic regime) and twice the twin's "
-             "interpolation error (|linear - quadratic| through its nearest records)",
-             details={"members": rec_pA}, kind="simulation"), "dA_p"),
-        worst_part(Part("score_change_whole_gram", 0.0, fA_err, fA_err, fA_tol,
-             "score_change_paired with the whole Gram matrices: Delta A on mu1..mu3 at T1, "
-             "GD's value Richardson-extrapolated to step 0 (as score_change_paired), against "
-             "theory.attention_drift of theory.canonical_velocity's exact Gamma along the "
-             "theory's reduction placed on the run's tokens, with the member's whole K_G(0), "
-             "Q_G(0) (score_change_paired's largest allowance term, the Gram coupling, is "
-             "then part of the prediction); Frobenius error relative to the paper's "
-             "reduction's value.  Allowance (_phase1_full; the same for check and control): "
-             "what the reduction's form leaves out on the run's own path (its beta against that beta in "
-            "the form, measured), the random tokens' initial offsets along the reduction, "
-            "the within-class spread (second-order estimate), the m1 M r term (kept "
-            "minus dropped) and the m1 M0 clock, the trapezoid's error (every 20th against every 40th "
-             "grid point), the Gram matrices' motion to T1 (bounded from the run's own "
-             "steps) times the whole Gamma's mass, S's change, GD's |R_h - R_{h/2}| and the "
-             "twin's interpolation",
-             details={"members": rec_fA}, kind="simulation"), "dA_f"),
-        worst_part(Part("attention_frozen_whole_gram", 0.0, fp_err, fp_err, fp_tol,
-             "attention_frozen on the whole-vocabulary prediction: the run's max |P - P(0)| "
-             "at T1, Richardson-extrapolated to step 0 from the half-step twin, against "
-             "theory.softmax_change of score_change_whole_gram's predicted Delta A on every "
-             "token; |observed - predicted| relative to the paper's reduction's value.  "
-             "Allowance (_phase1_full; the same for check and control): the softmax change's own change for the form, the offsets and the kept m1 M r term, "
-            "the spread through the Jacobian, the m1 M0 clock, the "
-             "same of the trapezoid's error, the Gram matrices' motion to T1 through the "
-             "softmax's Jacobian (2/(L sqrt m) per unit of A, times the largest row or "
-             "column norm of Gamma), S's change (the change is linear in the scores at these "
-             "sizes), the initial scores' departure from uniform attention, GD's "
-             "|R_h - R_{h/2}| and the twin's interpolation",
-             details={"members": rec_fp}, kind="simulation"), "dp_f"),
-        worst_part(Part("S_law", 0.0, sl_err, sl_err, sl_tol,
-             "the balance law behind Proposition E.12, on the member's own weights: S(T1)/S0 "
-             "- 1 against theory.s_drift of the member's own observed growth of |beta|^2 "
-             "(S^2 - S0^2 = 2 m1 Delta|beta|^2, conserved up to the m1 M r term); the ratio "
-             "observed/predicted Richardson-extrapolated to step 0 from the run and its "
-             "half-step twin; |ratio - 1|.  A check of theory.s_drift's law on the trained "
-             "model, not of the Phase-1 dynamics (it does not depend on the class weights, "
-             "so it cannot reject the control).  Allowance: |r_h - r_{h/2}| (the "
-             "extrapolation's remainder), twice the twin's interpolation error, and the "
-             "m1 M r term's measured proxy (tau_eff/tau - 1 at T1, not a derived bound), all "
-             "with the paper's s_drift, the same for check and control",
-             details={"members": rec_sl}, kind="simulation"), "S_law"),
-        worst_part(Part("S_constant_extrapolated", 0.0, sr_err, sr_err, sr_tol,
-             "S_constant with the observed side extrapolated and the growth read as growth: "
-             "S(T1)/S0 - 1, GD's value Richardson-extrapolated to step 0 (the run and its "
-             "half-step twin at the same tau), against theory.s_drift of the growth of "
-             "|beta|^2 along the reduction from the member's start (theory.private_beta_sq at "
-             "T1 minus at 0; S_constant passes |beta(T1)|^2, which is not the growth); "
-             "error relative to the paper's reduction's prediction.  Allowance, relative to "
-             "the same and the same for check and control: |R_h - R_{h/2}| (the "
-             "extrapolation's remainder), twice the twin's interpolation error, the initial-G "
-             "spread (second order, as in score_change) and the m1 M r term's measured proxy "
-             "(tau_eff/tau - 1 at T1)",
-             details={"members": rec_sr}, kind="simulation"), "S_red"),
-        worst_part(Part("S_constant", 0.0, dS_err, dS_err, dS_tol,
-             "(superseded by S_constant_extrapolated, kept as registered: this part passes "
-             "|beta(T1)|^2 to s_drift, which takes the growth of |beta|^2) "
-             "Proposition E.12 (S changes by O~(1/m)) sharpened: S^2 - S0^2 = 2 m1 Delta|beta|^2 "
-             "(theory.s_drift, |beta|^2 from theory.private_beta_sq); relative error; "
-             "allowance 6 sd_G/|beta| (3 sd of the cross term 2 beta(0).Delta beta; |beta| at "
-             "T1 of the paper's reduction, sd_G the member's own (_g_sd), the same for check "
-             "and control)",
-             details={"members_observed_predicted": rec_dS}, kind="simulation"), "dS"),
         Part("loss_at_T1", 0.0, l_err, l_err, l_tol,
              "Theorem 3.1: L(T1) = Theta(1); predicted: the reduced loss at the observed T1 "
              "(theory.private_losses); allowance: its change when (G1, G2, G3) start at +-3 "
