@@ -1069,7 +1069,12 @@ def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
           "residual (2.13 against 1.77; the theory 1.33; that fit resolves a 4.4 % scale "
           "error with power 0.9, so its rejection of a 2.2 % miss is not a powered one) "
           "and the symbolic stationarity part; under it the per-member loss parts pass by "
-          "design (the loss is flat to first order about Gamma*).  The gradient and the rotation-invariant optimum are judged by their own "
+          "design (the loss is flat to first order about Gamma*).  At ci (stop 68, commit "
+          "9ee4524, one thread, a one-thread campaign beside it, 223 s): holds (worst part "
+          "the correlated loss, 0.156 % against 0.25 %), and the control is rejected by the "
+          "same three parts: trace 3.70 % [3.07 %, 4.08 %] (the theory 0.157 % [0, 0.553 "
+          "%]), the fit 3.08 against 1.77 (the theory 0.91; at ci's prompts the fit "
+          "resolves 3.6 %), and stationarity.  The gradient and the rotation-invariant optimum are judged by their own "
           "parts under tdcheck mutate.  The trace part's 1 % is still a bare allowance: at "
           "Sigma = I the loss is isotropic in Gamma, so no curvature bound sizes it.",
 )
