@@ -354,9 +354,12 @@ def claims():
 '''
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def simrow(tmp_path_factory):
-    """The synthetic row mutated once (3 mutants per function) with its resolution."""
+    """The synthetic row mutated once (3 mutants per function) with its resolution.
+    Session-scoped: under ``--dist loadgroup`` its two tests share a worker but not always
+    consecutively, and a module-scoped fixture was torn down between them and built twice
+    (33-35 s each, pytest --durations on d2a5a52)."""
     folder = tmp_path_factory.mktemp("simrow")
     (folder / "simrow_theory.py").write_text(textwrap.dedent(SIMROW_THEORY))
     (folder / "simrow_claims.py").write_text(textwrap.dedent(SIMROW_CLAIMS))
