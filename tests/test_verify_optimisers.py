@@ -155,6 +155,27 @@ def test_one_layer_trace_part_passes_gamma_star_and_rejects_the_near_miss_contro
         assert part.passed is not should_fail
 
 
+def test_trace_allowance_bounds_each_member_and_is_the_papers():
+    """trace_allowance's derivation: every member's |tr Gamma_m / tr Gamma* - 1| is within
+    its own bound (Cauchy-Schwarz on the exact quadratic excess), the bound is of the
+    members' own distance (not a constant), and it is attained along Gamma* itself."""
+    sigma, n = sp.eye(5), 20
+    f = vl.one_layer_loss_setting1()
+    paper = np.array(la.optimal_preconditioner(sigma, n).evalf(), dtype=float)
+    assert vl._setting1_curvature() == pytest.approx(2 * (1 + 6 / 20))  # 2 E[Sigma_hat^2]
+    rng = np.random.default_rng(1)
+    for scale in (1e-3, 1e-2):
+        gammas = paper + scale * paper[0, 0] * rng.normal(size=(6, 5, 5))
+        mean, bounds = vl.trace_allowance(gammas, f)
+        ratio = np.abs(np.trace(gammas, axis1=1, axis2=2) / np.trace(paper) - 1)
+        assert np.all(ratio <= np.array(bounds) * (1 + 1e-9))
+        assert mean == pytest.approx(np.mean(bounds))
+        assert scale < mean < 10 * scale  # sqrt(d) |D|_F / |tr Gamma*| at this spread
+    # along Gamma* itself, the bound is attained (D proportional to I: equality in both steps)
+    _, (b,) = vl.trace_allowance((1.03 * paper)[None], f)
+    assert b == pytest.approx(0.03, rel=1e-6)
+
+
 def test_positive_controls_pass_at_smoke_size():
     """Every positive control built on a synthetic run holds at smoke size.  balanced_flow's
     is a powered run instead (its own check at quick's 41 members, capped at the running

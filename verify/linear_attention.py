@@ -152,17 +152,22 @@ __all__ = [
     "generalised_part",
     "heavy_tailed",
     "log_normal_mean_log",
+    "n_plus_one_floor",
     "null_control_power",
     "one_layer_loss_setting1",
     "planning_effect",
     "planning_negative",
+    "ridge_slipped_preconditioners",
     "segment_curvature",
     "sigma_n_dropped_loss",
     "sigma_n_dropped_preconditioner",
     "smoothness_part",
     "synthetic_noise",
+    "synthetic_noise_ci",
     "synthetic_run",
+    "tail_positive_seeds",
     "tail_seeds_needed",
+    "trace_allowance",
 ]
 
 _SEEDS = st.integers(0, 9_999)  # below the runs' 10 000-wide stream offsets
@@ -292,7 +297,8 @@ def check_moment_identity(params: dict, ctx: Context, *, moment: Callable) -> Ev
     integrand (``numerics.linear_attention.gaussian_quadrature_moment4``): a deterministic
     part."""
     sigma, a = np.array(params["sigma"]), np.array(params["A"])
-    theory = np.array(moment(sp.Matrix(sigma), sp.Matrix(a)).evalf(), dtype=float)
+    theory = _theory_array("moment4", moment, sp.Matrix(sigma), sp.Matrix(a),
+                           shape=sigma.shape)
     quad = nl.gaussian_quadrature_moment4(sigma, a)
     scale = float(np.abs(quad).max()) + float(np.linalg.norm(sigma) ** 2 * np.linalg.norm(a))
     err = float(np.abs(theory - quad).max()) / max(scale, np.finfo(float).tiny)
@@ -867,6 +873,41 @@ def _correlated_fit_part(preconditioner: Callable, seed: int, ctx: Context) -> P
                 kind="simulation")
 
 
+@cache
+def _setting1_curvature() -> float:
+    """The smallest eigenvalue of the Hessian of ``theory.linear_attention.one_layer_loss``
+    in the 25 entries of Gamma at Setting 1 (Sigma = I, n = 20); the loss is quadratic in
+    Gamma, so the Hessian is constant (2 M (x) Sigma, M = E[Sigma_hat^2])."""
+    g = sp.Matrix(5, 5, sp.symbols("g0:25", real=True))
+    hess = sp.hessian(la.one_layer_loss(g, sp.eye(5), 20), list(g))
+    return float(np.linalg.eigvalsh(np.array(hess.evalf(), dtype=float)).min())
+
+
+def trace_allowance(gammas: np.ndarray, f: Callable[[np.ndarray], float]
+                    ) -> tuple[float, list[float]]:
+    """How far each trained Gamma_m's trace may sit from Gamma*'s, relative, given its
+    optimisation gap, and the mean over members (the trace part's allowance).
+
+    Derivation (ours): f is quadratic in Gamma with constant Hessian H, and Gamma* is its
+    stationary point, so e_m = f(Gamma_m) - f(Gamma*) = (1/2) vec(D)^T H vec(D) >=
+    (lambda_min(H)/2) |D|_F^2 with D = Gamma_m - Gamma*; by Cauchy-Schwarz |tr D| <= sqrt(d)
+    |D|_F.  Hence |tr Gamma_m / tr Gamma* - 1| <= sqrt(d) excess_bound(e_m, lambda_min(H),
+    0, f*) / |tr Gamma*|, and the mean of the members' ratios is within the mean of their
+    bounds.  Everything is the paper's (``la.optimal_preconditioner`` and the lambdified
+    ``la.one_layer_loss`` ``f``), so the allowance is the same for check and control; a
+    member whose loss is below f(Gamma*) gets 0 (the paper's Gamma* would not be the
+    minimum)."""
+    d = gammas.shape[1]
+    paper = _theory_array("optimal_preconditioner", la.optimal_preconditioner, sp.eye(d), 20,
+                          shape=(d, d))
+    f_star = f(paper)
+    curvature = _setting1_curvature()
+    tr_star = abs(float(np.trace(paper)))
+    bounds = [math.sqrt(d) * excess_bound(f(g) - f_star, curvature, 0.0, f_star) / tr_star
+              for g in gammas]
+    return float(np.mean(bounds)), bounds
+
+
 def _trained_gamma_parts(gamma_star: np.ndarray, f: Callable, f_star: float,
                          f_closed: float, run) -> list[Part]:
     """one_layer_optimum's trained parts: the trained Gamma's scale against Gamma*'s over
@@ -880,24 +921,28 @@ def _trained_gamma_parts(gamma_star: np.ndarray, f: Callable, f_star: float,
     # The trained Gamma against Gamma* in the parameter itself, with the run's own noise:
     # members (own init, own minibatches) scatter about what training converges to, so the
     # Student-t interval over members (M - 1 dof) on the mean of tr Gamma_m / tr Gamma* - 1
-    # carries the optimiser's jitter; tolerance 1 % (PRECISION) in Gamma, not in the loss
-    # (a 1 % excess loss admits about 5 % in Gamma at Sigma = I).  The trace is the
-    # direction a slip in Gamma*'s scale moves; the full Frobenius distance of the member
-    # mean is reported (details): its noise floor, the members' spread / sqrt(M), is not
-    # below 1 % at quick's members.
+    # carries the optimiser's jitter; the allowance is each member's own optimisation gap
+    # carried to the trace (trace_allowance).  The trace is the direction a slip in Gamma*'s
+    # scale moves; the full Frobenius distance of the member mean is reported (details):
+    # its noise floor, the members' spread / sqrt(M), is not below 1 % at quick's members.
     ratio = np.trace(gammas, axis1=1, axis2=2) / np.trace(gamma_star) - 1.0
     r_mean, r_se = float(ratio.mean()), float(ratio.std(ddof=1) / math.sqrt(members))
     q = t_quantile(0.99, members - 1)
     mean_gamma = gammas.mean(0)
     spread = math.sqrt(float(((gammas - mean_gamma) ** 2).sum()) / (members - 1)) / norm
+    allowance, per_member = trace_allowance(gammas, f)
     parts.append(Part.bounded(
         "trained step scale tr Gamma / tr Gamma* over members", 1.0, 1.0 + r_mean,
-        abs(r_mean), max(0.0, abs(r_mean) - q * r_se), abs(r_mean) + q * r_se, PRECISION,
+        abs(r_mean), max(0.0, abs(r_mean) - q * r_se), abs(r_mean) + q * r_se, allowance,
         "|mean over members of tr Gamma_m / tr Gamma* - 1|, Gamma_m = -A_m^T trained; "
-        "Student-t interval over members (M - 1 dof: the run's own noise); tolerance 1 % "
-        "(PRECISION) in the parameter itself",
+        "Student-t interval over members (M - 1 dof: the run's own noise); allowance: what "
+        "each member's optimisation gap admits (trace_allowance: sqrt(d) times the "
+        "distance its exact excess loss allows, by the curvature of one_layer_loss, over "
+        "|tr Gamma*|; on the paper's Gamma*, the same for check and control), mean over "
+        "members",
         se=r_se, dof=members - 1,
         details={"members": members, "per_member": ratio.tolist(),
+                 "allowance_per_member": per_member,
                  "mean_frobenius_distance": float(np.linalg.norm(mean_gamma - gamma_star))
                  / norm, "member_spread": spread}, kind="simulation"))
     for m in range(members):
@@ -992,11 +1037,13 @@ def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
     cost="slow",
     power=one_layer_optimum_power,
     examples=(Example({"seed": 0}, via="seed 0: the run the learned_steps figure draws"),),
-    notes="The trained Gamma's scale (tr Gamma, the mean step) is held to 1 % of Gamma*'s "
+    notes="The trained Gamma's scale (tr Gamma, the mean step) is held to Gamma*'s "
           "in the parameter itself, with a Student-t interval over the run's members "
-          "(SIZES 'gd_family_one': 8 at quick): for Sigma = I the loss is isotropic in "
-          "Gamma, so a distance bound from the excess loss would restate the excess (an "
-          "identity), and 1 % of the loss admits about 5 % in Gamma. The Frobenius distance "
+          "(SIZES 'gd_family_one': 8 at quick), within what each member's own optimisation "
+          "gap admits (trace_allowance, stop 69; it replaced a bare 1 %): the loss is "
+          "quadratic in Gamma, so the exact excess e_m bounds |Gamma_m - Gamma*|_F by "
+          "sqrt(2 e_m / lambda_min) (lambda_min = 2.6, the Hessian of one_layer_loss at "
+          "Sigma = I, n = 20), and the trace by sqrt(d) times that.  The Frobenius distance "
           "keeps the optimiser's per-entry jitter (details); the excess-loss part bounds it. "
           "The torch "
           "evaluation loss (fresh prompts, exact over w*) is judged against the closed form "
@@ -1025,8 +1072,9 @@ def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
           "the correlated Sigma by its own sampling law (chi-square over d^2 entries; "
           "prompts sized to resolve a 10 % scale error at quick, 5 % at ci, 2 % at "
           "thorough, from a pilot's 9.6 % at 20 000 prompts at the earlier point A_0 = "
-          "-Gamma_0^T; the quick run of d074052 at the present point resolved 9.65 %, and "
-          "ci's and thorough's figures follow from 1 / sqrt(P), not from runs). The Gamma law's heavy tail "
+          "-Gamma_0^T; the quick run of d074052 at the present point resolved 9.65 %, the "
+          "ci run of e54f17e 4.66 %; thorough's figure follows from 1 / sqrt(P), not from a "
+          "run). The Gamma law's heavy tail "
           "(E G^2 = 11) needs about 8e6 fit prompts, sized only at thorough (not yet run "
           "there; its pilot s.e. under that tail is itself uncertain); below it those two "
           "parts are reported in the details (fits_not_judged), not judged, and gamma* "
@@ -1075,8 +1123,11 @@ def _rotation_parts(rotation: Callable, n: int, seed: int, ctx: Context,
           "same three parts: trace 3.70 % [3.07 %, 4.08 %] (the theory 0.157 % [0, 0.553 "
           "%]), the fit 3.08 against 1.77 (the theory 0.91; at ci's prompts the fit "
           "resolves 3.6 %), and stationarity.  The gradient and the rotation-invariant optimum are judged by their own "
-          "parts under tdcheck mutate.  The trace part's 1 % is still a bare allowance: at "
-          "Sigma = I the loss is isotropic in Gamma, so no curvature bound sizes it.",
+          "parts under tdcheck mutate.  Stop 69 (allowance change, after stop 68's referee "
+          "read found the earlier reason wrong: the isotropic loss at Sigma = I does give a "
+          "bound, through the trace's Cauchy-Schwarz): the trace part's bare 1 % became "
+          "trace_allowance, derived before any run used it; the runs quoted above were "
+          "judged against 1 %.",
 )
 def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Callable,
                             rotation: Callable, optimum_loss: Callable,
@@ -1085,8 +1136,9 @@ def check_one_layer_optimum(params: dict, ctx: Context, *, preconditioner: Calla
     (our derivation), and the rotation-invariant optimum (our derivation) for sphere and
     Gamma covariates.
 
-    Trained parts: the trained Gamma's scale against the claimed Gamma*'s (1 %, the row's
-    :data:`PRECISION`, in the parameter; interval over members), the exact excess loss of the trained Gamma
+    Trained parts: the trained Gamma's scale against the claimed Gamma*'s (in the
+    parameter, within what the members' optimisation gap admits, :func:`trace_allowance`;
+    interval over members), the exact excess loss of the trained Gamma
     (``one_layer_loss``), and the torch model's Monte Carlo evaluation loss against the
     closed form f* (``optimal_one_layer_loss``; noise in the interval); the model's autograd
     gradient against ``one_layer_gradient`` (:func:`_gradient_step_part`); at a correlated
@@ -1456,7 +1508,7 @@ def _wrong_flow(lam, n):
           "(03e130c: holds) and an 8-member ci run are the pilots of BALANCED_FLOW_PILOT, "
           "from which balanced_flow_members gives quick 41 members (now its size; the run "
           "at 27 is the pilot, not the verdict; a run at 40, from a pilot tolerance "
-          "mis-rounded to 0.0157, was replaced), ci 346 (it has 8: inconclusive expected), "
+          "mis-rounded to 0.0157, was replaced), ci 347 (it has 8: inconclusive expected), "
           "thorough's 1000 decide.  Whether the torch parts resolve n from n + 1 "
           "(balanced_flow_control_members, a power calculation from the run's own start, "
           "no training): the n + 1 map lies 2.5 % (RMS over t) and 3.6 % (at T) of "
@@ -1469,7 +1521,7 @@ def _wrong_flow(lam, n):
           "flows; 0.2 s, no training): the RMS map part needs 42 (+5 %) and 29 (-5 %) members "
           "at quick's configuration (it has 46: the pilot's own error, which the calculation "
           "leaves out, is why one sign stayed weak), and 6 and 6 at ci's; ci's 8 members "
-          "do not let the parts pass (346 needed, expected inconclusive), so the size is "
+          "do not let the parts pass (347 needed, expected inconclusive), so the size is "
           "thorough's (ci's configuration, 1000 members), where 2 % needs 36 and 32 "
           "members and 1 % sits at the tolerance (gaps 0.0033 against 0.0033: no member "
           "count for +1 %, about 91 000 for -1 %).  "
@@ -1529,7 +1581,7 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     # Every relative error below is relative to the run's own ||mean Gamma(T)||, the same
     # number for check and control.
     norm = float(np.linalg.norm(run.gamma[:, -1].mean(0)))
-    sys = flow_of(lam, n)
+    sys = _claimed_flow(flow_of, lam, n)
     members = run.u.shape[0]
     parts = []
     for m in range(members):
@@ -1564,8 +1616,9 @@ def check_balanced_flow(params: dict, ctx: Context, *, sign: int, limit: Callabl
     rot_start = np.array([y0[0], *(np.array(rot, dtype=float) @ y0[1:].reshape(3, 3)
                                    @ np.array(rot.T, dtype=float)).flatten()])
     sigma_rot = rot * lam * rot.T
-    parts.extend(_limit_parts(flow_of(sigma_rot, n), rot_start, t_end, sigma_rot, n, limit,
-                              preconditioner, norm, " (Sigma = R Lambda R^T)")[0])
+    parts.extend(_limit_parts(_claimed_flow(flow_of, sigma_rot, n), rot_start, t_end,
+                              sigma_rot, n, limit, preconditioner, norm,
+                              " (Sigma = R Lambda R^T)")[0])
     # The torch run against the discrete GD map of the flow under test (its rhs, the run's lr,
     # start and steps): torch GD is a discrete map plus minibatch noise, so its member mean
     # differs from that map only by the noise-induced drift, which :func:`_drift_allowance`
@@ -1631,6 +1684,35 @@ def _bounded_flow(system, y0: np.ndarray, t_end: float, t_eval: list[float], nor
     return sol.y.T
 
 
+def _claimed_flow(flow_of: Callable, sigma: sp.Matrix, n: int):
+    """The claimed reduced flow ``flow_of(sigma, n)``; an exception of the theory function is
+    InadmissibleTheory (a failed part with the reason, never a crash of the check)."""
+    try:
+        return flow_of(sigma, n)
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"balanced_flow gave no system: {type(exc).__name__}: "
+                                 f"{exc}") from exc
+
+
+def _claimed_limit(limit: Callable, sigma: sp.Matrix, n: int, shape: tuple[int, int]
+                   ) -> tuple[float, np.ndarray]:
+    """The claimed balanced limit (u_inf, U_inf) = ``limit(sigma, n)`` as a finite nonzero
+    float and a finite float matrix of ``shape``; anything else (an exception of the theory
+    function, a symbol left in, a wrong shape) is InadmissibleTheory, a failed part with the
+    reason, never a crash of the check."""
+    try:
+        u_inf, u_mat = limit(sigma, n)
+        u_inf = float(u_inf)
+        u_mat = np.array(sp.Matrix(u_mat).evalf(), dtype=float)
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"balanced_limit gave no (u, U): {type(exc).__name__}: "
+                                 f"{exc}") from exc
+    if u_mat.shape != shape or not math.isfinite(u_inf) or u_inf == 0 \
+            or not np.all(np.isfinite(u_mat)):
+        raise InadmissibleTheory(f"balanced_limit gave u = {u_inf}, U of shape {u_mat.shape}")
+    return u_inf, u_mat
+
+
 def _limit_parts(system, y0: np.ndarray, t_end: float, sigma: sp.Matrix, n: int,
                  limit: Callable, preconditioner: Callable, norm: float, where: str = ""
                  ) -> tuple[list[Part], np.ndarray]:
@@ -1642,13 +1724,12 @@ def _limit_parts(system, y0: np.ndarray, t_end: float, sigma: sp.Matrix, n: int,
     far = _bounded_flow(system, y0, 40 * t_end, [20 * t_end, 40 * t_end], norm)
     g_far = _gamma_path(far)
     settle = float(np.linalg.norm(g_far[1] - g_far[0]) / norm) + 1e-7
-    u_inf, u_mat = limit(sigma, n)
-    u_inf = float(u_inf)
-    u_mat = np.array(u_mat.evalf(), dtype=float)
+    u_inf, u_mat = _claimed_limit(limit, sigma, n, (sigma.rows, sigma.rows))
     gamma_star = la.reduced_gamma(u_inf, u_mat)
     # The claimed Gamma* itself (AhnPGD Thm 1 / ZFB), not its recomposed split, so that the
     # flow's Gamma = u U^T is held to a matrix that does not go through reduced_gamma.
-    gamma_claim = np.array(preconditioner(sigma, n).evalf(), dtype=float)
+    gamma_claim = _theory_array("optimal_preconditioner", preconditioner, sigma, n,
+                                shape=(sigma.rows, sigma.rows))
     lim_err = float(np.linalg.norm(g_far[1] - gamma_claim) / norm)
     parts = [Part(f"the flow's limit Gamma = u U^T vs the claimed Gamma*{where}", 0.0, lim_err,
                   lim_err, settle,
@@ -1721,19 +1802,10 @@ def _converged_limit_parts(seed: int, ctx: Context, size: str | None, limit: Cal
                                                             _zfb_profile(ctx, size))),
                      cache=ctx.cache, device=ctx.device)
     lam, n = sp.diag(*run.lam), run.n
-    try:
-        u_inf, u_mat = limit(lam, n)
-        u_inf = float(u_inf)
-        u_mat = np.array(sp.Matrix(u_mat).evalf(), dtype=float)
-    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
-        raise InadmissibleTheory(f"balanced_limit gave no (u, U): {type(exc).__name__}: "
-                                 f"{exc}") from exc
     g_full = run.gamma[:, -1]  # [M, d, d], read from the model (not reduced_gamma)
     members = g_full.shape[0]
     mean = g_full.mean(0)
-    if u_mat.shape != mean.shape or not math.isfinite(u_inf) or u_inf == 0 \
-            or not np.all(np.isfinite(u_mat)):
-        raise InadmissibleTheory(f"balanced_limit gave u = {u_inf}, U of shape {u_mat.shape}")
+    u_inf, u_mat = _claimed_limit(limit, lam, n, mean.shape)
     norm = float(np.linalg.norm(mean))
     steps = int(run.steps[-1])
     geo = _map_geometry(run, curvature, extra_steps=39 * steps)
@@ -2050,8 +2122,9 @@ def _ode_vs_map(run: nl.ZFBResult, y0: np.ndarray, norm: float) -> dict[str, flo
 # ---------------------------------------------------------------------- multilayer floor
 @cache
 def equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
-    """Control: the equal-step stationary point (a saddle for L >= 2; stationary by the
-    permutation symmetry of the steps)."""
+    """The equal-step stationary point (a saddle for L >= 2; stationary by the permutation
+    symmetry of the steps): the control of multilayer_floor until stop 69 (a far miss,
+    38 % above the floor at L = 2), kept for the tests of the steps part's allowance."""
     from scipy.optimize import minimize_scalar
 
     a = sp.Symbol("a")
@@ -2063,6 +2136,14 @@ def equal_step_optimum(layers: int) -> tuple[float, tuple[float, ...]]:
 @cache
 def _floor_paper(layers: int) -> tuple[float, tuple[float, ...]]:
     return la.gd_floor(layers, 5, 20)
+
+
+@cache
+def n_plus_one_floor(layers: int) -> tuple[float, tuple[float, ...]]:
+    """Control, a near miss through the theory: the exact floor and steps of ``gd_floor``
+    with one context example too many (n = 21 for the runs' 20), an off-by-one in n; the
+    floor sits 7.5 % (L = 2) and 11 % (L = 3) below the paper's, the steps 0.4-2 % away."""
+    return la.gd_floor(layers, 5, 21)
 
 
 def segment_curvature(hess: Callable, start: np.ndarray, end: np.ndarray) -> float:
@@ -2128,8 +2209,8 @@ _STEPS_DRIFT = (
     "gd_loss(trained) - gd_loss(x*), so it admits no more than the exact loss does around "
     "x*; |g| is admitted up to sqrt(eps) |grad gd_loss(0)| only (where the stationarity part "
     "passes this is the bound itself, unchanged; beyond it x* is not the claimed minimiser "
-    "and the tighter allowance is the premise's); it is 0 where the curvature is not positive (x* not a minimum: the control's "
-    "equal-step saddle); it does not tell two minima apart, the part 'claimed steps are "
+    "and the tighter allowance is the premise's); it is 0 where the curvature is not positive (x* not a minimum, e.g. "
+    "the equal-step saddle); it does not tell two minima apart, the part 'claimed steps are "
     "stationary for gd_loss' (sqrt(eps), the same for check and control) pins x*")
 
 
@@ -2140,8 +2221,10 @@ _STEPS_DRIFT = (
     kind="reduced-vs-full",
     strategy=st.fixed_dictionaries({"layers": st.sampled_from([2, 3]), "seed": _SEEDS}),
     theory={"optimum": _floor_paper},
-    control={"optimum": equal_step_optimum},
-    control_description="the equal-step stationary point (a saddle) as the optimum",
+    control={"optimum": n_plus_one_floor},
+    control_description="a near miss: gd_floor's floor and steps at n + 1 = 21 context "
+                        "examples for the runs' 20 (7.5 % below the floor at L = 2, 11 % "
+                        "at L = 3; steps 0.4-2 % away)",
     cost="slow",
     measured_at="quick",
     examples=(Example({"layers": 2, "seed": 0},
@@ -2186,17 +2269,29 @@ _STEPS_DRIFT = (
           "0.052 at L = 3 (s.e. of an entry up to 0.043; 0.064 at 100 000 prompts, s.e. "
           "0.029, 142 s for one direction at one thread under load 3): at L = 3 the loss is "
           "nearly flat off the identity (0.052 is about 1.2 s.e. from 0), and an excess of "
-          "0.9 % of the floor (about the ci run's worst torch evaluation loss, 0.89 %) "
+          "0.9 % of the floor (about the upper end of the ci run's worst 99 % interval on "
+          "the torch evaluation loss, 0.89 %; its point value 0.42 %, the exact excess "
+          "0.13-0.24 %) "
           "admits a Dist of about 0.2, four times the threshold, a rough figure outside the "
           "second-order regime.  So the derived allowance would be far "
           "looser than 0.05, and at quick's cost it cannot be estimated to better than half "
-          "its size; an exact Wishart expectation of the Hessian (theory/) is what it needs.",
+          "its size; an exact Wishart expectation of the Hessian (theory/) is what it needs.  "
+          "Stop 69 (control change, after stop 68's referee read found the control a far "
+          "miss: the equal-step saddle sits 38 % above the floor at L = 2): the control is "
+          "gd_floor at n + 1 = 21 for the runs' 20 (n_plus_one_floor), 7.5 % below the "
+          "floor at L = 2 and 11 % at L = 3, chosen before any run of it.",
 )
 def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> Evidence:
     """AhnPGD Thms 2-3 on trained B = 0 models, Setting 1."""
     layers = params["layers"]
-    floor, steps = optimum(layers)
-    steps = np.array(steps)
+    try:
+        floor, steps = optimum(layers)
+        floor, steps = float(floor), np.array(steps, dtype=float)
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"gd_floor gave no (floor, steps): {type(exc).__name__}: "
+                                 f"{exc}") from exc
+    if steps.shape != (layers,) or not (math.isfinite(floor) and np.all(np.isfinite(steps))):
+        raise InadmissibleTheory(f"gd_floor gave floor {floor}, steps of shape {steps.shape}")
     a_sym = sp.symbols(f"a1:{layers + 1}", real=True)
     loss = la.gd_loss(a_sym, 5, 20)
     f = lambdify_numeric([a_sym], loss, "numpy")
@@ -2279,13 +2374,16 @@ def check_multilayer_floor(params: dict, ctx: Context, *, optimum: Callable) -> 
 
 
 # ---------------------------------------------------------------------- A ~ Sigma^-1
-def _identity_prior_preconditioners(sigma, steps):
-    """Control: a_l times Thm 1's Gamma*(Sigma) scaled by (n + d + 1) / n (n = 20), the
-    optimum's shape for w* ~ N(0, I) (the wrong prior pairing of AhnPGD Thm 3); at
-    Sigma = I it equals the theory's a_l I, so only a non-isotropic Sigma tells them apart."""
+def ridge_slipped_preconditioners(sigma, steps):
+    """Control, a near miss through the theory (preconditioner_inverse_cov's since stop 69):
+    ``inverse_cov_preconditioners`` at Sigma + delta I, delta a quarter of Sigma's smallest
+    eigenvalue (a ridge term in the inverse).  After the best free multiple (the fit takes
+    one per layer) it is 4.7 % of Sigma^-1 away in Frobenius norm at any rotation of
+    AhnPGD's spectrum, about twice the claim's measured resolution (2 %, tilts, f6c6387);
+    a ridge of 5 % of that eigenvalue would be 1 %, below it."""
     s = sp.Matrix(sigma)
-    shape = la.optimal_preconditioner(s, 20) * sp.Rational(20 + s.rows + 1, 20)
-    return [sp.sympify(a) * shape for a in steps]
+    delta = 0.25 * float(np.linalg.eigvalsh(np.array(s.evalf(), dtype=float)).min())
+    return la.inverse_cov_preconditioners(s + delta * sp.eye(s.rows), steps)
 
 
 def _gls(y: np.ndarray, weight: np.ndarray, columns: np.ndarray
@@ -2320,6 +2418,21 @@ def _layer_columns(preconditioners: list, layers: int) -> np.ndarray:
 FIT_CALIBRATED_PROMPTS = 12_000
 
 
+def _claimed_preconditioners(preconditioners: Callable, sigma: np.ndarray, steps
+                             ) -> list[np.ndarray]:
+    """``preconditioners(Sigma, steps)`` as finite float matrices of Sigma's shape, one per
+    layer; anything else is InadmissibleTheory (a failed part with the reason)."""
+    try:
+        out = list(preconditioners(sp.Matrix(sigma), steps))
+    except Exception as exc:  # any failure of a wrong theory is its failure, not ours
+        raise InadmissibleTheory(f"the claimed preconditioners: {type(exc).__name__}: "
+                                 f"{exc}") from exc
+    if len(out) != len(steps):
+        raise InadmissibleTheory(f"{len(out)} preconditioners claimed for {len(steps)} layers")
+    return [_theory_array(f"preconditioner {i}", lambda m: m, m, shape=np.shape(sigma))
+            for i, m in enumerate(out)]
+
+
 def _inverse_cov_statistics(fit, claimed: list, layers: int, steps) -> dict:
     """preconditioner_inverse_cov's statistics of one fit: the weighted residual of the
     fit's vec(A) (one Newton step from L-BFGS's) on one free multiple per layer of the
@@ -2351,8 +2464,7 @@ def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int
 
     sigma = nl.rotated_covariance(rotation)
     _, steps = _floor_paper(layers)
-    claimed = [np.array(m.evalf(), dtype=float)
-               for m in la.inverse_cov_preconditioners(sp.Matrix(sigma), steps)]
+    claimed = _claimed_preconditioners(la.inverse_cov_preconditioners, sigma, steps)
     iters = iterations or int(ctx.size(nl.SIZES, "fit")["iterations"])
     resid, gaps, se = [], [], []
     for seed in seeds:
@@ -2383,13 +2495,13 @@ def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int
     strategy=st.fixed_dictionaries({"rotation": st.integers(0, 1000),
                                     "layers": st.sampled_from([2, 3]), "seed": _SEEDS}),
     theory={"preconditioners": la.inverse_cov_preconditioners},
-    control={"preconditioners": _identity_prior_preconditioners},
+    control={"preconditioners": ridge_slipped_preconditioners},
     shape_only={"inverse_cov_preconditioners": "Thm 3 says A_l is proportional to "
                 "Sigma^-1: the fit takes one free multiple per layer, so a whole-output "
                 "scale of the claimed preconditioners is absorbed (an equivalent mutant)"},
-    control_description="A_l proportional to Thm 1's Gamma*(Sigma), the optimum's "
-                        "shape for w* ~ N(0, I) (wrong prior pairing; equal to the "
-                        "theory's at Sigma = I)",
+    control_description="a near miss: A_l proportional to (Sigma + delta I)^-1, delta a "
+                        "quarter of Sigma's smallest eigenvalue (a ridge term; 4.7 % of "
+                        "Sigma^-1 in Frobenius norm after the best free multiple)",
     cost="slow",
     measured_at="quick",
     examples=(Example({"rotation": 0, "layers": 2, "seed": 0},
@@ -2440,7 +2552,11 @@ def inverse_cov_fit_calibration(ctx: Context, seeds: Sequence[int], prompts: int
           "inverse_cov_preconditioners (shape_only: a whole-output scale is absorbed by the "
           "free multiples, so it read > 50 % before); gd_floor, gd_loss, gd_preconditioners "
           "and trace_moments enter only through the steps, which the free multiples absorb, "
-          "so no simulation part takes them.",
+          "so no simulation part takes them.  Stop 69 (control change, after stop 68's "
+          "referee read found the control a far miss: Thm 1's shape for the wrong prior, "
+          "64.5 against 1.54 per degree of freedom at ci): the control is "
+          "ridge_slipped_preconditioners, 4.7 % of Sigma^-1 off in shape, sized from the "
+          "claim's measured resolution (2 %) before any run of it.",
 )
 def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
                                      preconditioners: Callable) -> Evidence:
@@ -2465,8 +2581,7 @@ def check_preconditioner_inverse_cov(params: dict, ctx: Context, *,
     fit = nl.run_fit(nl.FitConfig(layers, seed, sigma, "inverse", **size), cache=ctx.cache,
                      device=ctx.device)
     _, steps = _floor_paper(layers)
-    claimed = [np.array(m.evalf(), dtype=float)
-               for m in preconditioners(sp.Matrix(sigma), steps)]
+    claimed = _claimed_preconditioners(preconditioners, sigma, steps)
     st_ = _inverse_cov_statistics(fit, claimed, layers, steps)
     dof, resid, resid_i, coef_cov, order, fitted_steps = (
         st_[k] for k in ("dof", "resid", "resid_identity", "coef_cov", "order",
@@ -2768,7 +2883,12 @@ def adam_gap(run: nl.ComparisonResult, sign: int, label: str) -> Part:
           + _COMPARISON_NOTE + " Thorough campaign (commit a699076, 140 seeds x 3 settings x "
           "10 000 its, report results/thorough/linear_attention/comparison_claims.md): refuted "
           "in Setting 2, SGDM - Adam log-loss gap -0.388 [-0.605, -0.17] (99 %), a finding; "
-          "Settings 1 and 3 hold. expected stays the paper's holds.",
+          "Settings 1 and 3 hold. expected stays the paper's holds.  The statement it "
+          "refutes, and where: Fig. 2 row 1 of Ahn et al. (the loss curves, 'Adam > SGD', "
+          "with the training protocol of Section 3.2) shows Adam's loss below SGD-"
+          "momentum's in each of Settings 1-3; the refutation is Setting 2's, at the "
+          "protocol of the authors' code (3 layers, its README learning rates, clipping, "
+          "10 000 iterations) with 140 seeds where the authors' plot averages 6.",
     positive=_synthetic("Adam's loss decays twice as fast (Setting 3 at its design's "
                         "seeds)", source=design_synthetic("adam_beats_sgd")),
     power=comparison_power("adam_beats_sgd"),
@@ -2878,6 +2998,25 @@ def tail_seeds_needed(power: float = 0.9, confidence: float = 0.99) -> int:
     return n
 
 
+def tail_positive_seeds(power: float = 0.9, confidence: float = 0.99) -> int:
+    """Seeds for the covariate-tail claim's positive control to hold with probability
+    ``power``: its effect is :data:`SYNTHETIC_TAILS`' factor 2 in the Hill index (log ratio
+    ln 2), and one seed's log Hill ratio on the top 5 % of ci's 1000 samples (k = 50 per
+    tail) has s.e. sqrt(2 / k) = 0.2 (the depth claim's design note)."""
+    k = nl.SIZES.at("noise", "ci")["samples"] / 20
+    n = samples_for_power(math.log(SYNTHETIC_TAILS[1] / SYNTHETIC_TAILS[0]),
+                          math.sqrt(2 / k), power=power, confidence=confidence)
+    if n is None:
+        raise ValueError("no seed count reaches the power asked for")
+    return n
+
+
+def synthetic_noise_ci(setting: str, layers: int, seed: int, ctx: Context) -> np.ndarray:
+    """:func:`synthetic_noise` at ci's sample count (1000 per seed, the covariate claim's
+    and the depth claim's at ci), whatever the running profile."""
+    return synthetic_noise(setting, layers, seed, ctx, design="ci")
+
+
 @claim(
     statement="empirical: at initialisation the stochastic-gradient noise ||g_B - g|| has a "
               "heavier tail (smaller Hill index) for Gamma covariates (Setting 3) than for "
@@ -2894,17 +3033,30 @@ def tail_seeds_needed(power: float = 0.9, confidence: float = 0.99) -> int:
           "with a Student-t interval over model seeds (one seed is no finding).  Until "
           "4adaf2b the claim was decided on one model seed (seed 0) by a bootstrap over its "
           "noise samples; the seed count is now tail_seeds_needed()'s (TAIL_PILOT: a pilot "
-          "at quick's size on seeds 0-5), on seeds 6 on, disjoint from the pilot's.",
+          "at quick's size on seeds 0-5), on seeds 6 on, disjoint from the pilot's.  "
+          "Positive control (stop 69, after a referee read found the claim had none; "
+          "designed before its first run): the same check on Pareto norms with tail "
+          "indices 3 and 6 (SYNTHETIC_TAILS, a factor 2 in the Hill index, about a third "
+          "of the pilot's effect in the log) at ci's 1000 samples per seed, on "
+          "tail_positive_seeds() seeds (the power calculation's, at every profile).",
+    positive=Positive({"seed": 0}, "the same seed-level check on Pareto norms with tail "
+                      "indices 3 and 6 (a factor-2 gap in the Hill index) at ci's 1000 "
+                      "samples per seed, on tail_positive_seeds() seeds (power 0.9)",
+                      theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
+                              "source": synthetic_noise_ci, "seeds": "positive"}),
     **(_slow() | {"examples": (Example(
         {"seed": TAIL_FIRST_SEED},
         via="model seeds from 6 on: disjoint from the pilot's 0-5 (tail_seeds_needed)"),)}),
 )
 def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, int],
-                             light: tuple[str, int], source: NoiseSource) -> Evidence:
+                             light: tuple[str, int], source: NoiseSource,
+                             seeds: str | None = None) -> Evidence:
     """At the authors' init, per model seed: log(Hill(heavy) / Hill(light)) (top 5 %);
     claim < 0 over seeds (Student-t, 99 %; the estimator noise of each seed is part of the
-    seed spread).  Seeds: ``SIZES["noise_seeds"]`` (:func:`tail_seeds_needed`)."""
-    seeds = ctx.size(nl.SIZES, "noise_seeds")
+    seed spread).  Seeds: ``SIZES["noise_seeds"]`` (:func:`tail_seeds_needed`), or
+    :func:`tail_positive_seeds` for the positive control (``seeds="positive"``)."""
+    seeds = (tail_positive_seeds() if seeds == "positive"
+             else ctx.size(nl.SIZES, "noise_seeds"))
     label = f"{heavy[0]} L={heavy[1]} vs {light[0]} L={light[1]}"
     per_seed, hills = [], []
     for k in range(seeds):
@@ -3090,7 +3242,12 @@ def condition_parts(run: nl.ComparisonResult, sign: int, label: str,
           + " Thorough campaign (commit a699076, 140 seeds, report "
           "results/thorough/linear_attention/comparison_claims.md): refuted at Setting 2, "
           "eig, it. 750, log R_med ratio -0.202 [-0.346, -0.058] (99 %), a finding; eight "
-          "parts hold, three inconclusive. expected stays the paper's holds.",
+          "parts hold, three inconclusive. expected stays the paper's holds.  The statement "
+          "it refutes, and where: Section 2.3 of Ahn et al. defines R_med^OPT = lambda_max("
+          "Hessian) / lambda_median(Hessian) (the eigenvalue definition this part uses), and "
+          "Fig. 2 row 3's table reports R_med^SGD / R_med^Adam = 3.14 (0.97) in Setting 2 at "
+          "iteration 750 (mean (s.d.) over 6 seeds), a ratio above 1; the refutation is at "
+          "that setting and iteration, at the authors' protocol, with 140 seeds.",
     positive=_synthetic("R_med(SGDM) = 4.5 x R_med(Adam)"),
     power=comparison_power("condition_number_ratio"),
     **_slow("inconclusive", measured_at="thorough"),
