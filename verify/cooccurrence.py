@@ -151,19 +151,15 @@ KEY_QUERY = _Theory("Gamma read as [query, key] (key and query swapped in -dL/dA
                      ("loss_gradients", _gradients_transposed)))
 
 
-def _losses_i3_dropped(Y, L):
-    Y = np.asarray(Y, dtype=float)
-    Q = np.array(tc.private_margins(list(Y), L), dtype=float)
-    Q[2] = np.asarray(tc.class_margins(tuple(Y[:3]))[2], dtype=float)
-    return np.logaddexp(0.0, -Q)
-
-
-#: a near miss of the balancing mechanism through the theory: the per-class losses (hence the
-#: g_k that balance) with one term dropped from one class margin, I3's private-token term
-#: y_3 (L - 1) P_3; the data model and the reduced trajectory are the paper's
-DROPPED_TERM = _Theory("I3's sample margin without its private-token term (one dropped term "
-                       "in one class margin of theory.private_losses)",
-                       (("private_losses", _losses_i3_dropped),))
+#: a near miss of the balancing mechanism through the theory (balancing's control since stop
+#: 69): the private-token reduction with I2's and I3's class proportions slipped by 5 % in
+#: opposite directions, (1/2, 1/6 x 1.05, 1/6 x 0.95, 1/6), an error in the class
+#: weights the reduction is built from; it breaks the I2 <-> I3 symmetry that Lemma 4.4's
+#: balance rests on, while the data model and the run are the paper's
+WEIGHT_SLIP = _weights_theory((0.5, 7 / 40, 19 / 120, 1 / 6),
+                              "I2's and I3's class proportions slipped by 5 % in opposite "
+                              "directions, (1/2, 1/6 x 1.05, 1/6 x 0.95, 1/6), in the reduction "
+                              "(the data and the run are the paper's)")
 
 
 def _preconditioner_dropped(n, L, weights=tc.WEIGHTS):
@@ -2141,18 +2137,25 @@ _BALANCING_SHAPE_APPROX = {
                       "multiple cancels to first order (x 1.05 moved the Lemma 4.5 ratios by "
                       "2e-5 to 3e-5 relative); mutate tilts it, and its scale must be "
                       "resolved elsewhere (loss_constant 2 %, phase1 5 % on 9a7c63b)",
-    "private_system": "a positive multiple of the reduction's right-hand side is a change of "
-                      "its clock: the ratios after T1 grow slowly to the run's end, so the "
-                      "clock moves their largest value only by its slow drift along the "
-                      "clock (x 0.5 moved the Lemma 4.5 ratios by 0.0018-0.0025, x 1.5 by "
-                      "0.0009-0.0012; notes), a real but small error of what is compared, "
-                      "and not the balance between the classes the claim is about; phase1, "
-                      "sandwich and phase2_margins resolve the clock (as for ratio_limit)",
-    "private_margins": "a common multiple of the margins (linear in the state) gives nearly "
-                       "the same path in a rescaled state on a rescaled clock (the start is "
-                       "not rescaled), so the losses' ratios move only by their slow drift "
-                       "along the clock (as for ratio_limit); phase1, sandwich and "
-                       "phase2_margins resolve the margins",
+    "private_system": "the reduction is autonomous with constant rates, so a positive multiple "
+                      "c of its right-hand side gives exactly Y(c tau), a change of clock; "
+                      "the statistics are the largest values after T1, at the run's end, "
+                      "where the ratios grow slowly along tau (x 0.5 moved the Lemma 4.5 "
+                      "ratios by 0.0018-0.0025 relative, x 1.5 by 0.0009-0.0012; notes): "
+                      "against the worst example's allowance of 8.6e-4 (which carries GD's "
+                      "own 22 % clock term) that is 1 to 2.9 allowances at +/- 50 % and "
+                      "inside it below about 20 %.  Nothing in Lemmas 4.4-4.5 fixes the "
+                      "clock (the I2 <-> I3 symmetry and the ratios' limits are invariant), "
+                      "while a tilt changes the balance between the classes, the claim's "
+                      "subject; phase1, sandwich, phase2_margins, kept_preconditioner and "
+                      "attention_structure resolve the clock (1 % on f06bc5e)",
+    "private_margins": "the margins are linear in the state and both the reduction's loss and "
+                       "private_losses read them, so a multiple lambda of them is exactly the "
+                       "paper's flow in U = lambda Y on a clock lambda^2 faster, from the "
+                       "rescaled start lambda Y0: the statistics move only by their drift "
+                       "along the clock (a 20 % slip is a 44 % / 36 % clock slip, hence its "
+                       "earlier 20 % rung); the same claims as for private_system resolve "
+                       "the margins (1 % on f06bc5e)",
 }
 
 
@@ -2164,8 +2167,8 @@ _BALANCING_SHAPE_APPROX = {
     kind="reduced-vs-full",
     strategy=_SEEDS,
     theory={"theory": tc},
-    control={"theory": DROPPED_TERM},
-    control_description=DROPPED_TERM.label,
+    control={"theory": WEIGHT_SLIP},
+    control_description=WEIGHT_SLIP.label,
     shape_approx=_BALANCING_SHAPE_APPROX,
     cost="slow",
     examples=(_PIN, _PIN1),
@@ -2216,7 +2219,7 @@ _BALANCING_SHAPE_APPROX = {
           "the end losses smaller, which only deepens the losses' cancellation, and other "
           "sizes are unmeasured for the clock.  private_trajectory and class_margins are "
           "resolved at 1 %, private_margins at 20 %, and Lemma 4.4's ratio is 0 by symmetry "
-          "under any scale of the losses.  Since then private_losses is declared shape_only "
+          "under any scale of the losses.  Since then private_losses is declared shape_approx "
           "(a common multiple cancels to first order; the ladder tilts it).  Why the clock "
           "holds 50 % (session of 2026-12-06 (third), two probe scripts beside the code of "
           "commit 37122e8, data set 0, not part of the claim): at quick the GD clock term of "
@@ -2264,7 +2267,18 @@ _BALANCING_SHAPE_APPROX = {
           "and 4.5 are about, moves under a tilt.  The declaration follows the runs above, "
           "which measured their scale rungs at 50 % and 20 % and the clock's small effect; "
           "their whole-output slips are still measured, by phase1, sandwich and "
-          "phase2_margins (1 % on ef0867a), and the claim's rung is now their tilts'.",
+          "phase2_margins (1 % on ef0867a), and the claim's rung is now their tilts'.  "
+          "Measured (tdcheck mutate cooccurrence --resolution-only, quick, frozen clone of "
+          "f06bc5e, jobs 1, a ci campaign beside it): balancing 1 %; the tilts of "
+          "private_system, private_margins and private_losses each rejected at 1 % (by the "
+          "Lemma 4.5 parts too, not only the symmetry part); the whole-output slips of "
+          "private_system and private_margins resolved at 1 % by phase1, sandwich, "
+          "phase2_margins, kept_preconditioner and attention_structure.  Control (stop 69, "
+          "after a referee read found the earlier one a far miss: dropping I3's private-token "
+          "term, 5.06 of its 7.25 margin on the reduction at n = 60, L = 5, tau = 2e4 from G "
+          "= 0, raised I3's loss about 150-fold there): "
+          "WEIGHT_SLIP, the reduction with I2's and I3's class proportions slipped by 5 % in "
+          "opposite directions, chosen before any run of it.",
 )
 def check_balancing(params: dict, ctx: Context, *, theory) -> Evidence:
     """Lemma 4.4 (sum_I2 g / sum_I3 g) and Lemma 4.5 ratios after T1, against the reduction."""
