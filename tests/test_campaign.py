@@ -94,3 +94,24 @@ def test_an_entry_stands_only_for_its_own_settings_and_code(tmp_path):
 def test_resume_refuses_a_second_cache(tmp_path, capsys):
     assert main([*ARGS, "--resume", str(tmp_path), "--no-cache"]) == 2
     assert "--resume keeps its runs in DIR/runs" in capsys.readouterr().err
+
+
+def test_an_entry_does_not_stand_for_another_version_of_the_claims_module(tmp_path,
+                                                                          monkeypatch):
+    """A change to the code of the module that defines a claim (a check, a control, an
+    allowance) changes its version, so a resumed campaign runs it again; a changed
+    docstring or comment does not (the same code digest as a run's)."""
+    from types import SimpleNamespace
+
+    from verify.campaign import claim_version
+
+    module = tmp_path / "rowmod_for_campaign_test.py"
+    module.write_text('def check(p):\n    """doc"""\n    return 1\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    claim = SimpleNamespace(function=SimpleNamespace(__module__="rowmod_for_campaign_test"),
+                            paper="row")
+    before = claim_version(claim)
+    module.write_text('def check(p):\n    """other doc"""\n    # a comment\n    return 1\n')
+    assert claim_version(claim) == before
+    module.write_text('def check(p):\n    """doc"""\n    return 2\n')
+    assert claim_version(claim) != before

@@ -42,12 +42,14 @@ SCHEMA = 1
 ENGINE = ("verify.claims", "verify.runner", "verify.error_models", "verify.report")
 
 
-def _engine_version() -> str:
+def _source_version(names: Sequence[str]) -> str:
+    """SHA-256 (16 hex digits) of the code (:func:`numerics.cache.code_digest`) of the
+    modules ``names`` (a module that cannot be found contributes its name only)."""
     import hashlib
     import importlib.util
 
     h = hashlib.sha256()
-    for name in ENGINE:
+    for name in names:
         spec = importlib.util.find_spec(name)
         path = Path(spec.origin) if spec is not None and spec.origin else None
         h.update(name.encode())
@@ -56,11 +58,18 @@ def _engine_version() -> str:
     return h.hexdigest()[:16]
 
 
+def _engine_version() -> str:
+    return _source_version(ENGINE)
+
+
 def claim_version(claim: Claim) -> str:
-    """Source hash of the module defining ``claim`` (with the ``numerics``/``theory``
-    modules it imports, :func:`numerics.cache.module_version`) and of the engine."""
+    """Source hash of the module defining ``claim`` itself, of the ``numerics``/``theory``
+    modules (:func:`numerics.cache.module_version`, which hashes those packages only), and
+    of the engine.  Until stop 69 the claim's own module was left out (module_version skips
+    a ``verify`` module), so a campaign resumed after a change to a check, a control or an
+    allowance reused the entries of the old code."""
     module = getattr(claim.function, "__module__", None) or f"verify.{claim.paper}"
-    return f"{module_version(module)}-{_engine_version()}"
+    return f"{module_version(module)}-{_source_version((module,))}-{_engine_version()}"
 
 
 @dataclass(frozen=True)
