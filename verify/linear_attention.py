@@ -166,6 +166,7 @@ __all__ = [
     "synthetic_noise_ci",
     "synthetic_run",
     "tail_positive_seeds",
+    "tail_power",
     "tail_seeds_needed",
     "trace_allowance",
 ]
@@ -2998,6 +2999,18 @@ def tail_seeds_needed(power: float = 0.9, confidence: float = 0.99) -> int:
     return n
 
 
+def tail_power(profile: str) -> PowerPlan | None:
+    """heavy_tailed_noise's power plan at ``profile``: its model seeds
+    (``SIZES["noise_seeds"]``) against :func:`tail_seeds_needed`; none at the test profile,
+    whose seed count is a smoke count, not a design."""
+    if profile == "test":
+        return None
+    needed, have = tail_seeds_needed(), int(nl.SIZES.at("noise_seeds", profile))
+    return PowerPlan(decides=have >= needed, have=have, needed=needed, unit="model seeds",
+                     design="tail_seeds_needed: power 0.9 for the 99 % interval over seeds "
+                            "at the pilot's effect and spread (TAIL_PILOT)")
+
+
 def tail_positive_seeds(power: float = 0.9, confidence: float = 0.99) -> int:
     """Seeds for the covariate-tail claim's positive control to hold with probability
     ``power``: its effect is :data:`SYNTHETIC_TAILS`' factor 2 in the Hill index (log ratio
@@ -3044,6 +3057,7 @@ def synthetic_noise_ci(setting: str, layers: int, seed: int, ctx: Context) -> np
                       "samples per seed, on tail_positive_seeds() seeds (power 0.9)",
                       theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
                               "source": synthetic_noise_ci, "seeds": "positive"}),
+    power=tail_power,
     **(_slow() | {"examples": (Example(
         {"seed": TAIL_FIRST_SEED},
         via="model seeds from 6 on: disjoint from the pilot's 0-5 (tail_seeds_needed)"),)}),
