@@ -3024,6 +3024,14 @@ def tail_positive_seeds(power: float = 0.9, confidence: float = 0.99) -> int:
     return n
 
 
+def _pareto_positive(description: str, **theory) -> Positive:
+    """The noise claims' positive control: their own check at model seed 0 on synthetic
+    Pareto norms, the heavy case named "setting3" (tail index 3) and the light one "sphere"
+    (index 6, :data:`SYNTHETIC_TAILS`); ``theory`` adds the noise source and its design."""
+    return Positive({"seed": 0}, description,
+                    theory={"heavy": ("setting3", 3), "light": ("sphere", 3), **theory})
+
+
 def synthetic_noise_ci(setting: str, layers: int, seed: int, ctx: Context) -> np.ndarray:
     """:func:`synthetic_noise` at ci's sample count (1000 per seed, the covariate claim's
     and the depth claim's at ci), whatever the running profile."""
@@ -3052,11 +3060,10 @@ def synthetic_noise_ci(setting: str, layers: int, seed: int, ctx: Context) -> np
           "indices 3 and 6 (SYNTHETIC_TAILS, a factor 2 in the Hill index, about a third "
           "of the pilot's effect in the log) at ci's 1000 samples per seed, on "
           "tail_positive_seeds() seeds (the power calculation's, at every profile).",
-    positive=Positive({"seed": 0}, "the same seed-level check on Pareto norms with tail "
-                      "indices 3 and 6 (a factor-2 gap in the Hill index) at ci's 1000 "
-                      "samples per seed, on tail_positive_seeds() seeds (power 0.9)",
-                      theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
-                              "source": synthetic_noise_ci, "seeds": "positive"}),
+    positive=_pareto_positive("the same seed-level check on Pareto norms with tail indices "
+                              "3 and 6 (a factor-2 gap in the Hill index) at ci's 1000 "
+                              "samples per seed, on tail_positive_seeds() seeds (power 0.9)",
+                              source=synthetic_noise_ci, seeds="positive"),
     power=tail_power,
     **(_slow() | {"examples": (Example(
         {"seed": TAIL_FIRST_SEED},
@@ -3132,11 +3139,10 @@ def check_heavy_tailed_noise(params: dict, ctx: Context, *, heavy: tuple[str, in
           "power; the thorough report above was written then); each tail now has its own "
           "stream, and at ci's design (seed 0) it passes at 0.648, 99 % interval [0.386, "
           "0.909] (per seed 0.17-0.99).",
-    positive=Positive({"seed": 0}, "the same seed-level check at ci's design (ci's seeds x "
-                      "1000 samples) on Pareto norms with tail indices 3 and 6 (a factor-2 "
-                      "gap in the Hill index, twice the smallest ci resolves)",
-                      theory={"heavy": ("setting3", 3), "light": ("sphere", 3),
-                              "source": synthetic_noise, "design": "ci"}),
+    positive=_pareto_positive("the same seed-level check at ci's design (ci's seeds x 1000 "
+                              "samples) on Pareto norms with tail indices 3 and 6 (a factor-2 "
+                              "gap in the Hill index, twice the smallest ci resolves)",
+                              source=synthetic_noise, design="ci"),
     power=depth_power,
     **(_slow("inconclusive") | {"examples": (Example(
         {"seed": DEPTH_FIRST_SEED},
