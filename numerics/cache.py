@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from numerics import checkpoint, store
+from numerics import checkpoint, machine, store
 from numerics.threads import threads
 
 __all__ = [
@@ -360,7 +360,7 @@ def _load(path: Path, key: str) -> tuple[bool, Any]:
 def _save(path: Path, result: Any, key: str, tag: str) -> None:
     """Store ``result`` at ``path``; a result the store cannot hold is returned uncached."""
     try:
-        store.save(path, result, key)
+        store.save(path, result, key, made_on=machine.facts())
     except store.StoreError as exc:
         warnings.warn(f"run {tag} not cached: {exc}", RuntimeWarning, stacklevel=3)
 
@@ -440,6 +440,23 @@ class RunCache:
         if slot is not None:
             slot.clear()
         return result
+
+
+def made_on_summary(root: Path) -> list[dict]:
+    """The machines that computed the runs stored under ``root``: one entry per distinct
+    :func:`numerics.machine.facts` (``None`` for runs stored without them), with the
+    number of runs, most runs first.  A campaign's report carries it, so verdicts on runs
+    trained elsewhere can be traced to the machine (float rounding differs between BLAS
+    kernels, and long training can amplify it)."""
+    import json
+
+    counts: dict[str, int] = {}
+    for path in sorted(Path(root).glob(f"*{store.SUFFIX}")):
+        facts = store.made_on(path)
+        label = json.dumps(facts, sort_keys=True)
+        counts[label] = counts.get(label, 0) + 1
+    return [{"facts": json.loads(label), "runs": n}
+            for label, n in sorted(counts.items(), key=lambda kv: -kv[1])]
 
 
 def resolve(cache: RunCache | None) -> RunCache:
@@ -552,10 +569,12 @@ def run_function(tag: str, *, maxsize: int = 8,
                     observer.served(key)
                 return memo[key]
             def compute() -> T:
-                with threads():  # the one thread policy (TDCHECK_THREADS overrides)
-                    return fn(config, **options)
+                return fn(config, **options)
 
-            result = resolve(cache).get_or_compute(full, compute, tag, version=version())
+            # the one thread policy (TDCHECK_THREADS overrides), around the store too, so
+            # the machine facts stored with the run name the thread count it trained at
+            with threads():
+                result = resolve(cache).get_or_compute(full, compute, tag, version=version())
             if maxsize:
                 memo[key] = result
                 while len(memo) > maxsize:

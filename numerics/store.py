@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SCHEMA", "SUFFIX", "StoreError", "allowed_type", "decode", "encode", "load", "save"]
+__all__ = ["SCHEMA", "SUFFIX", "StoreError", "allowed_type", "decode", "encode", "load",
+           "made_on", "save"]
 
 #: Version of the skeleton's layout; an entry of another version is not read (recomputed).
 SCHEMA = 1
@@ -279,11 +280,15 @@ def decode(skeleton: Any, arrays: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- files
-def save(path: Path, value: Any, key: str) -> None:
+def save(path: Path, value: Any, key: str, made_on: dict | None = None) -> None:
     """Write ``value`` to ``path`` (atomically: a temporary file in the same folder, then
-    renamed); :class:`StoreError` (nothing written) if it cannot be stored."""
+    renamed); :class:`StoreError` (nothing written) if it cannot be stored.  ``made_on``
+    (JSON-able; :func:`numerics.machine.facts`) records the machine that computed it,
+    read back by :func:`made_on` and never by :func:`load`."""
     skeleton, arrays = encode(value)
     head = {"format": _FORMAT, "schema": SCHEMA, "key": key, "value": skeleton}
+    if made_on is not None:
+        head["made_on"] = made_on
     text = json.dumps(head, allow_nan=True, separators=(",", ":")).encode()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -296,20 +301,37 @@ def save(path: Path, value: Any, key: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _head(data: Any) -> dict:
+    """The JSON head of an opened ``.npz``; :class:`StoreError` if it is not a stored run."""
+    if not isinstance(data, np.lib.npyio.NpzFile) or _SKELETON not in data.files:
+        raise StoreError("not a stored run")
+    raw = data[_SKELETON]
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise StoreError("malformed skeleton")
+    head = json.loads(raw.tobytes().decode())
+    if not isinstance(head, dict) or head.get("format") != _FORMAT:
+        raise StoreError("not a stored run")
+    return head
+
+
+def made_on(path: Path) -> dict | None:
+    """The machine facts stored with the run at ``path`` (None: stored without them, or not
+    a readable stored run)."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as data:
+            found = _head(data).get("made_on")
+    except Exception:  # not a stored run, or unreadable: no facts
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def load(path: Path, key: str) -> Any:
     """The value stored at ``path`` under ``key``; :class:`StoreError` (or ``OSError``) for
     a file that is not a stored run of this schema and key -- a pickle included, which
     ``numpy.load(allow_pickle=False)`` refuses to read."""
     try:
         with np.load(Path(path), allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile) or _SKELETON not in data.files:
-                raise StoreError("not a stored run")
-            raw = data[_SKELETON]
-            if raw.dtype != np.uint8 or raw.ndim != 1:
-                raise StoreError("malformed skeleton")
-            head = json.loads(raw.tobytes().decode())
-            if not isinstance(head, dict) or head.get("format") != _FORMAT:
-                raise StoreError("not a stored run")
+            head = _head(data)
             if head.get("schema") != SCHEMA:
                 raise StoreError(f"schema {head.get('schema')!r}, this code reads {SCHEMA}")
             if head.get("key") != key:

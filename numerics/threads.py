@@ -13,7 +13,9 @@ trains or evaluates picks its thread count here, and one override reaches all of
   its tensors are tiny asks for 1 (``scan_snap``), and parallel workers (``tdcheck mutate``'s
   mutants, Ray tasks) use 1 each, since they already fill the cores.
 
-Results do not depend on the thread count beyond float rounding.
+Results do not depend on the thread count beyond float rounding, but long float32
+training can amplify a rounding difference, so every stored run records the count it ran
+at with its other machine facts (:mod:`numerics.machine`).
 """
 
 from __future__ import annotations

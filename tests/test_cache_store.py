@@ -191,6 +191,32 @@ def test_run_function_reads_back_its_stored_run(tmp_path):
     assert [p.suffix for p in tmp_path.iterdir()] == [store.SUFFIX]
 
 
+def test_a_stored_run_says_which_machine_and_thread_count_made_it(tmp_path, monkeypatch):
+    from numerics.cache import made_on_summary
+    from numerics.machine import facts
+
+    @run_function("test_store.where")
+    def where(config: tuple) -> dict:
+        return {"threads": torch.get_num_threads()}
+
+    monkeypatch.setenv("TDCHECK_THREADS", "1")
+    cache = RunCache(tmp_path)
+    assert where((1,), cache=cache) == {"threads": 1}
+    (path,) = tmp_path.glob(f"*{store.SUFFIX}")
+    made = store.made_on(path)
+    here = facts()
+    assert made is not None and made["cpu"] == here["cpu"] and made["simd"] == here["simd"]
+    assert made["torch_threads"] == 1 and made["env"]["TDCHECK_THREADS"] == "1"
+    # a run stored without facts (an older cache) reads back, and counts as unknown
+    store.save(tmp_path / f"old{store.SUFFIX}", {"x": 1}, "k")
+    assert store.made_on(tmp_path / f"old{store.SUFFIX}") is None
+    assert store.load(tmp_path / f"old{store.SUFFIX}", "k") == {"x": 1}
+    summary = made_on_summary(tmp_path)
+    assert sorted(m["runs"] for m in summary) == [1, 1]
+    assert {m["facts"] is None for m in summary} == {True, False}
+    assert store.made_on(tmp_path / "absent.npz") is None
+
+
 # --------------------------------------------------------------------------- round trips
 def test_plain_values_round_trip(tmp_path):
     value = {

@@ -55,7 +55,12 @@ def test_a_stopped_campaign_resumes_to_the_report_of_one_run(tmp_path, monkeypat
     assert f"1 of {len(ids)} claims stored, {len(ids) - 1} to run" in out
     assert resumed == ids[1:]  # the stored claim did not run again
     meta = json.loads((tmp_path / "a" / "report.json").read_text())["metadata"]
+    made_on = meta["campaign"].pop("runs_made_on")
     assert meta["campaign"] == {"dir": str(campaign), "stored": 1, "ran": len(ids) - 1}
+    # every run the campaign stored says which machine made it (this one)
+    runs = len(list((campaign / "runs").glob("*.npz")))
+    assert sum(m["runs"] for m in made_on) == runs
+    assert all(m["facts"]["cpu"] == meta["platform"]["cpu"] for m in made_on)
 
     monkeypatch.setattr(runner, "run_claim", real_run_claim)
     one = main([*ARGS, "--no-cache", "--out", str(tmp_path / "b")])

@@ -160,7 +160,8 @@ def test_report_schema_and_rerender(tmp_path):
     results = [run_claim(_claim(2, 3), PROFILE),
                run_claim(_claim(3, 3, expected="refuted", positive=pc), PROFILE)]
     meta = metadata("test", "cpu", 0.0, 1.0)
-    assert set(meta) == {"commit", "versions", "device", "profile", "seed", "started", "seconds"}
+    assert set(meta) == {"commit", "versions", "device", "platform", "profile", "seed", "started",
+                         "seconds"}
     assert set(meta["versions"]) == {"python", "torch", "sympy", "numpy", "scipy", "hypothesis"}
     md, js = write_reports(results, tmp_path, meta)
     data = json.loads(js.read_text())

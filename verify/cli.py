@@ -351,7 +351,10 @@ def _resume(args, claims, profile, device: str) -> int:
     entries = [stored[c.id] if c.id in stored else ran[c.id] for c in claims]
     meta = metadata(profile.name, device, started, time.time() - started, seed=args.seed,
                     drawn=args.drawn)
-    meta["campaign"] = {"dir": str(args.resume), "stored": len(stored), "ran": len(todo)}
+    from numerics.cache import made_on_summary
+
+    meta["campaign"] = {"dir": str(args.resume), "stored": len(stored), "ran": len(todo),
+                        "runs_made_on": made_on_summary(campaign.runs)}
     data = from_entries(entries, meta, mutation_summary(Path(args.out)))
     print(to_table(data))
     md, _ = write_entries(entries, Path(args.out), meta)

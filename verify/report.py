@@ -3,7 +3,9 @@
 report.json (version 2)::
 
     {"version", "metadata": {"commit", "versions": {python, torch, sympy, numpy, scipy,
-                             hypothesis}, "device", "profile", "started", "seconds"},
+                             hypothesis}, "device", "platform" (numerics.machine.facts),
+                             "profile", "started", "seconds",
+                             "campaign" (--resume: dir, stored, ran, runs_made_on)},
      "summary": {"claims", "outcomes": {holds, refuted, inconclusive, error}, "as_expected",
                  "ok", "controls_rejected", "controls_not_applicable",
                  "controls_not_rejected", "positive_controls": {required, passed}},
@@ -120,7 +122,10 @@ def metadata(profile: str, device: str, started: float, seconds: float, seed: in
             commit += "+dirty"
     except (OSError, subprocess.SubprocessError):
         commit = None
+    from numerics.machine import facts
+
     return {"commit": commit, "versions": versions, "device": device, "profile": profile,
+            "platform": facts(),
             "seed": int(seed), **({"drawn": int(drawn)} if drawn is not None else {}),
             "started": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
             "seconds": round(float(seconds), 2)}
@@ -392,6 +397,35 @@ def _parts_md(parts: Sequence[Mapping], rejected_by: Sequence[str] = ()) -> list
     return out
 
 
+def _facts_text(facts: Mapping | None) -> str:
+    """One machine's :func:`numerics.machine.facts` in a few words."""
+    if not facts:
+        return "not recorded"
+    text = f"{facts.get('cpu') or facts.get('machine')}"
+    if facts.get("simd"):
+        text += f" (SIMD up to {facts['simd'][-1]})"
+    if facts.get("torch_cpu_capability"):
+        text += f", torch kernels {facts['torch_cpu_capability']}"
+    if facts.get("torch_threads"):
+        text += f", {facts['torch_threads']} thread(s)"
+    if facts.get("env"):
+        text += ", " + ", ".join(f"{k}={v}" for k, v in sorted(facts["env"].items()))
+    return text
+
+
+def machine_lines(meta: Mapping) -> list[str]:
+    """Where the report and its stored runs were computed (float rounding differs between
+    machines' kernels, and long training can amplify it: :mod:`numerics.machine`)."""
+    out = []
+    if "platform" in meta:
+        out.append(f"Machine: {_facts_text(meta['platform'])}.")
+    made_on = (meta.get("campaign") or {}).get("runs_made_on")
+    if made_on:
+        out.append("Campaign runs made on: " + "; ".join(
+            f"{m['runs']} on {_facts_text(m['facts'])}" for m in made_on) + ".")
+    return [" ".join(out), ""] if out else []
+
+
 def to_markdown(data: Mapping) -> str:
     """report.md from a report dictionary (what ``tdcheck report DIR`` re-renders)."""
     meta = data.get("metadata", {})
@@ -402,6 +436,7 @@ def to_markdown(data: Mapping) -> str:
         f"`{meta.get('commit')}`, started {meta.get('started')}, {meta.get('seconds')} s."
         + (f" Drawn examples per slow claim: {meta['drawn']} (`--drawn`, not the profile's)."
            if "drawn" in meta else ""), "",
+        *machine_lines(meta),
         "Each claim's check returns named parts; a part *passes* when the upper end of the "
         "interval on its error is within the tolerance (a model-mismatch allowance), *fails* "
         "when the lower end exceeds it, and is *inconclusive* otherwise. The outcome is "
