@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from numerics import checkpoint, machine, store
-from numerics.threads import threads
+from numerics.threads import entered_count, recording, threads
 
 __all__ = [
     "OBSERVER",
@@ -360,7 +360,7 @@ def _load(path: Path, key: str) -> tuple[bool, Any]:
 def _save(path: Path, result: Any, key: str, tag: str) -> None:
     """Store ``result`` at ``path``; a result the store cannot hold is returned uncached."""
     try:
-        store.save(path, result, key, made_on=machine.facts())
+        store.save(path, result, key, made_on=machine.facts(threads=entered_count()))
     except store.StoreError as exc:
         warnings.warn(f"run {tag} not cached: {exc}", RuntimeWarning, stacklevel=3)
 
@@ -573,7 +573,8 @@ def run_function(tag: str, *, maxsize: int = 8,
 
             # the one thread policy (TDCHECK_THREADS overrides), around the store too, so
             # the machine facts stored with the run name the thread count it trained at
-            with threads():
+            # (the count of a block the run enters itself, recorded, else this one)
+            with threads(), recording():
                 result = resolve(cache).get_or_compute(full, compute, tag, version=version())
             if maxsize:
                 memo[key] = result

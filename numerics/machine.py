@@ -50,19 +50,27 @@ def _simd() -> list[str] | None:
     return [f for f in SIMD_FLAGS if f in have]
 
 
-def facts() -> dict:
+def facts(threads: int | None = None) -> dict:
     """The machine facts that can change a run's rounding: CPU model, SIMD flags and cores,
     torch's CPU kernel capability and thread count, and the kernel-choosing environment
-    variables that are set.  Cheap (no computation); torch is imported only if it is
-    already loaded or installed."""
+    variables that are set, and the torch and numpy versions.  ``threads``: the thread count
+    the computation ran at, where it set its own (default: torch's count now).  Cheap (no
+    computation)."""
     out: dict = {"machine": platform.machine(), "cpu": _cpu_model(), "simd": _simd(),
                  "cores": os.cpu_count()}
     try:
         import torch
 
+        out["torch"] = torch.__version__
         out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
-        out["torch_threads"] = torch.get_num_threads()
+        out["torch_threads"] = int(threads) if threads is not None else torch.get_num_threads()
     except Exception:  # torch missing or too old: the rest still says something
+        pass
+    try:
+        import numpy
+
+        out["numpy"] = numpy.__version__
+    except Exception:  # pragma: no cover - numpy is a dependency
         pass
     env = {k: os.environ[k] for k in KERNEL_ENV if os.environ.get(k)}
     if env:

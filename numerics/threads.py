@@ -23,10 +23,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from contextvars import ContextVar
 
-__all__ = ["ENV", "thread_count", "threads"]
+__all__ = ["ENV", "entered_count", "recording", "thread_count", "threads"]
 
 ENV = "TDCHECK_THREADS"
+
+#: the thread counts put in force by :func:`threads` blocks entered inside the innermost
+#: :func:`recording` (None outside one): what a stored run records as its thread count
+_ENTERED: ContextVar[list[int] | None] = ContextVar("tdcheck_threads_entered", default=None)
 
 
 def thread_count(default: int | None = None) -> int | None:
@@ -55,8 +60,31 @@ def threads(default: int | None = None) -> Iterator[int]:
     n = thread_count(default)
     if n is not None and n != before:
         torch.set_num_threads(n)
+    entered = _ENTERED.get()
+    if entered is not None:
+        entered.append(torch.get_num_threads())
     try:
         yield torch.get_num_threads()
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[int]]:
+    """Record, into the yielded list, the thread count each :func:`threads` block entered
+    inside puts in force (a run function that sets its own count, as scan_snap's runs do,
+    trains at that count, not at its caller's)."""
+    seen: list[int] = []
+    token = _ENTERED.set(seen)
+    try:
+        yield seen
+    finally:
+        _ENTERED.reset(token)
+
+
+def entered_count() -> int | None:
+    """The count of the last :func:`threads` block entered inside the innermost
+    :func:`recording` (None: none entered, or no recording)."""
+    seen = _ENTERED.get()
+    return seen[-1] if seen else None

@@ -194,10 +194,16 @@ def test_run_function_reads_back_its_stored_run(tmp_path):
 def test_a_stored_run_says_which_machine_and_thread_count_made_it(tmp_path, monkeypatch):
     from numerics.cache import made_on_summary
     from numerics.machine import facts
+    from numerics.threads import threads
 
     @run_function("test_store.where")
     def where(config: tuple) -> dict:
         return {"threads": torch.get_num_threads()}
+
+    @run_function("test_store.own_count")
+    def own_count(config: tuple) -> dict:
+        with threads(default=1):  # as scan_snap's runs do: their own count, not the caller's
+            return {"threads": torch.get_num_threads()}
 
     monkeypatch.setenv("TDCHECK_THREADS", "1")
     cache = RunCache(tmp_path)
@@ -207,6 +213,18 @@ def test_a_stored_run_says_which_machine_and_thread_count_made_it(tmp_path, monk
     here = facts()
     assert made is not None and made["cpu"] == here["cpu"] and made["simd"] == here["simd"]
     assert made["torch_threads"] == 1 and made["env"]["TDCHECK_THREADS"] == "1"
+    assert made["torch"] == torch.__version__
+    path.unlink()
+    # without the override the caller keeps 2 threads, and the run records its own 1
+    monkeypatch.delenv("TDCHECK_THREADS")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert own_count((1,), cache=cache) == {"threads": 1}
+    finally:
+        torch.set_num_threads(before)
+    (path,) = tmp_path.glob(f"*{store.SUFFIX}")
+    assert store.made_on(path)["torch_threads"] == 1
     # a run stored without facts (an older cache) reads back, and counts as unknown
     store.save(tmp_path / f"old{store.SUFFIX}", {"x": 1}, "k")
     assert store.made_on(tmp_path / f"old{store.SUFFIX}") is None

@@ -968,29 +968,3 @@ def test_sgd_with_momentum_keeps_lemma1s_row_sums():
     np.testing.assert_allclose(res.y_rowsum[:, 0], y0.sum(-1), rtol=0, atol=tol_0)
     assert np.abs(res.Y.sum(1) - y0.sum(1)).max() > 1e3 * tol_y
 
-
-def test_eqn11_through_the_invariant_equals_the_exponent_and_reads_r_absolutely(monkeypatch):
-    """theorem3_population's absolute part: on a population flow its value equals the
-    exponent part's (an identity where relative_gain and dt_invariant are right); a 5 %
-    slip of r's normalisation, which r(t)/r(0) cancels, and a sign slip of the invariant
-    both fail it; an invariant of the wrong shape fails with the reason."""
-    import verify.scan_snap as vs
-    from theory.flow import InadmissibleTheory
-
-    data = ns.DataConfig(num_unique_per_next=3, num_common=2)
-    flow = ns.run_population_flow(ns.FlowConfig(
-        data=data, t_eval=tuple(np.r_[0.0, np.geomspace(1e-2, 50.0, 12)])))
-    expo, _ = vs._eqn11_errors(flow.zq[None], flow.facts, 2.0, along=True)
-    absolute = vs._eqn11_invariant_errors(flow.zq[None], flow.facts, 2.0)
-    np.testing.assert_allclose(absolute, expo, rtol=1e-6, atol=1e-9)
-    real_r, real_i = ts.relative_gain, ts.dt_invariant
-    monkeypatch.setattr(ts, "relative_gain", lambda a, b: 1.05 * real_r(a, b))
-    np.testing.assert_allclose(  # the exponent part cannot see it: r(t)/r(0) cancels it
-        vs._eqn11_errors(flow.zq[None], flow.facts, 2.0, along=True)[0], expo, rtol=1e-9)
-    assert vs._eqn11_invariant_errors(flow.zq[None], flow.facts, 2.0)[0] > vs._EXPONENT_TOL
-    monkeypatch.setattr(ts, "relative_gain", real_r)
-    monkeypatch.setattr(ts, "dt_invariant", lambda a, b: -real_i(a, b))
-    assert vs._eqn11_invariant_errors(flow.zq[None], flow.facts, 2.0)[0] == np.inf
-    monkeypatch.setattr(ts, "dt_invariant", lambda a, b: np.repeat(real_i(a, b), 2))
-    with pytest.raises(InadmissibleTheory):
-        vs._eqn11_invariant_errors(flow.zq[None], flow.facts, 2.0)
