@@ -478,9 +478,10 @@ _ZFB_SIZES = {
              "noise_batches": 4},
     # quick's members: balanced_flow's power calculation (verify.linear_attention.
     # balanced_flow_members, from a 27-member pilot and, since the curvature and
-    # converged-run parts joined the claim, those parts' 41-member pilot), which a test
+    # converged-run parts joined the claim, those parts' 41-member pilot; 47 since the
+    # rotated converged-run parts joined it, stop 70, before their first run), which a test
     # holds this entry to
-    "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 46,
+    "quick": {"sigma0": 0.1, "steps": 1000, "batch": 1000, "members": 47,
               "noise_full": 16_000, "noise_batches": 8},
     "ci": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 8, "noise_full": 256_000},
     "thorough": {"sigma0": 0.05, "steps": 1500, "batch": 4000, "members": 1000,
@@ -779,14 +780,21 @@ def zfb_loss(params: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.T
     return 0.5 * ((zfb_forward(params, z) - y_q) ** 2).mean()
 
 
-def zfb_init(d: int, sigma: float, dtype=torch.float64, device="cpu") -> Callable[[torch.Generator], dict]:
+def zfb_init(d: int, sigma: float, dtype=torch.float64, device="cpu",
+             rotation: tuple[tuple[float, ...], ...] | None = None
+             ) -> Callable[[torch.Generator], dict]:
     """ZFB's balanced init: W_PV = sigma e_{d+1} e_{d+1}^T, W_KQ = sigma [[Theta Theta^T, 0], [0, 0]]
-    with ||Theta Theta^T||_F = 1, Theta Gaussian from the member's generator."""
+    with ||Theta Theta^T||_F = 1, Theta Gaussian from the member's generator; with a
+    ``rotation`` R, the block R Theta Theta^T R^T (the same start seen in rotated
+    coordinates x -> R x)."""
+    rot = None if rotation is None else torch.tensor(rotation, dtype=dtype, device=device)
 
     def init(g: torch.Generator) -> dict[str, torch.Tensor]:
         theta = torch.randn(d, d, generator=g, dtype=dtype, device=device)
         tt = theta @ theta.T
         tt = tt / tt.norm()
+        if rot is not None:
+            tt = rot @ tt @ rot.T
         pv = torch.zeros(d + 1, d + 1, dtype=dtype, device=device)
         pv[d, d] = sigma
         kq = torch.zeros(d + 1, d + 1, dtype=dtype, device=device)
@@ -821,9 +829,16 @@ class ZFBConfig:
     noise_batches: int = 16
     noise_full: int = 256_000
     member_chunk: int | None = None  # members per gradient call (memory; see GDFamilyConfig)
+    # an orthogonal 3 x 3 R (rows): x ~ N(0, R diag(ZFB_LAMBDA) R^T) and the start's block
+    # R U_0 R^T (zfb_init); None: the diagonal covariance of the paper's run
+    rotation: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         _check_chunk(self.member_chunk)
+        if self.rotation is not None:
+            r = np.asarray(self.rotation, dtype=float)
+            if r.shape != (3, 3) or not np.allclose(r @ r.T, np.eye(3), rtol=0, atol=1e-12):
+                raise ValueError(f"rotation must be an orthogonal 3 x 3 matrix, got {r.tolist()}")
         for name in ("steps", "batch", "members", "record_every", "noise_batches", "noise_full"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -876,6 +891,23 @@ class ZFBResult:
         (:func:`zfb_gamma`)."""
         return zfb_gamma(self.u, self.U)
 
+    def unrotated(self) -> ZFBResult:
+        """The run seen in the coordinates of the diagonal covariance (x -> R^T x): U -> R^T U
+        R and the off-block vectors a, b -> R^T a, R^T b; u, the balance, the gradient norms
+        and the noise are invariant.  The model's loss is invariant under the rotation
+        (w* ~ N(0, I)), so this view is a run of the paper's diagonal problem from the
+        unrotated start, and what is computed from the diagonal Lambda applies to it; the
+        run itself is unchanged (its own config).  ``off`` (the largest |entry| off the
+        block) is kept as recorded in the rotated coordinates."""
+        if self.config.rotation is None:
+            return self
+        r = np.asarray(self.config.rotation, dtype=float)
+        d = r.shape[0]
+        big_u = np.einsum("ji,mtjk,kl->mtil", r, self.U, r)
+        off = self.off_entries.reshape(*self.off_entries.shape[:-1], 2, d)
+        off = np.einsum("ji,mtsj->mtsi", r, off).reshape(self.off_entries.shape)
+        return replace(self, U=big_u, off_entries=off)
+
     def member_subset(self, idx: np.ndarray) -> ZFBResult:
         """The same run restricted to members ``idx`` (every per-member record)."""
         per_member = ("u", "U", "balance", "sum", "off", "off_entries", "grad_sq_pv",
@@ -883,10 +915,16 @@ class ZFBResult:
         return replace(self, **{k: getattr(self, k)[idx] for k in per_member})
 
 
-def _zfb_data(d: int) -> ICLConfig:
-    lam = ZFB_LAMBDA
+def _zfb_data(d: int, rotation: tuple[tuple[float, ...], ...] | None = None) -> ICLConfig:
+    """ZFB's data: n = ZFB_N, x ~ N(0, Sigma), Sigma = diag(ZFB_LAMBDA) or, with a
+    ``rotation`` R, R diag(ZFB_LAMBDA) R^T."""
+    sigma = np.diag(ZFB_LAMBDA[:d])
+    if rotation is not None:
+        r = np.asarray(rotation, dtype=float)
+        sigma = r @ sigma @ r.T
+        sigma = (sigma + sigma.T) / 2
     return ICLConfig(d=d, n=ZFB_N, layers=1,
-                     sigma=tuple(tuple(lam[i] if i == j else 0.0 for j in range(d)) for i in range(d)))
+                     sigma=tuple(tuple(float(v) for v in row) for row in sigma))
 
 
 def _zfb_noise(member: dict, cfg: ICLConfig, config: ZFBConfig, g: torch.Generator, dev) -> float:
@@ -1007,10 +1045,11 @@ def run_zfb(config: ZFBConfig, *, device: str = "cpu") -> ZFBResult:
     from numerics.ensemble import TrainConfig, stack_members, train
 
     d = 3
-    cfg = _zfb_data(d)
+    cfg = _zfb_data(d, config.rotation)
     dev = torch.device(device)
     init_gens = [torch.Generator(device=dev).manual_seed(config.seed) for _ in range(config.members)]
-    params = stack_members(zfb_init(d, config.sigma0, device=dev), init_gens)
+    params = stack_members(zfb_init(d, config.sigma0, device=dev, rotation=config.rotation),
+                           init_gens)
     data_gen = torch.Generator(device=dev).manual_seed(config.seed + 10_000)
 
     def draw(step):

@@ -1,6 +1,7 @@
 """theory.linear_attention and numerics.linear_attention."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -1068,3 +1069,45 @@ def test_malformed_theory_outputs_fail_parts_not_checks():
                        ((lambda s, st: 5), "TypeError")):
         with pytest.raises(InadmissibleTheory, match=why):
             vl._claimed_preconditioners(wrong, sigma, steps)
+
+
+def test_a_rotated_zfb_run_is_the_diagonal_problem_in_rotated_coordinates():
+    """ZFBConfig.rotation trains at Sigma = R Lambda R^T from R U_0 R^T, and
+    ZFBResult.unrotated maps it back (U -> R^T U R, a, b -> R^T a, R^T b): the full model's
+    loss is the same for (x, W) and (R x, P W P^T), P = diag(R, 1), so the view's start is
+    the diagonal run's and the off-block vectors turn the same way as x.  A matrix that is
+    not orthogonal is refused."""
+    from verify.linear_attention import _ROTATION
+
+    rot = tuple(tuple(float(v) for v in row) for row in np.array(_ROTATION.evalf(), dtype=float))
+    with pytest.raises(ValueError):
+        nl.ZFBConfig(rotation=((1.0, 0.0, 0.0), (0.0, 2.0, 0.0), (0.0, 0.0, 1.0)))
+    small = dict(steps=20, batch=100, members=2, record_every=5, noise_batches=2,
+                 noise_full=400)
+    flat = nl.run_zfb(nl.ZFBConfig(**small))
+    turned = nl.run_zfb(nl.ZFBConfig(rotation=rot, **small))
+    view = turned.unrotated()
+    np.testing.assert_allclose(view.U[:, 0], flat.U[:, 0], rtol=0, atol=1e-12)
+    assert not np.allclose(turned.U[:, 0], flat.U[:, 0])
+    np.testing.assert_allclose(turned.balance, view.balance)
+    # the loss is invariant under the joint rotation; the off-block rows turn as x does
+    cfg = nl._zfb_data(3)
+    g = torch.Generator().manual_seed(3)
+    z, y_q = nl.sample_prompts(cfg, g, batch=64)
+    params = nl.zfb_init(3, 0.7)(g)
+    params["PV"][3, :3] = torch.tensor([0.3, -0.2, 0.1], dtype=torch.float64)
+    params["KQ"][3, :3] = torch.tensor([-0.1, 0.4, 0.2], dtype=torch.float64)
+    p_mat = torch.eye(4, dtype=torch.float64)
+    p_mat[:3, :3] = torch.tensor(rot, dtype=torch.float64)
+    z_rot = z.clone()
+    z_rot[:, :3] = torch.einsum("ij,bjn->bin", p_mat[:3, :3], z[:, :3])
+    turned_params = {k: p_mat @ v @ p_mat.T for k, v in params.items()}
+    torch.testing.assert_close(nl.zfb_loss(turned_params, (z_rot, y_q)),
+                               nl.zfb_loss(params, (z, y_q)), rtol=1e-12, atol=1e-14)
+    fake = replace(turned, U=turned_params["KQ"][:3, :3].numpy()[None, None],
+                   off_entries=torch.cat([turned_params["PV"][3, :3],
+                                          turned_params["KQ"][3, :3]]).numpy()[None, None])
+    back = fake.unrotated()
+    np.testing.assert_allclose(back.U[0, 0], params["KQ"][:3, :3].numpy(), atol=1e-12)
+    np.testing.assert_allclose(back.off_entries[0, 0], torch.cat(
+        [params["PV"][3, :3], params["KQ"][3, :3]]).numpy(), atol=1e-12)
