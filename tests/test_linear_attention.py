@@ -1077,6 +1077,7 @@ def test_a_rotated_zfb_run_is_the_diagonal_problem_in_rotated_coordinates():
     loss is the same for (x, W) and (R x, P W P^T), P = diag(R, 1), so the view's start is
     the diagonal run's and the off-block vectors turn the same way as x.  A matrix that is
     not orthogonal is refused."""
+    from verify import linear_attention as vl
     from verify.linear_attention import _ROTATION
 
     rot = tuple(tuple(float(v) for v in row) for row in np.array(_ROTATION.evalf(), dtype=float))
@@ -1087,7 +1088,12 @@ def test_a_rotated_zfb_run_is_the_diagonal_problem_in_rotated_coordinates():
     flat = nl.run_zfb(nl.ZFBConfig(**small))
     turned = nl.run_zfb(nl.ZFBConfig(rotation=rot, **small))
     view = turned.unrotated()
+    assert view.config.rotation is None and view.unrotated() is view
+    with pytest.raises(ValueError, match="rotated"):
+        vl._map_geometry(turned)
     np.testing.assert_allclose(view.U[:, 0], flat.U[:, 0], rtol=0, atol=1e-12)
+    # its own data stream: the same start rotated, other draws
+    assert not np.allclose(view.U[:, -1], flat.U[:, -1], rtol=0, atol=1e-9)
     assert not np.allclose(turned.U[:, 0], flat.U[:, 0])
     np.testing.assert_allclose(turned.balance, view.balance)
     # the loss is invariant under the joint rotation; the off-block rows turn as x does
