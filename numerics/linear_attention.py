@@ -836,6 +836,8 @@ class ZFBConfig:
         _check_chunk(self.member_chunk)
         if self.rotation is not None:
             r = np.asarray(self.rotation, dtype=float)
+            # 1e-12: a float copy of an exact rotation meets R R^T = I to a few eps (1e-16);
+            # any matrix that is not a rotation misses by far more
             if r.shape != (3, 3) or not np.allclose(r @ r.T, np.eye(3), rtol=0, atol=1e-12):
                 raise ValueError(f"rotation must be an orthogonal 3 x 3 matrix, got {r.tolist()}")
         for name in ("steps", "batch", "members", "record_every", "noise_batches", "noise_full"):
