@@ -187,6 +187,30 @@ def test_set_mutants_for_token_sets_held_as_sequences():
     assert _mutant_kinds(scan_snap)["common_tokens"] == "set"
 
 
+def test_shape_mutants_for_scale_free_functions():
+    """A function registered "shape" (a weight no consumer can see the scale of, e.g.
+    scan_snap's c~) gets tilts along its last axis and the sign flip, never the equivalent
+    scale mutants; its integer leaves stay unmutated (not index-valued) and the tilt is the
+    same at every position of the leading axes."""
+    from theory import scan_snap
+
+    c = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 7.0]])
+    structure = leaves(c, index="shape")
+    assert structure == [((), "numeric")]
+    muts = mutants_for("unnormalised_attention", structure, 0.05, index="shape")
+    assert [m.op for m in muts] == ["shape+", "shape-", "sign"]
+    up, down = (apply_mutation(c, (), op, 0.05) for op in ("shape+", "shape-"))
+    assert np.allclose(up / c, [[1.05, 0.95, 1.05]] * 2)
+    assert np.allclose(down / c, [[0.95, 1.05, 0.95]] * 2)
+    assert not np.allclose((up / c) / (up / c)[0, 0], 1.0)  # no single multiple undoes it
+    assert "along its last axis" in muts[0].label
+    assert leaves(np.array([2, 0, 1]), index="shape") == [((), "integer")]
+    assert [m.op for m in mutants_for("w", None, 0.05, index="shape")] == [
+        "shape+", "shape-", "sign"]
+    assert np.allclose(apply_mutation(lambda: c, (), "shape+", 0.05)() / c, up / c)
+    assert _mutant_kinds(scan_snap)["unnormalised_attention"] == "shape"
+
+
 def test_whole_output_scale_scales_every_numeric_leaf():
     value = (2.0, {"w": np.array([1.0, -1.0])}, "local")
     out = apply_mutation(value, (), "all+", 0.1)

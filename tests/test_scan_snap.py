@@ -708,6 +708,30 @@ def test_theorem2_signs_judges_every_token_of_a_type_in_the_flow(wrong, monkeypa
     assert status["token types partition the context tokens (Section 3.2)"] == "fail"
 
 
+def test_theorem2_signs_reads_eqn10_rows_against_the_flow():
+    """theorem2_signs' Eqn 10 part passes with reduced_system and fails (the other parts
+    passing) when one token's z row has its sign flipped (tdcheck mutate's surviving
+    '.rhs[4] sign flip' on 46c6699): the flow's dz/dt disagrees at every saved time."""
+    from verify import mutate as mu
+    from verify import scan_snap as vs
+
+    claim = next(c for c in vs.claims() if c.id == "scan_snap.theorem2_signs")
+    name = "Eqn 10 rows' signs at the flow's states"
+
+    def flipped(*args, **kwargs):
+        return mu.apply_mutation(ts.reduced_system(*args, **kwargs), (("rhs", 4),), "sign", 0.05)
+
+    params = claim.examples[0].params
+    right = {p.name: p for p in claim.function(params, Context(profile="test"),
+                                                **claim.theory).parts}
+    wrong = {p.name: p for p in claim.function(params, Context(profile="test"),
+                                                **{**claim.theory, "system": flipped}).parts}
+    assert right[name].status == "pass" and right[name].observed == 0.0
+    assert wrong[name].status == "fail"
+    assert wrong[name].details["tokens with a wrong or vanishing sign"] == [3]
+    assert wrong["DT gain (dz > 0)"].status == wrong["CT sign"].status == "pass"
+
+
 def test_eqn26_update_is_lemma3_and_the_residuals_give_the_gradient():
     """The population gradient of the class-averaged loss in Y is -(1/K) F^T R (autograd
     against numerics.scan_snap.decoder_residuals), and Eqn 26's modified update moves

@@ -102,11 +102,18 @@ __all__ = [
 #: sets held as sorted tuples: a permutation of one is the same set (9 equivalent mutants,
 #: all survivors, in tdcheck mutate scan_snap on 5cf6d85), so they get set mutants instead
 #: (the largest token dropped, max + 1 added).
+#: ``unnormalised_attention`` is scale-free (see its docstring): c~ enters every consumer only
+#: through ratios c~_l/c~_l', the normalisation f = c~/|c~| and the product c~_l0(t)^2 I(0)
+#: with I(0) = 1/c~_l0(0)^2 - 1/c~_l(0)^2, so a whole-output scale is the same theory (its
+#: x 1.05 and x 0.95 mutants survived every claim in tdcheck mutate scan_snap on 46c6699, as
+#: equivalent mutants must).  It gets shape mutants instead: each token's weight alternately
+#: x (1 + delta) and x (1 - delta) along the token axis, a slip of P(l|n) no multiple undoes.
 MUTANT_KINDS = {
     "common_tokens": "set",
     "distinct_tokens": "set",
     "predicted_drift_signs": "permutation",
     "scan_order": "permutation",
+    "unnormalised_attention": "shape",
     "winners": "permutation",
 }
 

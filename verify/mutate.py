@@ -22,6 +22,17 @@ measures that, row by row:
    labels (``'local'`` <-> ``'global'``, ``'min'`` <-> ``'max'``, booleans).  At most
    ``max_mutants`` per function, chosen evenly and deterministically.
 
+   **Scale-free functions** (``MUTANT_KINDS = {"function_name": "shape"}``): a function
+   whose overall scale no consumer can see (an un-normalised weight that every check reads
+   through ratios or a normalisation) would get scale mutants that are *equivalent*: the
+   same theory, no check can kill them.  Its float leaves get shape mutants instead, of the
+   same size: the entries alternately times ``1 + delta`` and ``1 - delta`` along the
+   array's last axis (``shape+`` starts with ``1 + delta``, ``shape-`` with ``1 - delta``;
+   for a weight indexed by token on its last axis, a slip of each token's weight that no
+   single multiple undoes), and the sign flip.  The row states why the scale is equivalent
+   beside its ``MUTANT_KINDS`` entry; the resolution is unchanged (a claim that holds the
+   function only up to a multiple declares ``Claim.shape_only`` and gets tilts there).
+
    **Index-valued functions** (an ordering, a winner, a token set) would get scale mutants
    that are no longer indices, or (integer arrays) no mutants at all.  A row registers them
    in its theory module: ``MUTANT_KINDS = {"function_name": "permutation"}`` (or ``"set"``
@@ -203,13 +214,15 @@ LABEL_SWAPS: Mapping[str, str] = {
 }
 PROJECT = ("theory", "numerics", "verify", "figures")
 NUMERIC_OPS = ("scale+", "scale-", "sign")
+#: a "shape" MUTANT_KINDS function's float leaves: tilts along the last axis, and the sign
+SHAPE_OPS = ("shape+", "shape-", "sign")
 #: index mutants by leaf kind (functions registered in a row's ``MUTANT_KINDS``)
 INDEX_OPS: Mapping[str, tuple[str, ...]] = {
     "permutation": ("swap01", "reverse", "rotate"), "transposition": ("swap01",),
     "index": ("next", "prev"), "set": ("drop", "add")}
 OPS_BY_KIND: Mapping[str, tuple[str, ...]] = {
     "numeric": NUMERIC_OPS, "label": ("swap",), "integer": (), "zero": (), **INDEX_OPS}
-MUTANT_KIND_CHOICES = ("permutation", "set")
+MUTANT_KIND_CHOICES = ("permutation", "set", "shape")
 LADDER = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 RESOLUTION_BUDGET = 1200.0
 CALLS_SUFFIX = ".calls.json"  # a map run's recorded theory calls, beside it
@@ -283,6 +296,9 @@ def leaves(value: Any, path: Path_ = (), depth: int = 0, *, index: bool | str = 
 
     def num(p: Path_, v: Any) -> tuple[Path_, str]:
         return (p, "zero" if zeros and _exact_zero(v) else "numeric")
+
+    if index == "shape":  # a scale-free function: its leaves are numeric (mutants_for)
+        index = False
 
     if depth > 6:
         return []
@@ -378,6 +394,28 @@ def _tilt_leaf(value: Any, op: str, delta: float) -> Any:
     return _op(value, "scale+" if up else "scale-", delta)
 
 
+def _shape_tilt(value: Any, op: str, delta: float) -> Any:
+    """A "shape" mutant of one leaf: a float array's entries alternately times 1 + delta and
+    1 - delta along its last axis (``shape+`` starts with 1 + delta), the same factor for a
+    given position on that axis whatever the leading axes; a leaf with fewer than two
+    entries on its last axis is scaled (there is no shape to slip)."""
+    up = op == "shape+"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and value.ndim >= 1 \
+            and value.shape[-1] > 1:
+        signs = np.where(np.arange(value.shape[-1]) % 2 == 0, 1.0, -1.0) * (1.0 if up else -1.0)
+        return value * (1.0 + delta * signs)
+    if callable(value) and not isinstance(value, (sp.Basic, sp.MatrixBase, np.ndarray)):
+        inner = value
+
+        def mutated(*args, **kwargs):
+            out = inner(*args, **kwargs)
+            return _shape_tilt(np.asarray(out), op, delta) if isinstance(
+                out, (np.ndarray, list, tuple)) else _op(out, "scale+" if up else "scale-", delta)
+
+        return mutated
+    return _op(value, "scale+" if up else "scale-", delta)
+
+
 def _order(n: int, op: str) -> list[int]:
     idx = list(range(n))
     if n < 2:
@@ -433,6 +471,8 @@ def _op(value: Any, op: str, delta: float) -> Any:
         return _tilt_every_leaf(value, op, delta)
     if op in ("leaftilt+", "leaftilt-"):
         return _tilt_leaf(value, op, delta)
+    if op in ("shape+", "shape-"):
+        return _shape_tilt(value, op, delta)
     if op == "swap":
         if isinstance(value, (bool, np.bool_)):
             return not value
@@ -513,6 +553,8 @@ def _label(path: Path_, op: str, delta: float) -> str:
             "all-": f"(every numeric leaf) x {1 - delta:g}",
             "tilt+": f"(numeric leaves alternately x {1 + delta:g} and x {1 - delta:g})",
             "tilt-": f"(numeric leaves alternately x {1 - delta:g} and x {1 + delta:g})",
+            "shape+": f"alternately x {1 + delta:g} and x {1 - delta:g} along its last axis",
+            "shape-": f"alternately x {1 - delta:g} and x {1 + delta:g} along its last axis",
             }.get(op) or _OP_WORDS[op]
     return f"{where} {what}"
 
@@ -544,12 +586,14 @@ def mutants_for(function: str, structure: Sequence[tuple[Path_, str]] | None, de
     """The function's mutants: every (leaf, op) pair, at most ``cap``, evenly chosen.  A
     function the map never saw called gets three whole-output mutants (scale +/-, sign; a
     ``MUTANT_KINDS`` function, ``index``: swap, reverse, rotate)."""
+    by_kind = {**OPS_BY_KIND, "numeric": SHAPE_OPS} if index == "shape" else OPS_BY_KIND
     if structure is None:  # never called: whole-output mutants
-        ops = (INDEX_OPS["set" if index == "set" else "permutation"] if index
+        ops = (SHAPE_OPS if index == "shape"
+               else INDEX_OPS["set" if index == "set" else "permutation"] if index
                else NUMERIC_OPS)
         cands = [((), op) for op in ops]
     else:
-        cands = [(path, op) for path, kind in structure for op in OPS_BY_KIND.get(kind, ())]
+        cands = [(path, op) for path, kind in structure for op in by_kind.get(kind, ())]
     if cap and len(cands) > cap:
         idx = sorted({round(i * (len(cands) - 1) / (cap - 1)) for i in range(cap)}) if cap > 1 \
             else [0]
@@ -1616,7 +1660,8 @@ def _resolution_plan(mp: Mapping) -> tuple[dict[str, dict], list[tuple[str, list
         base = base_all[cid]
         consumed = sorted(f for f, roles in mp["roles"].items() if "check" in roles.get(cid, ()))
         unjudged = [f for f in consumed if f in mp["unjudged"]]
-        fns = [f for f in consumed if f not in mp["unjudged"] and f not in kinds
+        # index-valued functions have nothing to scale; a "shape" one is numeric here
+        fns = [f for f in consumed if f not in mp["unjudged"] and kinds.get(f) in (None, "shape")
                and any(k == "numeric" for _, k in _structure(mp, f) or ())]
         entry = {"functions": fns, "left_out": sorted(set(consumed) - set(fns)),
                  "unjudged": unjudged, "seconds": 0.0, "rungs": [], "weak_delta": None,
