@@ -30,8 +30,9 @@ measures that, row by row:
    array's last axis (``shape+`` starts with ``1 + delta``, ``shape-`` with ``1 - delta``;
    for a weight indexed by token on its last axis, a slip of each token's weight that no
    single multiple undoes), and the sign flip.  The row states why the scale is equivalent
-   beside its ``MUTANT_KINDS`` entry; the resolution is unchanged (a claim that holds the
-   function only up to a multiple declares ``Claim.shape_only`` and gets tilts there).
+   beside its ``MUTANT_KINDS`` entry; the resolution tilts it too (whole-output leaves
+   alternately times ``1 + delta`` and ``1 - delta``), in every claim, as for a
+   ``Claim.shape_only`` function.
 
    **Index-valued functions** (an ordering, a winner, a token set) would get scale mutants
    that are no longer indices, or (integer arrays) no mutants at all.  A row registers them
@@ -1688,6 +1689,7 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
                 ) -> dict[str, dict]:
     """The resolution of every simulation claim (module docstring, 7.)."""
     answers, todo = _resolution_plan(mp)
+    kinds = mp.get("mutant_kinds", {})
     if not todo:
         return answers
     slots = min(jobs, len(todo))
@@ -1715,7 +1717,8 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
         shape_approx = base.get("shape_approx") or {}
         if shape_approx:
             entry["shape_approx"] = dict(shape_approx)
-        tilted = {*shape_only, *shape_approx}
+        # a "shape" MUTANT_KINDS function is scale-free for every claim: tilted too
+        tilted = {*shape_only, *shape_approx, *(f for f, k in kinds.items() if k == "shape")}
         # functions the claim declares it does not resolve by design (Claim.placement_only,
         # Claim.correction_only), by kind
         declared = {k: dict(base.get(f"{k}_only") or {}) for k in DECLARED_KINDS}
@@ -1726,8 +1729,9 @@ def _resolution(mp: Mapping, map_root: str, paper: str, profile: str, jobs: int,
 
         def pair(f: str) -> tuple[str, str]:
             """The ladder's two mutants of ``f``: whole-output scales, or tilts where the
-            claim holds f only up to a free multiple (``Claim.shape_only``) or is nearly
-            blind to one (``Claim.shape_approx``)."""
+            claim holds f only up to a free multiple (``Claim.shape_only``), is nearly
+            blind to one (``Claim.shape_approx``), or f is a "shape" MUTANT_KINDS function
+            (no claim can see its scale)."""
             return ("tilt+", "tilt-") if f in tilted else ("all+", "all-")
 
         def one(fop: tuple[str, str], d: float) -> tuple[str, list[str], str]:
