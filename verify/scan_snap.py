@@ -2713,8 +2713,9 @@ def _second_best(probs) -> tuple[int | None, ...]:
           "interval is Clopper-Pearson on the miss fraction over runs.  Size from the "
           "bound before the run: with no miss the one-sided 99.5 % upper bound is "
           "1 - 0.005^(1/n), below 10 % from n = 51 runs; order_seeds' 40 seeds x 2 ratios "
-          "= 80 runs (shared with scan_order_sgd) give 6.4 % with no miss and stay below "
-          "10 % with up to 1 miss (8.9 %; 2 misses give 11.1 %).",
+          "= 80 runs at quick and ci (shared with scan_order_sgd) give 6.4 % with no miss "
+          "and stay below 10 % with up to 1 miss (8.9 %; 2 misses give 11.1 %); the test "
+          "profile's 26 seeds (52 runs) decide only with no miss.",
 )
 def _check_winner(params: dict, ctx: Context, *, rule: Callable) -> Evidence:
     f = ns.make_facts(ns.fig4_config(1, params.get("perm")).data)
